@@ -1,0 +1,38 @@
+# Loopback — one Makefile for the local binary, the tests and the Lambdas.
+GO        ?= go
+BUILD     ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS   := -s -w -X github.com/loopback-hq/loopback/shared/buildinfo.Build=$(BUILD)
+STATICCHECK ?= v0.8.2
+export CGO_ENABLED = 0
+
+.PHONY: build dev test lint spec spec-check fmt clean
+
+## build: the local binary at bin/loopback
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/loopback ./cmd/loopback
+
+## dev: build and run Loopback locally on http://127.0.0.1:8080 (data in ./.loopback)
+dev: build
+	./bin/loopback serve --addr 127.0.0.1:8080 --data ./.loopback
+
+## test: every test (Go with the race detector, the contract freeze, the template lint)
+test: spec-check lint
+	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	cfn-lint template.yaml
+
+## lint: gofmt, go vet and staticcheck
+lint:
+	@out=$$(gofmt -l cmd shared functions); test -z "$$out" || { echo "gofmt would change: $$out"; exit 1; }
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) ./...
+
+## spec: regenerate the emitted contract and shared/contract/schema/ from spec/main.tsp
+spec:
+	cd spec && npm ci --no-audit --no-fund && npm run build
+
+## spec-check: fail if spec/main.tsp no longer emits spec/revisions/*/ or shared/contract/schema/ unchanged
+spec-check:
+	bash spec/check-frozen.sh
+
+clean:
+	rm -rf bin

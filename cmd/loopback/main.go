@@ -1,0 +1,69 @@
+// Command loopback runs Loopback on one machine: SQLite in a data folder, the API, and (as later
+// parts land) MCP, the event socket and the inbox, all on one port. No AWS account needed.
+//
+//	loopback serve [--addr 127.0.0.1:8080] [--data DIR]
+//	loopback token create --name NAME [--data DIR]
+//	loopback token list [--data DIR]
+//	loopback token revoke ID [--data DIR]
+//	loopback version
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/loopback-hq/loopback/shared/buildinfo"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "loopback:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+const usage = `Loopback: agents ask, a person answers, the agent's call returns with the reply.
+
+Usage:
+  loopback serve [--addr 127.0.0.1:8080] [--data DIR]   run Loopback locally
+  loopback token create --name NAME [--data DIR]         a credential for an agent, printed once
+  loopback token list [--data DIR]                       credentials of the local space
+  loopback token revoke ID [--data DIR]                  revoke a credential
+  loopback version                                       the contract revision and build
+
+Environment:
+  LOOPBACK_TOKEN   the owner's token; when unset, one is generated on first run and kept in DIR
+`
+
+// run is main without the process: the end-to-end tests call it with their own context and output.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "token":
+		return token(ctx, args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "loopback revision %d build %s\n", buildinfo.Revision, buildinfo.Build)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "unknown command %q\n\n%s", args[0], usage)
+	return errUsage
+}

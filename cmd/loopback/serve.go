@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/sqlite"
+)
+
+// LocalSpace is the one space of a local Loopback.
+const LocalSpace = "local"
+
+// app is a local Loopback opened on its data folder.
+type app struct {
+	db    *sqlite.DB
+	owner ask.Actor
+	dir   string
+}
+
+// openApp opens (or creates) the data folder and its database.
+func openApp(ctx context.Context, dir string) (*app, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the data folder: %w", err)
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "loopback.db"))
+	if err != nil {
+		return nil, err
+	}
+	name := os.Getenv("USER")
+	if name == "" {
+		name = "owner"
+	}
+	return &app{db: db, owner: ask.Actor{ID: "owner", Name: name}, dir: dir}, nil
+}
+
+// ownerToken returns the owner's token: LOOPBACK_TOKEN when set, else the one kept in the data
+// folder, else a new one (kept there, readable only by this user). Only its hash is in the database.
+func (a *app) ownerToken(ctx context.Context) (string, error) {
+	cred := ask.Credential{Space: LocalSpace, Role: ask.RoleOwner, Actor: a.owner, Person: a.owner}
+	if t := strings.TrimSpace(os.Getenv("LOOPBACK_TOKEN")); t != "" {
+		_, err := gate.Adopt(ctx, a.db, t, cred)
+		return t, err
+	}
+	path := filepath.Join(a.dir, "owner.token")
+	if b, err := os.ReadFile(path); err == nil {
+		t := strings.TrimSpace(string(b))
+		_, err := gate.Adopt(ctx, a.db, t, cred)
+		return t, err
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	t, _, err := gate.Issue(ctx, a.db, cred)
+	if err != nil {
+		return "", err
+	}
+	return t, os.WriteFile(path, []byte(t+"\n"), 0o600)
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	data := fs.String("data", defaultDataDir(), "data folder: the database and the owner's token")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	slog.SetDefault(logger)
+
+	a, err := openApp(ctx, *data)
+	if err != nil {
+		return err
+	}
+	defer a.db.Close()
+	token, err := a.ownerToken(ctx)
+	if err != nil {
+		return fmt.Errorf("setting up the owner's token: %w", err)
+	}
+
+	api := &httpapi.Server{Service: ask.NewService(a.db), Gate: &gate.Gate{Credentials: a.db}, Logger: logger}
+	mux := http.NewServeMux()
+	mux.Handle("/api/", api.Handler())
+	mux.HandleFunc("GET /{$}", home)
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	base := "http://" + ln.Addr().String()
+	printWelcome(stdout, base, token)
+	logger.Info("serving", "addr", ln.Addr().String(), "data", *data)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func defaultDataDir() string {
+	if d := os.Getenv("LOOPBACK_DATA"); d != "" {
+		return d
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".loopback")
+	}
+	return ".loopback"
+}
+
+// printWelcome tells the person where everything is. The token goes in the URL fragment, which a
+// browser never sends to a server.
+func printWelcome(w io.Writer, base, token string) {
+	fmt.Fprintf(w, `Loopback is running.
+
+  Inbox:  %[1]s/#token=%[2]s
+  API:    %[1]s/api/v1
+  MCP:    %[1]s/mcp
+  Token:  %[2]s
+
+Add it to Claude Code:
+  claude mcp add --transport http loopback %[1]s/mcp --header "Authorization: Bearer %[2]s"
+
+`, base, token)
+}
+
+// home is the page at / until the inbox lands: it says what is here.
+func home(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	fmt.Fprint(w, `<!doctype html><meta charset="utf-8"><title>Loopback</title>
+<style>body{font:16px/1.5 system-ui;max-width:40rem;margin:3rem auto;padding:0 1rem}</style>
+<h1>Loopback is running</h1>
+<p>The API is at <code>/api/v1</code>. The web inbox is not part of this build yet.</p>`)
+}

@@ -1,0 +1,521 @@
+package asktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// TestStore runs the conformance suite for ask.Store. open returns a store for one test; it may
+// be fresh or shared, and the adapter closes it through t.Cleanup.
+func TestStore(t *testing.T, open func(t *testing.T) ask.Store) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, ask.Store)
+	}{
+		{"RoundTrip", testRoundTrip},
+		{"CreateDuplicateRefused", testCreateDuplicate},
+		{"VersionCounts", testVersionCounts},
+		{"NotFound", testNotFound},
+		{"StaleVersionWritesNothing", testStaleVersion},
+		{"RacingUpdates", testRacingUpdates},
+		{"RacingReplies", testRacingReplies},
+		{"OpenAsks", testOpenAsks},
+		{"ClosedAsks", testClosedAsks},
+		{"UniqueCloseTimes", testUniqueCloseTimes},
+		{"UniqueCloseTimesConcurrent", testUniqueCloseTimesConcurrent},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
+	}
+}
+
+// create stores asks and checks each starts at version 1.
+func create(t *testing.T, s ask.Store, asks ...*ask.Ask) {
+	t.Helper()
+	for _, a := range asks {
+		if err := s.CreateAsk(context.Background(), a); err != nil {
+			t.Fatalf("CreateAsk %s: %v", a.ID, err)
+		}
+		if a.Version != 1 {
+			t.Fatalf("CreateAsk %s: version is %d afterwards, want 1", a.ID, a.Version)
+		}
+	}
+}
+
+func find(t *testing.T, s ask.Store, space, id string) *ask.Ask {
+	t.Helper()
+	a, err := s.FindAsk(context.Background(), space, id)
+	if err != nil {
+		t.Fatalf("FindAsk %s: %v", id, err)
+	}
+	return a
+}
+
+func askIDs(asks []*ask.Ask) []string {
+	out := []string{}
+	for _, a := range asks {
+		out = append(out, a.ID)
+	}
+	return out
+}
+
+func testRoundTrip(t *testing.T, s ask.Store) {
+	space := newSpace()
+	fx := fixtures(space, newPrefix())
+	for _, a := range fx {
+		if err := ask.CheckInvariants(a); err != nil {
+			t.Fatalf("fixture %s is not a reachable ask: %v", a.ID, err)
+		}
+	}
+	want := make([]*ask.Ask, len(fx))
+	for i, a := range fx {
+		want[i] = clone(a)
+		want[i].Version = 1
+	}
+	create(t, s, fx...)
+	for i, a := range fx {
+		same(t, "the ask CreateAsk was given", want[i], a)
+		same(t, "FindAsk "+a.ID, want[i], find(t, s, space, a.ID))
+	}
+}
+
+// testCreateDuplicate: CreateAsk stores a *new* ask; an id already stored in the space is refused
+// and the stored ask is left as it was.
+func testCreateDuplicate(t *testing.T, s ask.Store) {
+	space, prefix := newSpace(), newPrefix()
+	a := fixtures(space, prefix)[4]
+	create(t, s, a)
+	want := clone(a)
+	dup := fixtures(space, prefix)[3]
+	dup.ID = a.ID
+	if err := s.CreateAsk(context.Background(), dup); err == nil {
+		t.Fatal("CreateAsk of an id already stored: got no error")
+	}
+	same(t, "the stored ask after a refused duplicate", want, find(t, s, space, a.ID))
+}
+
+func testVersionCounts(t *testing.T, s ask.Store) {
+	ctx := context.Background()
+	space := newSpace()
+	a := fixtures(space, newPrefix())[3]
+	create(t, s, a)
+	for v := 2; v <= 4; v++ {
+		got := find(t, s, space, a.ID)
+		if got.Version != v-1 {
+			t.Fatalf("before update %d: version %d, want %d", v-1, got.Version, v-1)
+		}
+		got.Waiting = !got.Waiting
+		got.Project = fmt.Sprintf("project-%d", v)
+		if err := s.UpdateAsk(ctx, got); err != nil {
+			t.Fatalf("UpdateAsk to version %d: %v", v, err)
+		}
+		if got.Version != v {
+			t.Fatalf("UpdateAsk left a.Version at %d, want %d", got.Version, v)
+		}
+		same(t, fmt.Sprintf("FindAsk after update to version %d", v), got, find(t, s, space, a.ID))
+	}
+}
+
+func testNotFound(t *testing.T, s ask.Store) {
+	ctx := context.Background()
+	space, other := newSpace(), newSpace()
+	a := fixtures(space, newPrefix())[4]
+	create(t, s, a)
+	_, err := s.FindAsk(ctx, space, a.ID+"-nope")
+	wantCode(t, err, ask.ENotFound, "FindAsk of an unknown id")
+	_, err = s.FindAsk(ctx, other, a.ID)
+	wantCode(t, err, ask.ENotFound, "FindAsk of another space's ask")
+	_, err = s.FindAsk(ctx, "", a.ID)
+	wantCode(t, err, ask.ENotFound, "FindAsk with an empty space")
+}
+
+func testStaleVersion(t *testing.T, s ask.Store) {
+	ctx := context.Background()
+	space := newSpace()
+	a := fixtures(space, newPrefix())[3]
+	create(t, s, a)
+	first, stale := find(t, s, space, a.ID), find(t, s, space, a.ID)
+	first.Project = "first"
+	if err := s.UpdateAsk(ctx, first); err != nil {
+		t.Fatalf("first UpdateAsk: %v", err)
+	}
+	// The stale writer closes the ask: nothing of it may land, not even a close time.
+	closed := at(time.Hour)
+	stale.Project = "stale"
+	stale.Status, stale.ClosedAt, stale.UpdatedAt = ask.Closed, &closed, closed
+	stale.Thread = append(stale.Thread, ask.Entry{Author: ask.AuthorHuman, Reply: &ask.Reply{Outcome: ask.OutcomeDismissed}, At: closed})
+	staleBefore := clone(stale)
+	err := s.UpdateAsk(ctx, stale)
+	if !errors.Is(err, ask.ErrVersionConflict) {
+		t.Fatalf("UpdateAsk on a stale version: got %v, want ErrVersionConflict", err)
+	}
+	same(t, "the stale ask after a refused write (version must not move)", staleBefore, stale)
+	same(t, "the stored ask after a refused write", first, find(t, s, space, a.ID))
+	closedList, err := s.ClosedAsks(ctx, space, at(1000*time.Hour), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(closedList) != 0 {
+		t.Fatalf("ClosedAsks after a refused close: %v, want none", askIDs(closedList))
+	}
+}
+
+// testRacingUpdates: two writers that read the same version race; exactly one wins.
+func testRacingUpdates(t *testing.T, s ask.Store) {
+	ctx := context.Background()
+	space := newSpace()
+	a := fixtures(space, newPrefix())[3]
+	create(t, s, a)
+	for round := range 10 {
+		w := [2]*ask.Ask{find(t, s, space, a.ID), find(t, s, space, a.ID)}
+		read := w[0].Version
+		w[0].Project = fmt.Sprintf("round %d writer 0", round)
+		w[1].Project = fmt.Sprintf("round %d writer 1", round)
+		w[1].Waiting = !w[1].Waiting
+		var errs [2]error
+		race(2, func(i int) { errs[i] = s.UpdateAsk(ctx, w[i]) })
+		won := -1
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				if won >= 0 {
+					t.Fatalf("round %d: both writers of version %d won", round, read)
+				}
+				won = i
+			case !errors.Is(err, ask.ErrVersionConflict):
+				t.Fatalf("round %d: writer %d: got %v, want nil or ErrVersionConflict", round, i, err)
+			}
+		}
+		if won < 0 {
+			t.Fatalf("round %d: neither writer won: %v, %v", round, errs[0], errs[1])
+		}
+		if w[won].Version != read+1 || w[1-won].Version != read {
+			t.Fatalf("round %d: versions after the race are %d (winner) and %d (loser), want %d and %d",
+				round, w[won].Version, w[1-won].Version, read+1, read)
+		}
+		same(t, fmt.Sprintf("round %d: the stored ask is the winner's", round), w[won], find(t, s, space, a.ID))
+	}
+}
+
+// testRacingReplies: people replying to one open question at once through the service: exactly
+// one reply lands, every other is told the ask is closed, and the thread holds one entry.
+func testRacingReplies(t *testing.T, s ask.Store) {
+	const n = 16
+	ctx := context.Background()
+	space := newSpace()
+	svc := ask.NewService(s)
+	for round := range 3 {
+		q, err := svc.AskQuestion(ctx, question(fmt.Sprintf("Ship it? (round %d)", round)), ask.Origin{Space: space})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errs [n]error
+		var winners atomic.Int32
+		race(n, func(i int) {
+			by := &ask.Actor{ID: fmt.Sprintf("person_%d", i)}
+			_, errs[i] = svc.Reply(ctx, space, q.ID, answeredYes, by)
+			if errs[i] == nil {
+				winners.Add(1)
+			}
+		})
+		if got := winners.Load(); got != 1 {
+			t.Fatalf("round %d: %d of %d racing replies succeeded, want exactly 1 (errors: %v)", round, got, n, errs)
+		}
+		winner := -1
+		for i, err := range errs {
+			if err == nil {
+				winner = i
+				continue
+			}
+			wantCode(t, err, ask.EClosed, fmt.Sprintf("round %d: losing reply %d", round, i))
+		}
+		got := find(t, s, space, q.ID)
+		if len(got.Thread) != 1 {
+			t.Fatalf("round %d: the thread has %d entries, want 1", round, len(got.Thread))
+		}
+		if by := got.Thread[0].By; by == nil || by.ID != fmt.Sprintf("person_%d", winner) {
+			t.Fatalf("round %d: the stored reply is by %v, want the winner person_%d", round, by, winner)
+		}
+		if got.Status != ask.Closed || got.ClosedAt == nil || got.Version != 2 {
+			t.Fatalf("round %d: stored ask is %s, closedAt %v, version %d; want closed, a close time, version 2",
+				round, got.Status, got.ClosedAt, got.Version)
+		}
+	}
+}
+
+func testOpenAsks(t *testing.T, s ask.Store) {
+	ctx := context.Background()
+	space, other, p := newSpace(), newSpace(), newPrefix()
+	clk := newClock(base)
+	svc := &ask.Service{Store: s, Now: clk.Now, NewID: ids(t,
+		p+"a", p+"c", p+"b", p+"d", p+"e", p+"f", p+"g", p+"h")}
+
+	got, err := s.OpenAsks(ctx, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("OpenAsks of an empty space: %v", askIDs(got))
+	}
+
+	mustAsk := func(space string) *ask.Ask {
+		t.Helper()
+		a, err := svc.AskQuestion(ctx, question("?"), ask.Origin{Space: space})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	mustAsk(space) // a at base
+	clk.Set(at(time.Minute))
+	mustAsk(space) // c, b, d share a creation time: ties go by id, descending
+	mustAsk(space)
+	mustAsk(space)
+	clk.Set(at(2 * time.Minute))
+	e := mustAsk(space)
+	f, err := svc.RequestReview(ctx, ask.ReviewInput{Title: "r", Content: allBlocks(), Project: "p"}, ask.Origin{Space: space})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(at(3 * time.Minute))
+	if _, err := svc.Reply(ctx, space, e.ID, answeredYes, nil); err != nil { // e closes
+		t.Fatal(err)
+	}
+	follow := ask.Reply{Outcome: ask.OutcomeFollowUp, Question: "why?"}
+	if _, err := svc.Reply(ctx, space, f.ID, follow, nil); err != nil { // f awaits the agent: still open
+		t.Fatal(err)
+	}
+	clk.Set(at(time.Hour))
+	mustAsk(other) // g: another space
+	clk.Set(at(-time.Hour))
+	mustAsk(space) // h: created earliest, created last
+
+	got, err = s.OpenAsks(ctx, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "OpenAsks ids (newest first, ties by id descending)",
+		[]string{p + "f", p + "d", p + "c", p + "b", p + "a", p + "h"}, askIDs(got))
+	for _, a := range got {
+		same(t, "OpenAsks item "+a.ID, find(t, s, space, a.ID), a)
+	}
+	if got[0].Status != ask.AwaitingAgent || got[0].Version != 2 {
+		t.Fatalf("OpenAsks: %s is %s at version %d, want awaiting_agent at 2", got[0].ID, got[0].Status, got[0].Version)
+	}
+	got, err = s.OpenAsks(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "OpenAsks of the other space", []string{p + "g"}, askIDs(got))
+}
+
+func testClosedAsks(t *testing.T, s ask.Store) {
+	ctx := context.Background()
+	space, other := newSpace(), newSpace()
+	clk := newClock(base)
+	svc := &ask.Service{Store: s, Now: clk.Now, NewID: ask.NewID}
+	closeAt := map[string]time.Time{}
+	mk := func(space string, closeAfter time.Duration) *ask.Ask {
+		t.Helper()
+		clk.Set(base)
+		a, err := svc.AskQuestion(ctx, question("?"), ask.Origin{Space: space})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if closeAfter > 0 {
+			clk.Set(at(closeAfter))
+			if a, err = svc.Reply(ctx, space, a.ID, answeredYes, nil); err != nil {
+				t.Fatal(err)
+			}
+			if !a.ClosedAt.Equal(at(closeAfter)) {
+				t.Fatalf("closed at %v with no other ask closing then, want %v", a.ClosedAt, at(closeAfter))
+			}
+			closeAt[a.ID] = *a.ClosedAt
+		}
+		return a
+	}
+	// Closed out of order, so that creation order and close order differ.
+	c30 := mk(space, 30*time.Second)
+	c10 := mk(space, 10*time.Second)
+	c40 := mk(space, 40*time.Second)
+	c20 := mk(space, 20*time.Second)
+	mk(space, 0)              // open: never listed
+	mk(other, 25*time.Second) // another space: never listed
+	mk(other, 35*time.Second) // another space: never listed
+
+	// What Snapshot and History pass for "no before".
+	far := time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+	cases := []struct {
+		before time.Time
+		limit  int
+		want   []*ask.Ask
+	}{
+		{far, 10, []*ask.Ask{c40, c30, c20, c10}},
+		{far, 4, []*ask.Ask{c40, c30, c20, c10}},
+		{far, 3, []*ask.Ask{c40, c30, c20}},
+		{far, 1, []*ask.Ask{c40}},
+		{at(30 * time.Second), 10, []*ask.Ask{c20, c10}}, // strictly before
+		{at(30 * time.Second), 1, []*ask.Ask{c20}},
+		{at(30*time.Second + time.Microsecond), 2, []*ask.Ask{c30, c20}},
+		{at(30*time.Second - time.Microsecond), 2, []*ask.Ask{c20, c10}},
+		{at(10 * time.Second), 10, nil},
+		{base, 10, nil},
+	}
+	for _, c := range cases {
+		got, err := s.ClosedAsks(ctx, space, c.before, c.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		what := fmt.Sprintf("ClosedAsks(before %s, limit %d)", ask.FormatTime(c.before), c.limit)
+		same(t, what+" ids", askIDs(c.want), askIDs(got))
+		for _, a := range got {
+			if a.Status != ask.Closed || a.ClosedAt == nil || !a.ClosedAt.Equal(closeAt[a.ID]) {
+				t.Fatalf("%s: %s is %s closed at %v, want closed at %v", what, a.ID, a.Status, a.ClosedAt, closeAt[a.ID])
+			}
+			same(t, what+" item "+a.ID, find(t, s, space, a.ID), a)
+		}
+	}
+	got, err := s.ClosedAsks(ctx, newSpace(), far, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("ClosedAsks of an empty space: %v", askIDs(got))
+	}
+}
+
+// testUniqueCloseTimes closes many asks of a space on one clock reading. The store moves close
+// times apart, so history pages (which resume strictly before the last close time shown) neither
+// skip nor repeat an ask, whatever the page size.
+func testUniqueCloseTimes(t *testing.T, s ask.Store) {
+	const m = 12
+	ctx := context.Background()
+	spaces := []string{newSpace(), newSpace()}
+	now := at(time.Hour)
+	svc := &ask.Service{Store: s, Now: func() time.Time { return now }, NewID: ask.NewID}
+	created := map[string][]string{}
+	for range m {
+		for _, space := range spaces {
+			a, err := svc.AskQuestion(ctx, question("?"), ask.Origin{Space: space})
+			if err != nil {
+				t.Fatal(err)
+			}
+			created[space] = append(created[space], a.ID)
+		}
+	}
+	for i := range m { // interleaved: the spaces close at the same instants
+		for _, space := range spaces {
+			a, err := svc.Reply(ctx, space, created[space][i], answeredYes, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkClose(t, s, a, now)
+		}
+	}
+	for _, space := range spaces {
+		checkHistory(t, svc, space, created[space])
+	}
+}
+
+// testUniqueCloseTimesConcurrent: the same when the closes race each other.
+func testUniqueCloseTimesConcurrent(t *testing.T, s ask.Store) {
+	const m = 12
+	ctx := context.Background()
+	spaces := []string{newSpace(), newSpace()}
+	now := at(2 * time.Hour)
+	svc := &ask.Service{Store: s, Now: func() time.Time { return now }, NewID: ask.NewID}
+	created := map[string][]string{}
+	for _, space := range spaces {
+		for range m {
+			a, err := svc.AskQuestion(ctx, question("?"), ask.Origin{Space: space})
+			if err != nil {
+				t.Fatal(err)
+			}
+			created[space] = append(created[space], a.ID)
+		}
+	}
+	replies := make([]*ask.Ask, 2*m)
+	errs := make([]error, 2*m)
+	race(2*m, func(i int) {
+		space := spaces[i%2]
+		replies[i], errs[i] = svc.Reply(ctx, space, created[space][i/2], answeredYes, nil)
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		checkClose(t, s, replies[i], now)
+	}
+	for _, space := range spaces {
+		checkHistory(t, svc, space, created[space])
+	}
+}
+
+// checkClose checks an ask the service closed at now: its close time is now or a little after,
+// its last change is its close, and the store holds what the service returned.
+func checkClose(t *testing.T, s ask.Store, a *ask.Ask, now time.Time) {
+	t.Helper()
+	if a.ClosedAt == nil {
+		t.Fatalf("%s: the closed ask has no close time", a.ID)
+	}
+	if a.ClosedAt.Before(now) || !a.ClosedAt.Before(now.Add(time.Second)) {
+		t.Fatalf("%s: closed at %v; want the clock's %v, moved forward by microseconds at most", a.ID, a.ClosedAt, now)
+	}
+	if !a.UpdatedAt.Equal(*a.ClosedAt) {
+		t.Fatalf("%s: updatedAt %v differs from closedAt %v", a.ID, a.UpdatedAt, *a.ClosedAt)
+	}
+	if last := a.Thread[len(a.Thread)-1]; !last.At.Equal(now) {
+		t.Fatalf("%s: the closing reply is at %v, want the clock's %v (only closedAt and updatedAt may move)", a.ID, last.At, now)
+	}
+	same(t, "the stored ask and the one Reply returned", a, find(t, s, a.Space, a.ID))
+}
+
+// checkHistory pages through a space's history with limits 1, 2 and 3, and checks that every
+// closed ask shows up exactly once, most recently closed first, with distinct close times.
+func checkHistory(t *testing.T, svc *ask.Service, space string, want []string) {
+	t.Helper()
+	ctx := context.Background()
+	for limit := 1; limit <= 3; limit++ {
+		var seen []string
+		var last *time.Time
+		var before *time.Time
+		for pages := 0; ; pages++ {
+			if pages > len(want)+1 {
+				t.Fatalf("limit %d: history does not end", limit)
+			}
+			page, err := svc.History(ctx, space, before, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page.Items) > limit {
+				t.Fatalf("limit %d: a page of %d", limit, len(page.Items))
+			}
+			for _, a := range page.Items {
+				if a.Space != space {
+					t.Fatalf("limit %d: %s of space %q in the history of %q", limit, a.ID, a.Space, space)
+				}
+				if last != nil && !a.ClosedAt.Before(*last) {
+					t.Fatalf("limit %d: %s closed at %v, not strictly before the previous %v", limit, a.ID, a.ClosedAt, *last)
+				}
+				last = a.ClosedAt
+				seen = append(seen, a.ID)
+			}
+			if page.NextBefore == nil {
+				break
+			}
+			before = page.NextBefore
+		}
+		got, exp := slices.Clone(seen), slices.Clone(want)
+		slices.Sort(got)
+		slices.Sort(exp)
+		same(t, fmt.Sprintf("ids seen paging history with limit %d (each exactly once)", limit), exp, got)
+	}
+}

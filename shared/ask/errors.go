@@ -1,0 +1,64 @@
+package ask
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Stable error codes. Clients branch on them, so they never change once shipped; the HTTP status
+// for each is decided in one place (httpapi), and MCP tools turn them into tool errors.
+const (
+	ENotFound         = "ask.not_found"      // no such ask in this space
+	EClosed           = "ask.closed"         // the ask is closed; nothing more can be said on it
+	EAgentsTurn       = "ask.awaiting_agent" // the person tried to move during the agent's turn
+	EHumansTurn       = "ask.awaiting_human" // the agent tried to move during the person's turn
+	EConflict         = "ask.conflict"       // the ask kept changing underneath the write
+	EReplyInvalid     = "reply.invalid"      // a person's reply that does not fit the ask
+	EInputInvalid     = "input.invalid"      // an agent's ask that breaks the contract's rules
+	EAnswerInvalid    = "answer.invalid"     // an agent's answer that breaks the contract's rules
+	EUnauthorized     = "auth.unauthorized"  // missing, unknown or revoked credentials
+	EReload           = "reload"             // the client writes a newer revision than this server
+	ERequestInvalid   = "request.invalid"    // a malformed request: query, header or path
+	ETooLarge         = "request.too_large"  // a body over its limit
+	ERouteNotFound    = "route.not_found"    // no such endpoint
+	EMethodNotAllowed = "method.not_allowed"
+	EInternal         = "internal" // our fault; details are logged, not sent
+)
+
+// Error is the one error type the domain returns. Code is stable and machine-readable; Message is
+// for the person or the model reading it, and names the field and the rule where there is one.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode is the code of err if it is (or wraps) an *Error, and EInternal otherwise, so that an
+// unexpected failure is never mistaken for the caller's fault.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EInternal
+}
+
+// ErrorMessage is the message of err if it is an *Error, and a generic line otherwise: internal
+// details belong in the log, not in a response.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Something went wrong on our side. It has been logged."
+}
+
+// ErrVersionConflict is returned by a Store when a conditional write finds that the ask has moved
+// on since it was read. The service reloads and tries again; callers rarely see it.
+var ErrVersionConflict = errors.New("ask: version conflict")

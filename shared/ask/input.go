@@ -1,0 +1,301 @@
+package ask
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits from the contract. MaxInputBytes bounds all of an input together, measured as its JSON.
+const (
+	MaxInputBytes = 256 << 10
+	MinOptions    = 2
+	MaxOptions    = 6
+	MaxLabelRunes = 80
+	MaxTitleRunes = 200
+	MaxPoints     = 50
+	MaxPointDepth = 3
+)
+
+// QuestionInput is a question for the person, with optional choices.
+type QuestionInput struct {
+	Question string   `json:"question"`
+	Options  []Choice `json:"options,omitempty"`
+	Multiple bool     `json:"multiple,omitempty"`
+	Context  string   `json:"context,omitempty"`
+	Project  string   `json:"project"`
+}
+
+// ReviewInput is work put in front of the person for approval or feedback.
+type ReviewInput struct {
+	Title   string  `json:"title"`
+	Content []Block `json:"content"`
+	Summary string  `json:"summary,omitempty"`
+	Revises string  `json:"revises,omitempty"`
+	Project string  `json:"project"`
+}
+
+// BriefingPoint is a point as the agent sends it, before it is numbered.
+type BriefingPoint struct {
+	Title   string  `json:"title"`
+	Detail  string  `json:"detail,omitempty"`
+	Content []Block `json:"content,omitempty"`
+}
+
+// BriefingSection is a list of points under an optional heading.
+type BriefingSection struct {
+	Title  string          `json:"title,omitempty"`
+	Points []BriefingPoint `json:"points"`
+}
+
+// BriefingInput is something explained as points the person can reply on one at a time.
+type BriefingInput struct {
+	Title    string            `json:"title"`
+	Summary  string            `json:"summary,omitempty"`
+	Sections []BriefingSection `json:"sections"`
+	Project  string            `json:"project"`
+}
+
+// PointAnswer is the agent's answer on one point of a briefing.
+type PointAnswer struct {
+	Point   string          `json:"point"`
+	Answer  string          `json:"answer"`
+	Content []Block         `json:"content,omitempty"`
+	Points  []BriefingPoint `json:"points,omitempty"`
+}
+
+// BriefingAnswerInput is the agent's answers on a briefing, one per point.
+type BriefingAnswerInput struct {
+	AskID   string        `json:"askId"`
+	Answers []PointAnswer `json:"answers"`
+}
+
+// FollowUpInput is the agent's answer to a question the person asked back.
+type FollowUpInput struct {
+	AskID   string  `json:"askId"`
+	Answer  string  `json:"answer"`
+	Content []Block `json:"content,omitempty"`
+}
+
+// Origin is who is asking: filled in by the gate and the MCP session, never by the agent's input.
+type Origin struct {
+	Space    string
+	Client   string
+	RaisedBy *Actor
+}
+
+// checker collects the first rule an input breaks, naming the field.
+type checker struct{ err *Error }
+
+func (c *checker) fail(code, format string, args ...any) {
+	if c.err == nil {
+		c.err = Errorf(code, format, args...)
+	}
+}
+
+func (c *checker) required(path, v string) {
+	if v == "" {
+		c.fail(EInputInvalid, "%s is required and must not be empty", path)
+	}
+}
+
+func (c *checker) maxRunes(path, v string, n int) {
+	if utf8.RuneCountInString(v) > n {
+		c.fail(EInputInvalid, "%s is %d characters; at most %d are allowed", path, utf8.RuneCountInString(v), n)
+	}
+}
+
+func (c *checker) blocks(path string, blocks []Block, atLeastOne bool) {
+	if atLeastOne && len(blocks) == 0 {
+		c.fail(EInputInvalid, "%s needs at least one block", path)
+	}
+	for i := range blocks {
+		if err := blocks[i].validate(fmt.Sprintf("%s[%d]", path, i)); err != nil && c.err == nil {
+			c.err = err
+		}
+	}
+}
+
+func (c *checker) point(path string, p BriefingPoint) {
+	c.required(path+".title", p.Title)
+	c.maxRunes(path+".title", p.Title, MaxTitleRunes)
+	c.blocks(path+".content", p.Content, false)
+}
+
+func (c *checker) size(what string, v any) {
+	if c.err != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.fail(EInputInvalid, "%s cannot be encoded: %v", what, err)
+		return
+	}
+	if len(b) > MaxInputBytes {
+		c.fail(EInputInvalid, "%s is %d bytes as JSON; all of it together may be at most %d (256 KiB): show the part that matters, or split it", what, len(b), MaxInputBytes)
+	}
+}
+
+// Validate checks every rule the contract sets on a question.
+func (in *QuestionInput) Validate() error {
+	var c checker
+	c.required("question", in.Question)
+	c.required("project", in.Project)
+	if in.Options != nil && (len(in.Options) < MinOptions || len(in.Options) > MaxOptions) {
+		c.fail(EInputInvalid, "options: offer between %d and %d choices, or none (got %d)", MinOptions, MaxOptions, len(in.Options))
+	}
+	seen := map[string]bool{}
+	for i, o := range in.Options {
+		path := fmt.Sprintf("options[%d].label", i)
+		c.required(path, o.Label)
+		c.maxRunes(path, o.Label, MaxLabelRunes)
+		if seen[o.Label] {
+			c.fail(EInputInvalid, "%s: %q is offered twice; replies pick choices by label, so labels must differ", path, o.Label)
+		}
+		seen[o.Label] = true
+	}
+	c.size("the question", in)
+	return errOrNil(c.err)
+}
+
+// Validate checks every rule the contract sets on a review. Whether Revises names a review of the
+// same space, and whether image blocks name stored uploads, needs the store: the service checks it.
+func (in *ReviewInput) Validate() error {
+	var c checker
+	c.required("title", in.Title)
+	c.maxRunes("title", in.Title, MaxTitleRunes)
+	c.required("project", in.Project)
+	c.blocks("content", in.Content, true)
+	c.size("the review", in)
+	return errOrNil(c.err)
+}
+
+// Validate checks every rule the contract sets on a briefing, including at most fifty points
+// numbered straight through its sections.
+func (in *BriefingInput) Validate() error {
+	var c checker
+	c.required("title", in.Title)
+	c.maxRunes("title", in.Title, MaxTitleRunes)
+	c.required("project", in.Project)
+	if len(in.Sections) == 0 {
+		c.fail(EInputInvalid, "sections needs at least one section")
+	}
+	n := 0
+	for i, s := range in.Sections {
+		if len(s.Points) == 0 {
+			c.fail(EInputInvalid, "sections[%d].points needs at least one point", i)
+		}
+		for j, p := range s.Points {
+			c.point(fmt.Sprintf("sections[%d].points[%d]", i, j), p)
+		}
+		n += len(s.Points)
+	}
+	if n > MaxPoints {
+		c.fail(EInputInvalid, "sections: a briefing has at most %d points in all (got %d): split it into several briefings", MaxPoints, n)
+	}
+	c.size("the briefing", in)
+	return errOrNil(c.err)
+}
+
+// Validate checks the shape of the agent's answers; whether they fit the briefing is checked
+// against it by AnswerBriefing.
+func (in *BriefingAnswerInput) Validate() error {
+	var c checker
+	c.required("askId", in.AskID)
+	if len(in.Answers) == 0 {
+		c.fail(EAnswerInvalid, "answers needs at least one answer")
+	}
+	for i, a := range in.Answers {
+		path := fmt.Sprintf("answers[%d]", i)
+		c.required(path+".point", a.Point)
+		c.required(path+".answer", a.Answer)
+		c.blocks(path+".content", a.Content, false)
+		for j, p := range a.Points {
+			c.point(fmt.Sprintf("%s.points[%d]", path, j), p)
+		}
+	}
+	c.size("the answers", in)
+	return asAnswerError(c.err)
+}
+
+// Validate checks the shape of the agent's answer to a follow-up.
+func (in *FollowUpInput) Validate() error {
+	var c checker
+	c.required("askId", in.AskID)
+	c.required("answer", in.Answer)
+	c.blocks("content", in.Content, false)
+	c.size("the answer", in)
+	return asAnswerError(c.err)
+}
+
+// asAnswerError relabels shape errors of an agent's answer with the answer code.
+func asAnswerError(e *Error) error {
+	if e == nil {
+		return nil
+	}
+	return &Error{Code: EAnswerInvalid, Message: e.Message}
+}
+
+// errOrNil keeps a nil *Error from becoming a non-nil error interface.
+func errOrNil(e *Error) error {
+	if e == nil {
+		return nil
+	}
+	return e
+}
+
+// NewQuestion builds an open question from a valid input.
+func NewQuestion(id string, in QuestionInput, o Origin, now Clock) (*Ask, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	options := in.Options
+	if options == nil {
+		options = []Choice{}
+	}
+	a := newAsk(id, KindQuestion, in.Project, o, now)
+	a.Question = &QuestionPrompt{Question: in.Question, Options: options, Multiple: in.Multiple, Context: in.Context}
+	return a, nil
+}
+
+// NewReview builds an open review from a valid input.
+func NewReview(id string, in ReviewInput, o Origin, now Clock) (*Ask, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	a := newAsk(id, KindReview, in.Project, o, now)
+	a.Review = &ReviewPrompt{Title: in.Title, Content: in.Content, Summary: in.Summary}
+	a.Revises = in.Revises
+	return a, nil
+}
+
+// NewBriefing builds an open briefing from a valid input, numbering its points 1, 2, 3, …
+// straight through every section.
+func NewBriefing(id string, in BriefingInput, o Origin, now Clock) (*Ask, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	p := &BriefingPrompt{Title: in.Title, Summary: in.Summary}
+	n := 0
+	for _, s := range in.Sections {
+		ps := BriefingPromptSection{Title: s.Title}
+		for _, bp := range s.Points {
+			n++
+			ps.Points = append(ps.Points, Point{ID: fmt.Sprint(n), Title: bp.Title, Detail: bp.Detail, Content: bp.Content})
+		}
+		p.Sections = append(p.Sections, ps)
+	}
+	a := newAsk(id, KindBriefing, in.Project, o, now)
+	a.Briefing = p
+	return a, nil
+}
+
+func newAsk(id string, kind Kind, project string, o Origin, now Clock) *Ask {
+	t := now()
+	return &Ask{
+		ID: id, Kind: kind, Status: AwaitingHuman,
+		Project: project, Client: strings.TrimSpace(o.Client), RaisedBy: o.RaisedBy,
+		Thread: []Entry{}, CreatedAt: t, UpdatedAt: t, Space: o.Space,
+	}
+}

@@ -1,0 +1,493 @@
+package ask
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The contract's unions (Block, Reply, Entry, Ask) are flat Go structs with a discriminator. Their
+// JSON is written by hand here so that each variant writes exactly its own fields and decoding
+// refuses fields that belong to another variant, naming the field.
+
+// TimeLayout is how every utcDateTime is written: UTC with microseconds, fixed width, so that
+// stored times round-trip exactly and sort as strings.
+const TimeLayout = "2006-01-02T15:04:05.000000Z"
+
+// FormatTime writes t as the contract's utcDateTime.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// ParseTime reads an RFC 3339 date-time, with or without fractional seconds.
+func ParseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 date-time", s)
+	}
+	return t.UTC(), nil
+}
+
+// Truncate rounds t down to the precision Loopback keeps, so that what is stored equals what is read.
+func Truncate(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// object is a JSON object written field by field, in order, skipping empty optional fields.
+type object struct {
+	buf   bytes.Buffer
+	first bool
+	err   error
+}
+
+func newObject() *object {
+	o := &object{first: true}
+	o.buf.WriteByte('{')
+	return o
+}
+
+func (o *object) field(name string, v any) {
+	if o.err != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		o.err = err
+		return
+	}
+	if !o.first {
+		o.buf.WriteByte(',')
+	}
+	o.first = false
+	o.buf.WriteString(`"` + name + `":`)
+	o.buf.Write(b)
+}
+
+func (o *object) str(name, v string) {
+	if v != "" {
+		o.field(name, v)
+	}
+}
+
+func (o *object) time(name string, t time.Time) { o.field(name, FormatTime(t)) }
+
+func (o *object) bytes() ([]byte, error) {
+	o.buf.WriteByte('}')
+	return o.buf.Bytes(), o.err
+}
+
+// fields is a decoded JSON object, checked against the keys a variant allows.
+type fields map[string]json.RawMessage
+
+func decodeFields(data []byte, what string) (fields, error) {
+	var f fields
+	if err := json.Unmarshal(data, &f); err != nil || f == nil {
+		return nil, fmt.Errorf("%s must be a JSON object", what)
+	}
+	return f, nil
+}
+
+// only refuses any key not in allowed, naming the first such key in sorted order.
+func (f fields) only(what string, allowed ...string) error {
+	var extra []string
+	for k := range f {
+		if !slices.Contains(allowed, k) {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		return fmt.Errorf("%s: unknown field %q (allowed: %s)", what, extra[0], strings.Join(allowed, ", "))
+	}
+	return nil
+}
+
+// get decodes key into v if present; required reports a missing key as an error.
+func (f fields) get(what, key string, v any, required bool) error {
+	raw, ok := f[key]
+	if !ok || string(raw) == "null" {
+		if required {
+			return fmt.Errorf("%s.%s is required", what, key)
+		}
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%s.%s has the wrong type: %s", what, key, typeMessage(err))
+	}
+	return nil
+}
+
+func (f fields) time(what, key string, t *time.Time, required bool) error {
+	var s string
+	if err := f.get(what, key, &s, required); err != nil || s == "" {
+		return err
+	}
+	v, err := ParseTime(s)
+	if err != nil {
+		return fmt.Errorf("%s.%s: %v", what, key, err)
+	}
+	*t = v
+	return nil
+}
+
+func typeMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	if ok := asTypeError(err, &te); ok {
+		return fmt.Sprintf("expected %s, got %s", te.Type, te.Value)
+	}
+	return err.Error()
+}
+
+func asTypeError(err error, target **json.UnmarshalTypeError) bool {
+	te, ok := err.(*json.UnmarshalTypeError)
+	if ok {
+		*target = te
+	}
+	return ok
+}
+
+// --- Block ---
+
+func (b Block) MarshalJSON() ([]byte, error) {
+	o := newObject()
+	o.field("type", b.Type)
+	switch b.Type {
+	case BlockMarkdown:
+		o.field("text", b.Text)
+	case BlockCode:
+		o.field("code", b.Code)
+		o.str("language", b.Language)
+		o.str("filename", b.Filename)
+	case BlockDiff:
+		o.field("diff", b.Diff)
+		o.str("filename", b.Filename)
+	case BlockImage:
+		o.field("uploadId", b.UploadID)
+		o.str("caption", b.Caption)
+	}
+	return o.bytes()
+}
+
+func (b *Block) UnmarshalJSON(data []byte) error {
+	f, err := decodeFields(data, "block")
+	if err != nil {
+		return err
+	}
+	var v Block
+	if err := f.get("block", "type", &v.Type, true); err != nil {
+		return err
+	}
+	spec, ok := blockFields[v.Type]
+	if !ok {
+		return fmt.Errorf("block.type must be one of markdown, code, diff, image (got %q)", v.Type)
+	}
+	what := v.Type + " block"
+	if err := f.only(what, spec.allowed...); err != nil {
+		return err
+	}
+	targets := map[string]*string{
+		"text": &v.Text, "code": &v.Code, "language": &v.Language, "filename": &v.Filename,
+		"diff": &v.Diff, "uploadId": &v.UploadID, "caption": &v.Caption,
+	}
+	for _, k := range spec.allowed[1:] {
+		if err := f.get(what, k, targets[k], slices.Contains(spec.required, k)); err != nil {
+			return err
+		}
+	}
+	*b = v
+	return nil
+}
+
+// --- Reply ---
+
+var replyFields = map[Outcome][]string{
+	OutcomeAnswered:         {"outcome", "selected", "text"},
+	OutcomeApproved:         {"outcome", "note"},
+	OutcomeChangesRequested: {"outcome", "feedback"},
+	OutcomeFollowUp:         {"outcome", "question"},
+	OutcomeDismissed:        {"outcome"},
+	OutcomeResponded:        {"outcome", "points"},
+}
+
+func (r Reply) MarshalJSON() ([]byte, error) {
+	o := newObject()
+	o.field("outcome", r.Outcome)
+	switch r.Outcome {
+	case OutcomeAnswered:
+		sel := r.Selected
+		if sel == nil {
+			sel = []string{}
+		}
+		o.field("selected", sel)
+		o.str("text", r.Text)
+	case OutcomeApproved:
+		o.str("note", r.Note)
+	case OutcomeChangesRequested:
+		o.field("feedback", r.Feedback)
+	case OutcomeFollowUp:
+		o.field("question", r.Question)
+	case OutcomeResponded:
+		o.field("points", r.Points)
+	}
+	return o.bytes()
+}
+
+// UnmarshalJSON decodes a reply strictly: a known outcome, its required fields with the right types,
+// and no field of another outcome. Rules that depend on the ask are checked by Apply.
+func (r *Reply) UnmarshalJSON(data []byte) error {
+	f, err := decodeFields(data, "reply")
+	if err != nil {
+		return err
+	}
+	var v Reply
+	if err := f.get("reply", "outcome", &v.Outcome, true); err != nil {
+		return err
+	}
+	allowed, ok := replyFields[v.Outcome]
+	if !ok {
+		return fmt.Errorf("reply.outcome must be one of answered, approved, changes_requested, follow_up, dismissed, responded (got %q)", v.Outcome)
+	}
+	what := string(v.Outcome)
+	if err := f.only(what, allowed...); err != nil {
+		return err
+	}
+	switch v.Outcome {
+	case OutcomeAnswered:
+		if err := f.get(what, "selected", &v.Selected, true); err != nil {
+			return err
+		}
+		if v.Selected == nil {
+			v.Selected = []string{}
+		}
+		err = f.get(what, "text", &v.Text, false)
+	case OutcomeApproved:
+		err = f.get(what, "note", &v.Note, false)
+	case OutcomeChangesRequested:
+		err = f.get(what, "feedback", &v.Feedback, true)
+		if err == nil && v.Feedback == "" {
+			err = fmt.Errorf("changes_requested.feedback must not be empty: say what to change")
+		}
+	case OutcomeFollowUp:
+		err = f.get(what, "question", &v.Question, true)
+		if err == nil && v.Question == "" {
+			err = fmt.Errorf("follow_up.question must not be empty")
+		}
+	case OutcomeResponded:
+		var raw []json.RawMessage
+		if err = f.get(what, "points", &raw, true); err == nil {
+			v.Points, err = decodePointReplies(raw)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+func decodePointReplies(raw []json.RawMessage) ([]PointReply, error) {
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("responded.points must name at least one point")
+	}
+	out := make([]PointReply, len(raw))
+	for i, item := range raw {
+		what := fmt.Sprintf("responded.points[%d]", i)
+		f, err := decodeFields(item, what)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.only(what, "point", "text", "resolved"); err != nil {
+			return nil, err
+		}
+		p := &out[i]
+		if err := f.get(what, "point", &p.Point, true); err != nil {
+			return nil, err
+		}
+		if p.Point == "" {
+			return nil, fmt.Errorf("%s.point must not be empty", what)
+		}
+		if err := f.get(what, "text", &p.Text, false); err != nil {
+			return nil, err
+		}
+		if err := f.get(what, "resolved", &p.Resolved, false); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// --- Entry ---
+
+func (e Entry) MarshalJSON() ([]byte, error) {
+	o := newObject()
+	o.field("author", e.Author)
+	switch e.Author {
+	case AuthorHuman:
+		o.field("reply", e.Reply)
+		if e.By != nil {
+			o.field("by", e.By)
+		}
+	case AuthorAgent:
+		o.field("answer", e.Answer)
+		if len(e.Content) > 0 {
+			o.field("content", e.Content)
+		}
+		o.str("point", e.Point)
+		if len(e.Points) > 0 {
+			o.field("points", e.Points)
+		}
+	}
+	o.time("at", e.At)
+	return o.bytes()
+}
+
+func (e *Entry) UnmarshalJSON(data []byte) error {
+	f, err := decodeFields(data, "entry")
+	if err != nil {
+		return err
+	}
+	var v Entry
+	if err := f.get("entry", "author", &v.Author, true); err != nil {
+		return err
+	}
+	switch v.Author {
+	case AuthorHuman:
+		if err := f.only("human entry", "author", "reply", "by", "at"); err != nil {
+			return err
+		}
+		err = firstError(
+			f.get("human entry", "reply", &v.Reply, true),
+			f.get("human entry", "by", &v.By, false),
+		)
+	case AuthorAgent:
+		if err := f.only("agent entry", "author", "answer", "content", "point", "points", "at"); err != nil {
+			return err
+		}
+		err = firstError(
+			f.get("agent entry", "answer", &v.Answer, true),
+			f.get("agent entry", "content", &v.Content, false),
+			f.get("agent entry", "point", &v.Point, false),
+			f.get("agent entry", "points", &v.Points, false),
+		)
+	default:
+		return fmt.Errorf("entry.author must be human or agent (got %q)", v.Author)
+	}
+	if err == nil {
+		err = f.time("entry", "at", &v.At, true)
+	}
+	if err != nil {
+		return err
+	}
+	*e = v
+	return nil
+}
+
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// --- Ask ---
+
+func (a Ask) MarshalJSON() ([]byte, error) {
+	o := newObject()
+	o.field("kind", a.Kind)
+	switch a.Kind {
+	case KindQuestion:
+		q := a.Question
+		if q != nil && q.Options == nil {
+			c := *q
+			c.Options = []Choice{} // the contract's options are always a list, empty without choices
+			q = &c
+		}
+		o.field("prompt", q)
+	case KindReview:
+		o.field("prompt", a.Review)
+		o.str("revises", a.Revises)
+	case KindBriefing:
+		o.field("prompt", a.Briefing)
+	}
+	o.field("id", a.ID)
+	o.field("status", a.Status)
+	o.field("waiting", a.Waiting)
+	o.str("project", a.Project)
+	o.str("client", a.Client)
+	if a.RaisedBy != nil {
+		o.field("raisedBy", a.RaisedBy)
+	}
+	thread := a.Thread
+	if thread == nil {
+		thread = []Entry{}
+	}
+	o.field("thread", thread)
+	o.time("createdAt", a.CreatedAt)
+	o.time("updatedAt", a.UpdatedAt)
+	if a.ClosedAt != nil {
+		o.time("closedAt", *a.ClosedAt)
+	}
+	return o.bytes()
+}
+
+// UnmarshalJSON reads an ask as the contract writes it (stores keep asks in this form). Space and
+// Version are not part of it; the store sets them.
+func (a *Ask) UnmarshalJSON(data []byte) error {
+	f, err := decodeFields(data, "ask")
+	if err != nil {
+		return err
+	}
+	var v Ask
+	if err := f.get("ask", "kind", &v.Kind, true); err != nil {
+		return err
+	}
+	switch v.Kind {
+	case KindQuestion:
+		err = f.get("ask", "prompt", &v.Question, true)
+	case KindReview:
+		err = firstError(f.get("ask", "prompt", &v.Review, true), f.get("ask", "revises", &v.Revises, false))
+	case KindBriefing:
+		err = f.get("ask", "prompt", &v.Briefing, true)
+	default:
+		return fmt.Errorf("ask.kind must be question, review or briefing (got %q)", v.Kind)
+	}
+	if err != nil {
+		return err
+	}
+	var closedAt time.Time
+	err = firstError(
+		f.get("ask", "id", &v.ID, true),
+		f.get("ask", "status", &v.Status, true),
+		f.get("ask", "waiting", &v.Waiting, false),
+		f.get("ask", "project", &v.Project, false),
+		f.get("ask", "client", &v.Client, false),
+		f.get("ask", "raisedBy", &v.RaisedBy, false),
+		f.get("ask", "thread", &v.Thread, false),
+		f.time("ask", "createdAt", &v.CreatedAt, true),
+		f.time("ask", "updatedAt", &v.UpdatedAt, true),
+		f.time("ask", "closedAt", &closedAt, false),
+	)
+	if err != nil {
+		return err
+	}
+	if !closedAt.IsZero() {
+		v.ClosedAt = &closedAt
+	}
+	*a = v
+	return nil
+}
+
+func (p AskPage) MarshalJSON() ([]byte, error) {
+	o := newObject()
+	items := p.Items
+	if items == nil {
+		items = []*Ask{}
+	}
+	o.field("items", items)
+	if p.NextBefore != nil {
+		o.time("nextBefore", *p.NextBefore)
+	}
+	return o.bytes()
+}

@@ -1,0 +1,43 @@
+package ask
+
+// Outcome names what a person's reply does.
+type Outcome string
+
+const (
+	OutcomeAnswered         Outcome = "answered"
+	OutcomeApproved         Outcome = "approved"
+	OutcomeChangesRequested Outcome = "changes_requested"
+	OutcomeFollowUp         Outcome = "follow_up"
+	OutcomeDismissed        Outcome = "dismissed"
+	OutcomeResponded        Outcome = "responded"
+)
+
+// Reply is what a person replies. Only the fields of its Outcome are meaningful; JSON decoding
+// refuses fields that belong to another outcome, and encoding writes only the outcome's own.
+type Reply struct {
+	Outcome Outcome
+
+	Selected []string // answered: labels of the choices picked
+	Text     string   // answered: words of their own
+	Note     string   // approved
+	Feedback string   // changes_requested
+	Question string   // follow_up
+	Points   []PointReply
+}
+
+// PointReply is the person on one point of a briefing: words, resolved, or both.
+type PointReply struct {
+	Point    string `json:"point"`
+	Text     string `json:"text,omitempty"`
+	Resolved bool   `json:"resolved,omitempty"`
+}
+
+// closes reports whether the reply, once accepted, ends the ask outright. A follow_up hands the move
+// to the agent; a responded closes only when it leaves every point resolved (decided by the briefing).
+func (r *Reply) closes() bool {
+	switch r.Outcome {
+	case OutcomeFollowUp, OutcomeResponded:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,175 @@
+package ask
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Service runs the three paths every adapter shares: an agent asks, a person replies, an agent
+// answers. It holds the rules and the retry on version conflicts; the Store does the I/O.
+type Service struct {
+	Store Store
+	Now   Clock
+	NewID func() string
+}
+
+// NewService returns a Service on a store with the real clock and random ids.
+func NewService(store Store) *Service {
+	return &Service{Store: store, Now: func() time.Time { return Truncate(time.Now()) }, NewID: NewID}
+}
+
+// NewID returns a random ask id: 128 bits, base32, lower case.
+func NewID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// maxAttempts bounds how often a change is retried when the ask moved underneath it.
+const maxAttempts = 5
+
+// AskQuestion creates a question.
+func (s *Service) AskQuestion(ctx context.Context, in QuestionInput, o Origin) (*Ask, error) {
+	a, err := NewQuestion(s.NewID(), in, o, s.Now)
+	if err != nil {
+		return nil, err
+	}
+	return a, s.Store.CreateAsk(ctx, a)
+}
+
+// RequestReview creates a review. A review that revises another must name a review of the same space.
+func (s *Service) RequestReview(ctx context.Context, in ReviewInput, o Origin) (*Ask, error) {
+	a, err := NewReview(s.NewID(), in, o, s.Now)
+	if err != nil {
+		return nil, err
+	}
+	if in.Revises != "" {
+		prev, err := s.Store.FindAsk(ctx, o.Space, in.Revises)
+		if ErrorCode(err) == ENotFound {
+			return nil, Errorf(EInputInvalid, "revises: there is no review %q to revise", in.Revises)
+		} else if err != nil {
+			return nil, err
+		}
+		if prev.Kind != KindReview {
+			return nil, Errorf(EInputInvalid, "revises: ask %s is a %s, not a review", in.Revises, prev.Kind)
+		}
+	}
+	return a, s.Store.CreateAsk(ctx, a)
+}
+
+// SendBriefing creates a briefing.
+func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) (*Ask, error) {
+	a, err := NewBriefing(s.NewID(), in, o, s.Now)
+	if err != nil {
+		return nil, err
+	}
+	return a, s.Store.CreateAsk(ctx, a)
+}
+
+// Reply records a person's reply. Two replies racing on one ask never both win: the loser reloads
+// and is judged against the ask as the winner left it.
+func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (*Ask, error) {
+	return s.change(ctx, space, id, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) })
+}
+
+// AnswerFollowUp records an agent's answer to a question asked back.
+func (s *Service) AnswerFollowUp(ctx context.Context, space string, in FollowUpInput) (*Ask, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	return s.change(ctx, space, in.AskID, func(a *Ask) error { return AnswerFollowUp(a, in, s.Now) })
+}
+
+// AnswerBriefing records an agent's answers on a briefing's points.
+func (s *Service) AnswerBriefing(ctx context.Context, space string, in BriefingAnswerInput) (*Ask, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	return s.change(ctx, space, in.AskID, func(a *Ask) error { return AnswerBriefing(a, in, s.Now) })
+}
+
+// change loads an ask, applies fn, and writes it conditionally, retrying from a fresh read when
+// another writer got there first.
+func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, error) {
+	for range maxAttempts {
+		a, err := s.Store.FindAsk(ctx, space, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := fn(a); err != nil {
+			return nil, err
+		}
+		err = s.Store.UpdateAsk(ctx, a)
+		if errors.Is(err, ErrVersionConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+	return nil, Errorf(EConflict, "ask %s kept changing while this was written; try again", id)
+}
+
+// Find returns one ask of a space.
+func (s *Service) Find(ctx context.Context, space, id string) (*Ask, error) {
+	return s.Store.FindAsk(ctx, space, id)
+}
+
+// Snapshot returns every open ask, newest first, and the fifty most recently closed.
+func (s *Service) Snapshot(ctx context.Context, space string) (*Snapshot, error) {
+	open, err := s.Store.OpenAsks(ctx, space)
+	if err != nil {
+		return nil, err
+	}
+	recent, err := s.Store.ClosedAsks(ctx, space, farFuture, RecentLimit)
+	if err != nil {
+		return nil, err
+	}
+	return &Snapshot{Open: nonNil(open), Recent: nonNil(recent)}, nil
+}
+
+// Page limits for history.
+const (
+	DefaultPageLimit = 20
+	MaxPageLimit     = 100
+)
+
+// farFuture stands for "no before": every closed ask closed before it.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// History returns a page of closed asks, most recently closed first, that closed strictly before
+// `before` (nil for the newest). NextBefore is set only when more asks may follow.
+func (s *Service) History(ctx context.Context, space string, before *time.Time, limit int) (*AskPage, error) {
+	if limit < 1 || limit > MaxPageLimit {
+		return nil, Errorf(ERequestInvalid, "limit must be between 1 and %d (got %d)", MaxPageLimit, limit)
+	}
+	b := farFuture
+	if before != nil {
+		b = *before
+	}
+	items, err := s.Store.ClosedAsks(ctx, space, b, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	page := &AskPage{Items: nonNil(items)}
+	if len(items) > limit {
+		page.Items = items[:limit]
+		next := *page.Items[limit-1].ClosedAt
+		page.NextBefore = &next
+	}
+	return page, nil
+}
+
+func nonNil(asks []*Ask) []*Ask {
+	if asks == nil {
+		return []*Ask{}
+	}
+	return asks
+}

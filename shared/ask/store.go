@@ -1,0 +1,87 @@
+package ask
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps asks. Adapters: sqlite (local) and, later, DynamoDB. Every adapter passes the
+// conformance suite in ask/asktest, so the rules hold the same way wherever Loopback runs.
+type Store interface {
+	// CreateAsk stores a new ask at version 1.
+	CreateAsk(ctx context.Context, a *Ask) error
+
+	// FindAsk returns the ask with this id in this space, or an *Error with ENotFound. An ask of
+	// another space is not found: ids never open across spaces.
+	FindAsk(ctx context.Context, space, id string) (*Ask, error)
+
+	// UpdateAsk writes a changed ask if and only if the stored version is still a.Version, and then
+	// increments a.Version. Otherwise it returns ErrVersionConflict and writes nothing. When the
+	// change closes the ask, the store may move a.ClosedAt forward by microseconds so that no two
+	// asks of a space share a close time; history pages rely on that.
+	UpdateAsk(ctx context.Context, a *Ask) error
+
+	// OpenAsks returns every open ask of a space, newest first.
+	OpenAsks(ctx context.Context, space string) ([]*Ask, error)
+
+	// ClosedAsks returns up to limit closed asks of a space that closed strictly before `before`,
+	// most recently closed first.
+	ClosedAsks(ctx context.Context, space string, before time.Time, limit int) ([]*Ask, error)
+}
+
+// Role says what a credential is for.
+type Role string
+
+const (
+	// RoleOwner is the person who answers; the inbox signs in with it. Agents may use it too.
+	RoleOwner Role = "owner"
+	// RoleAgent is a credential a person hands to an agent; its asks are raised by that person.
+	RoleAgent Role = "agent"
+)
+
+// Credential is a bearer credential: it opens exactly one space and names who holds it. Only a
+// hash of its token is ever stored.
+type Credential struct {
+	ID        string
+	Space     string
+	TokenHash []byte
+	Role      Role
+	// Actor is who holds the credential: the person, or the agent they authorised.
+	Actor Actor
+	// Person is whom the credential belongs to; for an owner it is Actor itself. It becomes
+	// raisedBy on the asks an agent raises with it.
+	Person    Actor
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
+
+// CredentialStore keeps credentials.
+type CredentialStore interface {
+	// CreateCredential stores a new credential; a token hash already stored is refused.
+	CreateCredential(ctx context.Context, c *Credential) error
+	// CredentialByTokenHash returns the credential with this token hash, revoked or not, or an
+	// *Error with EUnauthorized.
+	CredentialByTokenHash(ctx context.Context, hash []byte) (*Credential, error)
+	// Credentials lists a space's credentials, oldest first.
+	Credentials(ctx context.Context, space string) ([]*Credential, error)
+	// RevokeCredential marks a credential revoked; an unknown id is an *Error with ENotFound.
+	RevokeCredential(ctx context.Context, space, id string, at time.Time) error
+}
+
+// Ticket is a one-time pass, such as onto the event socket. Only a hash of it is stored.
+type Ticket struct {
+	Hash      []byte
+	Purpose   string
+	Space     string
+	Actor     Actor
+	ExpiresAt time.Time
+}
+
+// TicketStore keeps one-time tickets.
+type TicketStore interface {
+	CreateTicket(ctx context.Context, t *Ticket) error
+	// ConsumeTicket removes and returns the unexpired ticket with this hash and purpose. A ticket is
+	// consumed at most once even when two callers race; a missing, used or expired ticket is an
+	// *Error with EUnauthorized.
+	ConsumeTicket(ctx context.Context, purpose string, hash []byte, now time.Time) (*Ticket, error)
+}

@@ -1,0 +1,112 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// whoami: GET /api/v1/whoami — the space the credentials open, and who holds them.
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+	c := CredentialFrom(r.Context())
+	writeJSON(w, http.StatusOK, ask.Whoami{Space: c.Space, Actor: c.Actor})
+}
+
+// snapshot: GET /api/v1/snapshot — every open ask and the fifty most recently closed.
+func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
+	snap, err := s.Service.Snapshot(r.Context(), CredentialFrom(r.Context()).Space)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, snap)
+}
+
+// listAsks: GET /api/v1/asks?before=&limit= — closed asks, newest first.
+func (s *Server) listAsks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var before *time.Time
+	if v := q.Get("before"); v != "" {
+		t, err := ask.ParseTime(v)
+		if err != nil {
+			writeError(w, r, ask.Errorf(ask.ERequestInvalid, "before: %v", err))
+			return
+		}
+		before = &t
+	}
+	limit := ask.DefaultPageLimit
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			writeError(w, r, ask.Errorf(ask.ERequestInvalid, "limit must be a whole number between 1 and %d (got %q)", ask.MaxPageLimit, v))
+			return
+		}
+		limit = n
+	}
+	page, err := s.Service.History(r.Context(), CredentialFrom(r.Context()).Space, before, limit)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// readAsk: GET /api/v1/asks/{id}.
+func (s *Server) readAsk(w http.ResponseWriter, r *http.Request) {
+	a, err := s.Service.Find(r.Context(), CredentialFrom(r.Context()).Space, r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+// reply: POST /api/v1/asks/{id}/reply — decode, then the domain decides 404, 409 or 422.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var reply ask.Reply
+	if err := json.Unmarshal(body, &reply); err != nil {
+		writeError(w, r, ask.Errorf(ask.EReplyInvalid, "%s", jsonMessage(err)))
+		return
+	}
+	c := CredentialFrom(r.Context())
+	by := c.Actor
+	a, err := s.Service.Reply(r.Context(), c.Space, r.PathValue("id"), reply, &by)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+// readBody reads a request body up to MaxBodyBytes; beyond it the request is refused with 413
+// without reading the rest.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, ask.Errorf(ask.ETooLarge, "the body is over %d bytes", MaxBodyBytes)
+	}
+	if err != nil {
+		return nil, ask.Errorf(ask.ERequestInvalid, "reading the body: %v", err)
+	}
+	return body, nil
+}
+
+// jsonMessage turns a decoding error into a message for the sender.
+func jsonMessage(err error) string {
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		return "the body is not valid JSON: " + syntax.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,87 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/buildinfo"
+	"github.com/loopback-hq/loopback/shared/gate"
+)
+
+// Header names from the contract.
+const (
+	HeaderRevision = "Loopback-Revision"
+	HeaderBuild    = "Loopback-Build"
+)
+
+// revisions names the code that answers on every response, and refuses a client that writes a
+// newer revision than this server (as after a rollback) with 409 reload.
+func revisions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(HeaderRevision, strconv.Itoa(buildinfo.Revision))
+		w.Header().Set(HeaderBuild, buildinfo.Build)
+		if v := r.Header.Get(HeaderRevision); v != "" {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 {
+				writeError(w, r, ask.Errorf(ask.ERequestInvalid, "%s must be a revision number such as 1 (got %q)", HeaderRevision, v))
+				return
+			}
+			if n > buildinfo.Revision {
+				writeError(w, r, ask.Errorf(ask.EReload, "this server writes revision %d, older than your revision %d: reload to get the matching client", buildinfo.Revision, n))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recoverer turns a panic in a handler into a logged 500 Problem instead of a dropped connection.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.Logger.ErrorContext(r.Context(), "panic", "method", r.Method, "path", r.URL.Path, "panic", v)
+				writeError(w, r, ask.Errorf(ask.EInternal, "panic"))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+type credentialKey struct{}
+
+// CredentialFrom returns the credential the gate let in.
+func CredentialFrom(ctx context.Context) *ask.Credential {
+	c, _ := ctx.Value(credentialKey{}).(*ask.Credential)
+	return c
+}
+
+// WithCredential is how the gate hands the credential to handlers (and to other transports, such
+// as MCP, that run behind the same gate).
+func WithCredential(ctx context.Context, c *ask.Credential) context.Context {
+	return context.WithValue(ctx, credentialKey{}, c)
+}
+
+// authenticated lets a request through only with a live bearer credential.
+func (s *Server) authenticated(next http.Handler) http.Handler {
+	return RequireCredential(s.Gate, next)
+}
+
+// RequireCredential is the gate as middleware: 401 with WWW-Authenticate: Bearer and a Problem
+// for a missing, unknown or revoked token; otherwise the credential is in the request's context.
+func RequireCredential(g *gate.Gate, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := g.Check(r.Context(), gate.BearerToken(r.Header.Get("Authorization")))
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithCredential(r.Context(), c)))
+	})
+}

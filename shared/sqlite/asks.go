@@ -1,0 +1,222 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/buildinfo"
+)
+
+// CreateAsk stores a new ask at version 1. An id already stored in the space is refused.
+func (d *DB) CreateAsk(ctx context.Context, a *ask.Ask) error {
+	return d.createAsks(ctx, a)
+}
+
+// createAsks stores new asks in one transaction; each gets version 1 once it commits.
+func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
+	rows := make([]ask.Ask, len(asks))
+	err := d.writeTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO asks
+			(space, id, kind, status, version, revision, created_at, updated_at, closed_at, body)
+			VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, a := range asks {
+			rows[i] = *a
+			if err := closeUniquely(ctx, tx, &rows[i], sql.NullString{}); err != nil {
+				return err
+			}
+			if err := insertAsk(ctx, stmt, &rows[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: create ask: %w", err)
+	}
+	for i, a := range asks {
+		a.Version, a.ClosedAt, a.UpdatedAt = 1, rows[i].ClosedAt, rows[i].UpdatedAt
+	}
+	return nil
+}
+
+func insertAsk(ctx context.Context, stmt *sql.Stmt, a *ask.Ask) error {
+	body, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", a.ID, err)
+	}
+	_, err = stmt.ExecContext(ctx, a.Space, a.ID, a.Kind, a.Status, buildinfo.Revision,
+		formatTime(a.CreatedAt), formatTime(a.UpdatedAt), nullTime(a.ClosedAt), string(body))
+	if isUnique(err) {
+		return fmt.Errorf("%s: an ask with this id is already stored in the space: %w", a.ID, err)
+	} else if err != nil {
+		return fmt.Errorf("%s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// FindAsk returns the ask with this id in this space, or ask.ENotFound.
+func (d *DB) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
+	var version int
+	var body []byte
+	err := d.r.QueryRowContext(ctx, `SELECT version, body FROM asks WHERE space = ? AND id = ?`, space, id).
+		Scan(&version, &body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ask.Errorf(ask.ENotFound, "there is no ask %s", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlite: find ask %s: %w", id, err)
+	}
+	return decodeAsk(space, version, body)
+}
+
+// UpdateAsk writes a changed ask if its stored version is still a.Version, and then increments
+// a.Version; otherwise it returns ask.ErrVersionConflict and writes nothing. When the change
+// closes the ask at a time another ask of the space already closed at, the close time moves
+// forward a microsecond at a time until it is free, and updatedAt moves with it.
+func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
+	row := *a
+	err := d.writeTx(ctx, func(tx *sql.Tx) error {
+		var version int
+		var closedAt sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT version, closed_at FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID).
+			Scan(&version, &closedAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ask.Errorf(ask.ENotFound, "there is no ask %s", a.ID)
+		} else if err != nil {
+			return err
+		}
+		if version != a.Version {
+			return ask.ErrVersionConflict
+		}
+		if err := closeUniquely(ctx, tx, &row, closedAt); err != nil {
+			return err
+		}
+		body, err := json.Marshal(&row)
+		if err != nil {
+			return fmt.Errorf("encode: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE asks SET
+				kind = ?, status = ?, version = version + 1, revision = ?,
+				created_at = ?, updated_at = ?, closed_at = ?, body = ?
+			WHERE space = ? AND id = ? AND version = ?`,
+			row.Kind, row.Status, buildinfo.Revision,
+			formatTime(row.CreatedAt), formatTime(row.UpdatedAt), nullTime(row.ClosedAt), string(body),
+			a.Space, a.ID, a.Version)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return ask.ErrVersionConflict
+		}
+		return nil
+	})
+	var domain *ask.Error
+	switch {
+	case errors.Is(err, ask.ErrVersionConflict), errors.As(err, &domain):
+		return err
+	case err != nil:
+		return fmt.Errorf("sqlite: update ask %s: %w", a.ID, err)
+	}
+	a.Version++
+	a.ClosedAt, a.UpdatedAt = row.ClosedAt, row.UpdatedAt
+	return nil
+}
+
+// closeUniquely gives a closed ask a close time no other ask of its space has. stored is the close
+// time already stored for it (invalid for a new or open ask); an unchanged close time is kept.
+func closeUniquely(ctx context.Context, tx *sql.Tx, a *ask.Ask, stored sql.NullString) error {
+	if a.ClosedAt == nil || (stored.Valid && stored.String == formatTime(*a.ClosedAt)) {
+		return nil
+	}
+	// The space's close times from a.ClosedAt on, in order: walk them while they are taken. They
+	// are unique, so the first one past the candidate leaves it free.
+	rows, err := tx.QueryContext(ctx, `SELECT closed_at FROM asks
+		WHERE space = ? AND closed_at >= ? AND id <> ? ORDER BY closed_at`,
+		a.Space, formatTime(*a.ClosedAt), a.ID)
+	if err != nil {
+		return fmt.Errorf("close times: %w", err)
+	}
+	defer rows.Close()
+	t, moved := ask.Truncate(*a.ClosedAt), false
+	for rows.Next() {
+		var taken string
+		if err := rows.Scan(&taken); err != nil {
+			return fmt.Errorf("close times: %w", err)
+		}
+		if taken != formatTime(t) {
+			break
+		}
+		t, moved = t.Add(time.Microsecond), true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("close times: %w", err)
+	}
+	if moved {
+		a.ClosedAt, a.UpdatedAt = &t, t
+	}
+	return nil
+}
+
+// OpenAsks returns every open ask of a space, newest first; asks created at the same time come
+// in descending order of id, so the order is total.
+func (d *DB) OpenAsks(ctx context.Context, space string) ([]*ask.Ask, error) {
+	return d.queryAsks(ctx, space, `SELECT version, body FROM asks
+		WHERE space = ? AND status <> 'closed'
+		ORDER BY created_at DESC, id DESC`, space)
+}
+
+// ClosedAsks returns up to limit closed asks of a space that closed strictly before `before`,
+// most recently closed first.
+func (d *DB) ClosedAsks(ctx context.Context, space string, before time.Time, limit int) ([]*ask.Ask, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	return d.queryAsks(ctx, space, `SELECT version, body FROM asks
+		WHERE space = ? AND closed_at IS NOT NULL AND closed_at < ?
+		ORDER BY closed_at DESC
+		LIMIT ?`, space, formatTime(before), limit)
+}
+
+func (d *DB) queryAsks(ctx context.Context, space, query string, args ...any) ([]*ask.Ask, error) {
+	rows, err := d.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list asks: %w", err)
+	}
+	defer rows.Close()
+	var out []*ask.Ask
+	for rows.Next() {
+		var version int
+		var body []byte
+		if err := rows.Scan(&version, &body); err != nil {
+			return nil, fmt.Errorf("sqlite: list asks: %w", err)
+		}
+		a, err := decodeAsk(space, version, body)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list asks: %w", err)
+	}
+	return out, nil
+}
+
+func decodeAsk(space string, version int, body []byte) (*ask.Ask, error) {
+	a := &ask.Ask{}
+	if err := json.Unmarshal(body, a); err != nil {
+		return nil, fmt.Errorf("sqlite: decode a stored ask of space %s: %w", space, err)
+	}
+	a.Space, a.Version = space, version
+	return a, nil
+}

@@ -1,0 +1,212 @@
+// Package sqlite keeps Loopback's asks, credentials and tickets in one SQLite file, with the
+// pure-Go driver (no cgo). *DB implements ask.Store, ask.CredentialStore and ask.TicketStore and
+// passes the conformance suite in ask/asktest.
+//
+// The file runs in WAL mode. Writes go through a pool of one connection, each in a BEGIN
+// IMMEDIATE transaction, so writers in this process queue in Go instead of failing with "database
+// is locked", and busy_timeout covers any other process on the same file. Reads go through their
+// own pool and run beside the writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// Memory is the path that opens a private in-memory database, for tests and throwaway runs. It
+// lives as long as the DB and uses one connection for reads and writes alike.
+const Memory = ":memory:"
+
+// busyTimeout is how long a statement waits for another process's lock before it fails.
+const busyTimeout = 5 * time.Second
+
+// DB is Loopback's SQLite store.
+type DB struct {
+	w *sql.DB // one connection; every transaction on it is BEGIN IMMEDIATE
+	r *sql.DB // readers; the same pool as w for an in-memory database
+}
+
+var (
+	_ ask.Store           = (*DB)(nil)
+	_ ask.CredentialStore = (*DB)(nil)
+	_ ask.TicketStore     = (*DB)(nil)
+)
+
+// Open opens the database at path, creating it if need be, or a private in-memory one for
+// Memory, and brings its schema up to date.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlite: %q is not a usable database path", path)
+	}
+	params := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1&_txlock=immediate", busyTimeout.Milliseconds())
+	d := &DB{}
+	if path == Memory {
+		// Every connection to ":memory:" is a database of its own, so keep exactly one, for good.
+		d.w = pool("file:loopback-"+ask.NewID()+"?mode=memory&cache=shared&"+params, 1)
+		d.r = d.w
+	} else {
+		dsn := path + "?" + params + "&_journal_mode=WAL&_synchronous=NORMAL"
+		d.w = pool(dsn, 1)
+		d.r = pool(dsn+"&_query_only=1", max(4, runtime.GOMAXPROCS(0)))
+	}
+	if err := d.init(ctx, path); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func pool(dsn string, conns int) *sql.DB {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		panic(err) // only when the driver is not registered, and it is imported above
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	return db
+}
+
+// Close closes the database.
+func (d *DB) Close() error {
+	err := d.w.Close()
+	if d.r != d.w {
+		err = errors.Join(err, d.r.Close())
+	}
+	return err
+}
+
+// init checks the connection settings took and applies the migrations.
+func (d *DB) init(ctx context.Context, path string) error {
+	if err := d.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if path != Memory {
+		var mode string
+		if err := d.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+			return fmt.Errorf("sqlite: open %s: %w", path, err)
+		}
+		if mode != "wal" {
+			return fmt.Errorf("sqlite: open %s: journal mode is %s, want wal", path, mode)
+		}
+	}
+	if err := migrate(ctx, d.w); err != nil {
+		return fmt.Errorf("sqlite: migrate %s: %w", path, err)
+	}
+	return nil
+}
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migrations lists the embedded migrations in the order they apply. Their names start with their
+// number (001_, 002_, …), with no gaps, so that PRAGMA user_version counts how many have applied.
+func migrations() ([]string, error) {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	for i, name := range names {
+		if want := fmt.Sprintf("migrations/%03d_", i+1); !strings.HasPrefix(name, want) {
+			return nil, fmt.Errorf("migration %s is out of sequence: want a name starting %s", name, want)
+		}
+	}
+	return names, nil
+}
+
+// migrate applies every migration the database has not had yet, all in one transaction.
+func migrate(ctx context.Context, w *sql.DB) error {
+	names, err := migrations()
+	if err != nil {
+		return err
+	}
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var applied int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&applied); err != nil {
+		return err
+	}
+	if applied > len(names) {
+		return fmt.Errorf("the database has schema version %d; this build knows %d: run a newer Loopback", applied, len(names))
+	}
+	for _, name := range names[applied:] {
+		text, err := migrationFS.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(text)); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(names))); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// writeTx runs fn in a write transaction and commits it if fn returns nil.
+func (d *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// isUnique reports whether err is a UNIQUE or PRIMARY KEY constraint failing.
+func isUnique(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	return e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// formatTime and parseTime are how every time is stored: ask.FormatTime's fixed-width UTC text.
+func formatTime(t time.Time) string { return ask.FormatTime(t) }
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(ask.TimeLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
+	}
+	return t, nil
+}
+
+// nullTime stores an optional time.
+func nullTime(t *time.Time) sql.NullString {
+	if t == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: formatTime(*t), Valid: true}
+}
+
+func parseNullTime(s sql.NullString) (*time.Time, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	t, err := parseTime(s.String)
+	return &t, err
+}

@@ -1,0 +1,297 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/ask/asktest"
+	"github.com/loopback-hq/loopback/shared/buildinfo"
+)
+
+// openTest opens a fresh database file in a temporary folder, closed when the test ends.
+func openTest(tb testing.TB) *DB {
+	tb.Helper()
+	return openPath(tb, filepath.Join(tb.TempDir(), "loopback.db"))
+}
+
+func openPath(tb testing.TB, path string) *DB {
+	tb.Helper()
+	d, err := Open(context.Background(), path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return d
+}
+
+func TestConformance(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		open func(t *testing.T) *DB
+	}{
+		{"File", func(t *testing.T) *DB { return openTest(t) }},
+		{"Memory", func(t *testing.T) *DB { return openPath(t, Memory) }},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Run("Store", func(t *testing.T) {
+				asktest.TestStore(t, func(t *testing.T) ask.Store { return mode.open(t) })
+			})
+			t.Run("CredentialStore", func(t *testing.T) {
+				asktest.TestCredentialStore(t, func(t *testing.T) ask.CredentialStore { return mode.open(t) })
+			})
+			t.Run("TicketStore", func(t *testing.T) {
+				asktest.TestTicketStore(t, func(t *testing.T) ask.TicketStore { return mode.open(t) })
+			})
+		})
+	}
+}
+
+// TestSharedStore runs the suite on one database for every test, as a shared DynamoDB table would.
+func TestSharedStore(t *testing.T) {
+	d := openTest(t)
+	asktest.TestStore(t, func(*testing.T) ask.Store { return d })
+	asktest.TestCredentialStore(t, func(*testing.T) ask.CredentialStore { return d })
+	asktest.TestTicketStore(t, func(*testing.T) ask.TicketStore { return d })
+}
+
+func TestPragmas(t *testing.T) {
+	d := openTest(t)
+	ctx := context.Background()
+	check := func(pool string, q, want string) {
+		t.Helper()
+		p := d.w
+		if pool == "r" {
+			p = d.r
+		}
+		var got string
+		if err := p.QueryRowContext(ctx, q).Scan(&got); err != nil {
+			t.Fatalf("%s on %s: %v", q, pool, err)
+		}
+		if got != want {
+			t.Fatalf("%s on %s = %s, want %s", q, pool, got, want)
+		}
+	}
+	for _, pool := range []string{"w", "r"} {
+		check(pool, "PRAGMA journal_mode", "wal")
+		check(pool, "PRAGMA busy_timeout", "5000")
+		check(pool, "PRAGMA foreign_keys", "1")
+		check(pool, "PRAGMA synchronous", "1") // NORMAL
+		check(pool, "PRAGMA user_version", "1")
+	}
+	check("r", "PRAGMA query_only", "1")
+	check("w", "PRAGMA query_only", "0")
+}
+
+// TestReopen: a database opened again keeps its rows and is not migrated twice; one written by a
+// newer schema is refused rather than misread.
+func TestReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "loopback.db")
+	d, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := ask.NewService(d)
+	a, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "kept?", Project: "p"}, ask.Origin{Space: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = openPath(t, path)
+	if _, err := d.FindAsk(ctx, "s", a.ID); err != nil {
+		t.Fatalf("after reopening: %v", err)
+	}
+	if _, err := d.w.ExecContext(ctx, "PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, path); err == nil || !strings.Contains(err.Error(), "schema version 99") {
+		t.Fatalf("opening a database of a newer schema: got %v, want it refused", err)
+	}
+}
+
+func TestOpenRefusesOddPaths(t *testing.T) {
+	for _, p := range []string{"", "a.db?mode=ro", "a#b"} {
+		if _, err := Open(context.Background(), p); err == nil {
+			t.Errorf("Open(%q): got no error", p)
+		}
+	}
+}
+
+// TestRevision: every row keeps the contract revision that wrote it.
+func TestRevision(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	svc := ask.NewService(d)
+	a, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "?", Project: "p", Options: []ask.Choice{{Label: "a"}, {Label: "b"}}}, ask.Origin{Space: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Reply(ctx, "s", a.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CreateCredential(ctx, &ask.Credential{ID: "c", Space: "s", TokenHash: []byte{1}, Role: ask.RoleOwner, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CreateTicket(ctx, &ask.Ticket{Hash: []byte{2}, Purpose: "events", Space: "s", ExpiresAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"asks", "credentials", "tickets"} {
+		var n, bad int
+		q := fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE revision <> %d) FROM %s", buildinfo.Revision, table)
+		if err := d.r.QueryRowContext(ctx, q).Scan(&n, &bad); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 || bad != 0 {
+			t.Fatalf("%s: %d rows, %d without revision %d", table, n, bad, buildinfo.Revision)
+		}
+	}
+}
+
+// TestCloseTimesStepByMicroseconds: asks of a space closed on one clock reading get that time,
+// then that time plus 1µs, 2µs, …; and the unique index holds even against a direct write.
+func TestCloseTimesStepByMicroseconds(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	svc := &ask.Service{Store: d, Now: func() time.Time { return now }, NewID: ask.NewID}
+	var ids []string
+	for i := range 4 {
+		a, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "?", Project: "p"}, ask.Origin{Space: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err = svc.Reply(ctx, "s", a.ID, ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{}, Text: "ok"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := now.Add(time.Duration(i) * time.Microsecond); !a.ClosedAt.Equal(want) || !a.UpdatedAt.Equal(want) {
+			t.Fatalf("close %d: closedAt %v, updatedAt %v, want both %v", i, a.ClosedAt, a.UpdatedAt, want)
+		}
+		ids = append(ids, a.ID)
+	}
+	_, err := d.w.ExecContext(ctx, `UPDATE asks SET closed_at = (SELECT closed_at FROM asks WHERE id = ?) WHERE id = ?`, ids[0], ids[1])
+	if !isUnique(err) {
+		t.Fatalf("two asks of a space with one close time: got %v, want a UNIQUE constraint error", err)
+	}
+}
+
+// TestQueryPlans: the listing queries walk an index in order, without sorting or scanning.
+func TestQueryPlans(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	for _, q := range []struct{ query, index string }{
+		{`SELECT version, body FROM asks WHERE space = 's' AND status <> 'closed' ORDER BY created_at DESC, id DESC`, "asks_open"},
+		{`SELECT version, body FROM asks WHERE space = 's' AND closed_at IS NOT NULL AND closed_at < 'x' ORDER BY closed_at DESC LIMIT 5`, "asks_closed"},
+		{`SELECT closed_at FROM asks WHERE space = 's' AND closed_at >= 'x' AND id <> 'y' ORDER BY closed_at`, "asks_closed"},
+		{`SELECT * FROM credentials WHERE space = 's' ORDER BY created_at, id`, "credentials_by_space"},
+	} {
+		rows, err := d.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		text := strings.Join(plan, "; ")
+		if !strings.Contains(text, "INDEX "+q.index) || strings.Contains(text, "TEMP B-TREE") {
+			t.Errorf("plan for %q:\n  %s\nwant a walk of index %s with no sort", q.query, text, q.index)
+		}
+	}
+}
+
+// seed stores open and closed asks in one space, in one transaction.
+func seed(tb testing.TB, d *DB, space string, open, closed int) {
+	tb.Helper()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	asks := make([]*ask.Ask, 0, open+closed)
+	for i := range open + closed {
+		created := start.Add(time.Duration(i) * time.Second)
+		clock := func() time.Time { return created }
+		a, err := ask.NewQuestion(ask.NewID(), benchQuestion(i), ask.Origin{Space: space, Client: "bench"}, clock)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if i >= open {
+			if err := ask.ApplyReply(a, ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}}, nil,
+				func() time.Time { return created.Add(time.Minute) }); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		asks = append(asks, a)
+	}
+	if err := d.createAsks(context.Background(), asks...); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func benchQuestion(i int) ask.QuestionInput {
+	return ask.QuestionInput{
+		Question: fmt.Sprintf("Question %d: should the store keep asks as JSON with indexed columns beside it?", i),
+		Options:  []ask.Choice{{Label: "Yes", Description: "one row per ask"}, {Label: "No"}},
+		Context:  "A realistic ask carries a paragraph or two of context, so the benchmark does too. " + strings.Repeat("Context. ", 20),
+		Project:  "loopback",
+	}
+}
+
+func BenchmarkSnapshot(b *testing.B) {
+	d := openTest(b)
+	seed(b, d, "bench", 1000, 10000)
+	svc := ask.NewService(d)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		s, err := svc.Snapshot(ctx, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(s.Open) != 1000 || len(s.Recent) != ask.RecentLimit {
+			b.Fatalf("snapshot of %d open and %d recent", len(s.Open), len(s.Recent))
+		}
+	}
+}
+
+func BenchmarkReply(b *testing.B) {
+	d := openTest(b)
+	seed(b, d, "bench", 1000, 10000)
+	svc := ask.NewService(d)
+	ctx := context.Background()
+	// One fresh open question per iteration, made before the timer starts.
+	asks := make([]*ask.Ask, b.N)
+	for i := range asks {
+		a, err := ask.NewQuestion(ask.NewID(), benchQuestion(i), ask.Origin{Space: "bench"}, svc.Now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		asks[i] = a
+	}
+	if err := d.createAsks(ctx, asks...); err != nil {
+		b.Fatal(err)
+	}
+	reply := ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := svc.Reply(ctx, "bench", asks[i].ID, reply, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
