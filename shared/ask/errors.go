@@ -39,9 +39,12 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode is the code of err if it is (or wraps) an *Error, and EInternal otherwise, so that an
-// unexpected failure is never mistaken for the caller's fault.
+// ErrorCode is the code of err if it is (or wraps) an *Error, "" for nil, and EInternal
+// otherwise, so that an unexpected failure is never mistaken for the caller's fault.
 func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code

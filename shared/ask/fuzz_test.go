@@ -28,8 +28,8 @@ import (
 //
 // After every step: nothing panicked; a refusal is an *ask.Error of the right class and left the ask
 // exactly as it was; an accepted step added to the thread; CheckInvariants holds; a closed ask
-// never reopens and its thread never grows; every point id is unique and well formed; the ask
-// survives its JSON.
+// never reopens and its thread never grows; every point id is unique and well formed. At the end,
+// the ask survives its JSON and the contract accepts it.
 func FuzzLifecycle(f *testing.F) {
 	for _, seed := range [][]byte{
 		[]byte("q" + `{"question":"Which?","options":[{"label":"A"},{"label":"B"}],"project":"p"}` + "\n" + `R{"outcome":"answered","selected":["A"]}`),
@@ -41,28 +41,25 @@ func FuzzLifecycle(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		lines := bytes.Split(data, []byte("\n"))
-		now := newClock()
-		a := openFuzzAsk(t, lines[0], now)
+	f.Fuzz(runLifecycle)
+}
+
+// runLifecycle is FuzzLifecycle's body: one input, every step checked.
+func runLifecycle(t *testing.T, data []byte) {
+	lines := bytes.Split(data, []byte("\n"))
+	now := newClock()
+	a := openFuzzAsk(t, lines[0], now)
+	checkAsk(t, a)
+	for i, line := range lines[1:] {
+		if i == maxSteps {
+			break
+		}
+		before := deepCopy(a)
+		person, err := fuzzStep(a, line, now)
+		checkStep(t, before, a, person, err)
 		checkAsk(t, a)
-		for i, line := range lines[1:] {
-			if i == maxSteps {
-				break
-			}
-			before := deepCopy(a)
-			person, err := fuzzStep(a, line, now)
-			checkStep(t, before, a, person, err)
-			checkAsk(t, a)
-		}
-		b, err := json.Marshal(encodable(a))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := contract.ValidateModel("Ask", b); err != nil {
-			t.Fatalf("%v\n%s", err, b)
-		}
-	})
+	}
+	checkJSON(t, a)
 }
 
 // maxSteps bounds the steps of one input, so that every input runs quickly.
@@ -353,8 +350,13 @@ func checkAsk(t *testing.T, a *ask.Ask) {
 			t.Fatal("every point resolved, and still open")
 		}
 	}
-	// The ask survives its JSON, as a store keeps it: what is read back writes the same and obeys
-	// the same rules.
+}
+
+// checkJSON holds the ask to surviving its JSON, as a store keeps it: what is read back writes the
+// same and obeys the same rules, and the contract accepts it. Every turn stays in the thread, so
+// checking the last state of an input checks what every step wrote.
+func checkJSON(t *testing.T, a *ask.Ask) {
+	t.Helper()
 	b, err := json.Marshal(a)
 	if err != nil {
 		t.Fatal(err)
@@ -369,6 +371,9 @@ func checkAsk(t *testing.T, a *ask.Ask) {
 	}
 	if err := ask.CheckInvariants(&back); err != nil || back.Status != a.Status {
 		t.Fatalf("read back as %s: %v", back.Status, err)
+	}
+	if err := contract.ValidateModel("Ask", b); err != nil {
+		t.Fatalf("%v\n%s", err, b)
 	}
 }
 

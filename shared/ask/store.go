@@ -8,7 +8,8 @@ import (
 // Store keeps asks. Adapters: sqlite (local) and, later, DynamoDB. Every adapter passes the
 // conformance suite in ask/asktest, so the rules hold the same way wherever Loopback runs.
 type Store interface {
-	// CreateAsk stores a new ask at version 1.
+	// CreateAsk stores a new ask and sets a.Version to 1. An id already stored in the space is
+	// refused.
 	CreateAsk(ctx context.Context, a *Ask) error
 
 	// FindAsk returns the ask with this id in this space, or an *Error with ENotFound. An ask of
@@ -17,8 +18,8 @@ type Store interface {
 
 	// UpdateAsk writes a changed ask if and only if the stored version is still a.Version, and then
 	// increments a.Version. Otherwise it returns ErrVersionConflict and writes nothing. When the
-	// change closes the ask, the store may move a.ClosedAt forward by microseconds so that no two
-	// asks of a space share a close time; history pages rely on that.
+	// change closes the ask, the store may move a.ClosedAt (and a.UpdatedAt with it) forward by
+	// microseconds so that no two asks of a space share a close time; history pages rely on that.
 	UpdateAsk(ctx context.Context, a *Ask) error
 
 	// OpenAsks returns every open ask of a space, newest first.
@@ -80,7 +81,8 @@ type Ticket struct {
 // TicketStore keeps one-time tickets.
 type TicketStore interface {
 	CreateTicket(ctx context.Context, t *Ticket) error
-	// ConsumeTicket removes and returns the unexpired ticket with this hash and purpose. A ticket is
+	// ConsumeTicket removes and returns the ticket with this hash and purpose if now is before its
+	// ExpiresAt. A ticket is
 	// consumed at most once even when two callers race; a missing, used or expired ticket is an
 	// *Error with EUnauthorized.
 	ConsumeTicket(ctx context.Context, purpose string, hash []byte, now time.Time) (*Ticket, error)

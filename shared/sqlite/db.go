@@ -54,8 +54,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	params := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1&_txlock=immediate", busyTimeout.Milliseconds())
 	d := &DB{}
 	if path == Memory {
-		// Every connection to ":memory:" is a database of its own, so keep exactly one, for good.
-		d.w = pool("file:loopback-"+ask.NewID()+"?mode=memory&cache=shared&"+params, 1)
+		// Every connection to an in-memory database is a database of its own: keep exactly one,
+		// for good, and read through it too.
+		d.w = pool("file:loopback-"+ask.NewID()+"?mode=memory&"+params, 1)
 		d.r = d.w
 	} else {
 		dsn := path + "?" + params + "&_journal_mode=WAL&_synchronous=NORMAL"

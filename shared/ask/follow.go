@@ -1,0 +1,88 @@
+package ask
+
+import (
+	"context"
+	"time"
+)
+
+// An agent follows an ask while it waits on a blocking call or polls it as a task. Following is
+// recorded as leases with an expiry, renewed while the agent follows; the ask's Waiting is true
+// while any lease is live. A process killed mid-wait stops renewing, and its lease lapses.
+
+// Lease is one agent following one ask, until ExpiresAt unless renewed.
+type Lease struct {
+	Space     string
+	AskID     string
+	Holder    string // unique per wait or task
+	ExpiresAt time.Time
+}
+
+// LeaseStore keeps leases.
+type LeaseStore interface {
+	// PutLease creates or renews a lease (same space, ask and holder).
+	PutLease(ctx context.Context, l Lease) error
+	// DeleteLease removes a lease; removing one that is gone is not an error.
+	DeleteLease(ctx context.Context, space, askID, holder string) error
+	// LiveLeases counts the leases on an ask that expire after now.
+	LiveLeases(ctx context.Context, space, askID string, now time.Time) (int, error)
+	// ExpiredLeases returns up to limit leases that expired at or before now, oldest first.
+	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]Lease, error)
+}
+
+// TaskStatus is where an MCP task stands (spec 2025-11-25).
+type TaskStatus string
+
+const (
+	TaskWorking   TaskStatus = "working"
+	TaskCompleted TaskStatus = "completed"
+	TaskFailed    TaskStatus = "failed"
+	TaskCancelled TaskStatus = "cancelled"
+)
+
+// Task is an MCP task: a blocking tool call that the client polls instead of holding open. It is
+// kept in the store, so any instance (or a restarted binary) can answer for it. Its result is
+// the person's move on the ask; once seen it is kept in Result so the task's answer never changes.
+type Task struct {
+	ID        string
+	Space     string
+	AskID     string
+	Tool      string
+	Status    TaskStatus
+	Message   string // why it failed or was cancelled
+	Result    []byte // the tool's CallToolResult as JSON, once terminal
+	TTL       time.Duration
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	ExpiresAt time.Time // CreatedAt + TTL: after it the task may be forgotten
+}
+
+// Terminal reports whether the task will never change again.
+func (t *Task) Terminal() bool { return t.Status != TaskWorking }
+
+// TaskStore keeps MCP tasks.
+type TaskStore interface {
+	CreateTask(ctx context.Context, t *Task) error
+	// FindTask returns a task of a space, or an *Error with ENotFound (also when it expired).
+	FindTask(ctx context.Context, space, id string, now time.Time) (*Task, error)
+	// FinishTask moves a working task to a terminal status with its result or message. It returns
+	// the task as stored afterwards: if it was already terminal, unchanged, so the first finish wins.
+	FinishTask(ctx context.Context, t *Task) (*Task, error)
+	// ListTasks returns a space's unexpired tasks, newest first, after the cursor ("" for the
+	// first page), and the cursor of the next page ("" on the last).
+	ListTasks(ctx context.Context, space, cursor string, limit int, now time.Time) ([]*Task, string, error)
+}
+
+// PersonsMove returns the reply that hands the move away from the person, if the person has moved:
+// the latest reply in the thread while it is the agent's move or the ask is closed. A waiting
+// agent returns it; while the ask awaits the person, there is none.
+func PersonsMove(a *Ask) (*Reply, bool) {
+	if a.Status == AwaitingHuman {
+		return nil, false
+	}
+	for i := len(a.Thread) - 1; i >= 0; i-- {
+		if e := a.Thread[i]; e.Author == AuthorHuman && e.Reply != nil {
+			return e.Reply, true
+		}
+	}
+	return nil, false
+}
