@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/sqlite"
 )
 
@@ -74,6 +76,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	data := fs.String("data", defaultDataDir(), "data folder: the database and the owner's token")
+	publicURL := fs.String("public-url", "", "where people reach this Loopback, if not http://ADDR (behind a proxy)")
+	maxWait := fs.Duration("max-wait", time.Hour, "how long one blocking MCP call waits before telling the agent to call await_reply")
+	progress := fs.Duration("progress", 15*time.Second, "how often a waiting MCP call sends progress (keeps clients from timing out)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -90,19 +95,41 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("setting up the owner's token: %w", err)
 	}
 
-	api := &httpapi.Server{Service: ask.NewService(a.db), Gate: &gate.Gate{Credentials: a.db}, Logger: logger}
-	mux := http.NewServeMux()
-	mux.Handle("/api/", api.Handler())
-	mux.HandleFunc("GET /{$}", home)
-
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	base := "http://" + ln.Addr().String()
+	if *publicURL != "" {
+		base = strings.TrimRight(*publicURL, "/")
+	}
+
+	hub := events.NewHub()
+	svc := ask.NewService(a.db)
+	svc.Leases, svc.Changes = a.db, hub
+	g := &gate.Gate{Credentials: a.db}
+	api := &httpapi.Server{Service: svc, Gate: g, Logger: logger}
+	agents := mcptools.New(mcptools.Config{
+		Service: svc, Gate: g, Tasks: a.db, Logger: logger, PublicURL: base,
+		Waiter: &mcptools.Waiter{Service: svc, Watcher: mcptools.HubWatcher{Hub: hub}, Progress: *progress, MaxWait: *maxWait},
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/api/", api.Handler())
+	mux.Handle("/mcp", agents)
+	mux.HandleFunc("GET /{$}", home)
+
+	// Requests run on a context that shutting down cancels, so waiting MCP calls end at once
+	// (telling their agents to call await_reply) instead of holding the shutdown for an hour.
+	requests, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
+	srv := &http.Server{
+		Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return requests },
+		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
 	printWelcome(stdout, base, token)
 	logger.Info("serving", "addr", ln.Addr().String(), "data", *data)
+	go sweep(ctx, svc, a.db, logger)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -114,6 +141,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logger.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	cancelRequests()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return err
 	}
@@ -121,6 +149,32 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// sweep clears what nobody will come back for, every few seconds: leases of agents that stopped
+// following without saying so (a process killed mid-wait), which un-marks their asks as waiting;
+// and expired tickets and tasks.
+func sweep(ctx context.Context, svc *ask.Service, db *sqlite.DB, logger *slog.Logger) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			now := svc.Now()
+			_, err := svc.ReapLeases(ctx, 100)
+			if err == nil {
+				_, err = db.DeleteExpiredTickets(ctx, now)
+			}
+			if err == nil {
+				_, err = db.DeleteExpiredTasks(ctx, now)
+			}
+			if err != nil && ctx.Err() == nil {
+				logger.Warn("sweeping", "err", err)
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func defaultDataDir() string {

@@ -15,6 +15,46 @@ type Service struct {
 	Store Store
 	Now   Clock
 	NewID func() string
+
+	// Leases records agents following asks; nil where nothing waits (a process that only serves
+	// the API).
+	Leases LeaseStore
+
+	// Changes hears of every committed change, after the commit. Local: the in-process hub that
+	// wakes waiters and feeds sockets. On AWS it is nil: the DynamoDB stream carries changes.
+	Changes Publisher
+}
+
+// Change is a committed change of an ask: a new ask, a turn, a close, or an agent starting or
+// stopping to follow it.
+type Change struct {
+	Ask    *Ask
+	Opened bool
+}
+
+// Publisher hears of committed changes. Publish must not block: it is called on request paths.
+type Publisher interface {
+	Publish(c Change)
+}
+
+// publish tells Changes of a committed change, with a copy so that later edits by the caller
+// cannot reach subscribers.
+func (s *Service) publish(a *Ask, opened bool) {
+	if s.Changes == nil {
+		return
+	}
+	cp := *a
+	cp.Thread = append([]Entry(nil), a.Thread...)
+	s.Changes.Publish(Change{Ask: &cp, Opened: opened})
+}
+
+// create stores a new ask and publishes it.
+func (s *Service) create(ctx context.Context, a *Ask) (*Ask, error) {
+	if err := s.Store.CreateAsk(ctx, a); err != nil {
+		return nil, err
+	}
+	s.publish(a, true)
+	return a, nil
 }
 
 // NewService returns a Service on a store with the real clock and random ids.
@@ -40,7 +80,7 @@ func (s *Service) AskQuestion(ctx context.Context, in QuestionInput, o Origin) (
 	if err != nil {
 		return nil, err
 	}
-	return a, s.Store.CreateAsk(ctx, a)
+	return s.create(ctx, a)
 }
 
 // RequestReview creates a review. A review that revises another must name a review of the same space.
@@ -60,7 +100,7 @@ func (s *Service) RequestReview(ctx context.Context, in ReviewInput, o Origin) (
 			return nil, Errorf(EInputInvalid, "revises: ask %s is a %s, not a review", in.Revises, prev.Kind)
 		}
 	}
-	return a, s.Store.CreateAsk(ctx, a)
+	return s.create(ctx, a)
 }
 
 // SendBriefing creates a briefing.
@@ -69,7 +109,7 @@ func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) 
 	if err != nil {
 		return nil, err
 	}
-	return a, s.Store.CreateAsk(ctx, a)
+	return s.create(ctx, a)
 }
 
 // Reply records a person's reply. Two replies racing on one ask never both win: the loser reloads
@@ -102,7 +142,9 @@ func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) er
 		if err != nil {
 			return nil, err
 		}
-		if err := fn(a); err != nil {
+		if err := fn(a); errors.Is(err, errUnchanged) {
+			return a, nil
+		} else if err != nil {
 			return nil, err
 		}
 		err = s.Store.UpdateAsk(ctx, a)
@@ -112,6 +154,7 @@ func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) er
 		if err != nil {
 			return nil, err
 		}
+		s.publish(a, false)
 		return a, nil
 	}
 	return nil, Errorf(EConflict, "ask %s kept changing while this was written; try again", id)

@@ -1,6 +1,7 @@
-// Package sqlite keeps Loopback's asks, credentials and tickets in one SQLite file, with the
-// pure-Go driver (no cgo). *DB implements ask.Store, ask.CredentialStore and ask.TicketStore and
-// passes the conformance suite in ask/asktest.
+// Package sqlite keeps Loopback's asks, credentials, tickets, leases and MCP tasks in one SQLite
+// file, with the pure-Go driver (no cgo). *DB implements ask.Store, ask.CredentialStore,
+// ask.TicketStore, ask.LeaseStore and ask.TaskStore and passes the conformance suite in
+// ask/asktest.
 //
 // The file runs in WAL mode. Writes go through a pool of one connection, each in a BEGIN
 // IMMEDIATE transaction, so writers in this process queue in Go instead of failing with "database
@@ -43,6 +44,8 @@ var (
 	_ ask.Store           = (*DB)(nil)
 	_ ask.CredentialStore = (*DB)(nil)
 	_ ask.TicketStore     = (*DB)(nil)
+	_ ask.LeaseStore      = (*DB)(nil)
+	_ ask.TaskStore       = (*DB)(nil)
 )
 
 // Open opens the database at path, creating it if need be, or a private in-memory one for

@@ -51,6 +51,12 @@ func TestConformance(t *testing.T) {
 			t.Run("TicketStore", func(t *testing.T) {
 				asktest.TestTicketStore(t, func(t *testing.T) ask.TicketStore { return mode.open(t) })
 			})
+			t.Run("LeaseStore", func(t *testing.T) {
+				asktest.TestLeaseStore(t, func(t *testing.T) ask.LeaseStore { return mode.open(t) })
+			})
+			t.Run("TaskStore", func(t *testing.T) {
+				asktest.TestTaskStore(t, func(t *testing.T) ask.TaskStore { return mode.open(t) })
+			})
 		})
 	}
 }
@@ -61,6 +67,8 @@ func TestSharedStore(t *testing.T) {
 	asktest.TestStore(t, func(*testing.T) ask.Store { return d })
 	asktest.TestCredentialStore(t, func(*testing.T) ask.CredentialStore { return d })
 	asktest.TestTicketStore(t, func(*testing.T) ask.TicketStore { return d })
+	asktest.TestLeaseStore(t, func(*testing.T) ask.LeaseStore { return d })
+	asktest.TestTaskStore(t, func(*testing.T) ask.TaskStore { return d })
 }
 
 func TestPragmas(t *testing.T) {
@@ -85,7 +93,7 @@ func TestPragmas(t *testing.T) {
 		check(pool, "PRAGMA busy_timeout", "5000")
 		check(pool, "PRAGMA foreign_keys", "1")
 		check(pool, "PRAGMA synchronous", "1") // NORMAL
-		check(pool, "PRAGMA user_version", "1")
+		check(pool, "PRAGMA user_version", "2")
 	}
 	check("r", "PRAGMA query_only", "1")
 	check("w", "PRAGMA query_only", "0")
@@ -146,7 +154,32 @@ func TestRevision(t *testing.T) {
 	if err := d.CreateTicket(ctx, &ask.Ticket{Hash: []byte{2}, Purpose: "events", Space: "s", ExpiresAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"asks", "credentials", "tickets"} {
+	if err := d.PutLease(ctx, ask.Lease{Space: "s", AskID: a.ID, Holder: "h", ExpiresAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	task := &ask.Task{ID: "task", Space: "s", AskID: a.ID, Tool: "ask_question", Status: ask.TaskWorking,
+		TTL: time.Hour, CreatedAt: time.Now(), UpdatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
+	if err := d.CreateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	task.Status, task.Result = ask.TaskCompleted, []byte(`{"content":[]}`)
+	if _, err := d.FinishTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.w.ExecContext(ctx, `UPDATE tasks SET revision = 0; UPDATE leases SET revision = 0`); err != nil {
+		t.Fatal(err)
+	}
+	// Writes after the first must stamp the revision again.
+	if err := d.PutLease(ctx, ask.Lease{Space: "s", AskID: a.ID, Holder: "h", ExpiresAt: time.Now().Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.w.ExecContext(ctx, `UPDATE tasks SET status = 'working'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.FinishTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"asks", "credentials", "tickets", "leases", "tasks"} {
 		var n, bad int
 		q := fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE revision <> %d) FROM %s", buildinfo.Revision, table)
 		if err := d.r.QueryRowContext(ctx, q).Scan(&n, &bad); err != nil {
@@ -195,6 +228,9 @@ func TestQueryPlans(t *testing.T) {
 		{`SELECT version, body FROM asks WHERE space = 's' AND closed_at IS NOT NULL AND closed_at < 'x' ORDER BY closed_at DESC LIMIT 5`, "asks_closed"},
 		{`SELECT closed_at FROM asks WHERE space = 's' AND closed_at >= 'x' AND id <> 'y' ORDER BY closed_at`, "asks_closed"},
 		{`SELECT * FROM credentials WHERE space = 's' ORDER BY created_at, id`, "credentials_by_space"},
+		{`SELECT space, ask_id, holder, expires_at FROM leases WHERE expires_at <= 'x' ORDER BY expires_at, space, ask_id, holder LIMIT 5`, "leases_expiry"},
+		{`SELECT * FROM tasks WHERE space = 's' AND expires_at > 'x' ORDER BY created_at DESC, id DESC LIMIT 5`, "tasks_by_space"},
+		{`SELECT * FROM tasks WHERE space = 's' AND expires_at > 'x' AND (created_at, id) < ('y', 'z') ORDER BY created_at DESC, id DESC LIMIT 5`, "tasks_by_space"},
 	} {
 		rows, err := d.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.query)
 		if err != nil {

@@ -50,3 +50,18 @@ func (d *DB) ConsumeTicket(ctx context.Context, purpose string, hash []byte, now
 	}
 	return t, nil
 }
+
+// DeleteExpiredTickets deletes every ticket that has expired by now (its ExpiresAt is at or before
+// now), and says how many. ConsumeTicket deletes the tickets it is shown; this sweeps the ones
+// nobody came back for.
+func (d *DB) DeleteExpiredTickets(ctx context.Context, now time.Time) (int, error) {
+	res, err := d.w.ExecContext(ctx, `DELETE FROM tickets WHERE expires_at <= ?`, formatTime(now))
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: delete expired tickets: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: delete expired tickets: %w", err)
+	}
+	return int(n), nil
+}

@@ -1,0 +1,177 @@
+// Starts and stops the real loopback binary for the end-to-end tests: each server gets its own
+// temporary data folder and bearer token, listens on a free port of 127.0.0.1, and can be
+// restarted on the same address and data folder.
+
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** The binary under test: $LOOPBACK_BIN, or ../bin/loopback from e2e/. */
+export const BIN = process.env.LOOPBACK_BIN ? resolve(process.env.LOOPBACK_BIN) : resolve(here, '../../bin/loopback');
+
+const STARTUP_TIMEOUT_MS = 15_000;
+const STOP_TIMEOUT_MS = 15_000;
+
+// Children still running when the test process exits are killed, so a failed run leaves nothing behind.
+const running = new Set();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * A running (or stopped) loopback binary.
+ *
+ * Fields, once started: `addr` (host:port), `origin` (http://host:port), `api` (…/api/v1),
+ * `mcp` (…/mcp), `token`, `dataDir`, `args` (extra flags such as ['--progress', '500ms']).
+ */
+export class LoopbackServer {
+  constructor({ args = [], token = randomBytes(24).toString('hex'), dataDir } = {}) {
+    this.args = args;
+    this.token = token;
+    this.dataDir = dataDir;
+    this.ownsDataDir = !dataDir;
+    this.child = null;
+    this.addr = null;
+    this.log = []; // stdout and stderr lines of every run, for diagnosing a failure
+  }
+
+  /** Starts the binary: on a free port the first time, on the same address after that. */
+  async start() {
+    if (this.child) throw new Error('already running');
+    if (!existsSync(BIN)) {
+      throw new Error(`no loopback binary at ${BIN}: run \`go build -o bin/loopback ./cmd/loopback\` in the repository, or set LOOPBACK_BIN`);
+    }
+    if (!this.dataDir) this.dataDir = await mkdtemp(join(tmpdir(), 'loopback-e2e-'));
+    // A port just given up can be taken again at once (Go listens with SO_REUSEADDR), but retry a
+    // few times in case the old process has not quite let go of it.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#spawn(this.addr ?? '127.0.0.1:0');
+        return this;
+      } catch (err) {
+        if (!this.addr || attempt >= 5 || !/address already in use/.test(String(err.message))) throw err;
+        await sleep(200 * attempt);
+      }
+    }
+  }
+
+  #spawn(addr) {
+    const child = spawn(BIN, ['serve', '--addr', addr, '--data', this.dataDir, ...this.args], {
+      env: { ...process.env, LOOPBACK_TOKEN: this.token },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    running.add(child);
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    exited.then(() => running.delete(child));
+    child.exited = exited;
+
+    return new Promise((resolve, reject) => {
+      const found = {};
+      const timer = setTimeout(() => fail(new Error(`loopback did not print its addresses within ${STARTUP_TIMEOUT_MS} ms`)), STARTUP_TIMEOUT_MS);
+      const fail = (err) => {
+        clearTimeout(timer);
+        child.kill('SIGKILL');
+        reject(new Error(`${err.message}\n--- loopback output ---\n${this.log.slice(-40).join('\n')}`));
+      };
+      const onLine = (stream) => (line) => {
+        this.log.push(`[${stream}] ${line}`);
+        if (stream !== 'stdout' || found.done) return;
+        const m = /^\s*(API|MCP):\s+(\S+)\s*$/.exec(line);
+        if (m) found[m[1]] = m[2];
+        if (found.API && found.MCP) {
+          found.done = true;
+          clearTimeout(timer);
+          const mcp = new URL(found.MCP);
+          this.child = child;
+          this.addr = mcp.host;
+          this.origin = mcp.origin;
+          this.mcp = found.MCP;
+          this.api = found.API;
+          resolve();
+        }
+      };
+      lines(child.stdout, onLine('stdout'));
+      lines(child.stderr, onLine('stderr'));
+      child.once('error', fail);
+      exited.then(({ code, signal }) => {
+        if (!found.done) fail(new Error(`loopback exited before it was ready (code ${code}, signal ${signal})`));
+      });
+    });
+  }
+
+  /** Stops the binary with `signal` and waits for it to exit; returns its exit code and signal. */
+  async stop(signal = 'SIGTERM') {
+    const child = this.child;
+    if (!child) return null;
+    this.child = null;
+    child.kill(signal);
+    const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    const result = await child.exited;
+    clearTimeout(killer);
+    return result;
+  }
+
+  /** Stops the binary and starts it again on the same address and data folder. */
+  async restart(signal = 'SIGTERM') {
+    await this.stop(signal);
+    return this.start();
+  }
+
+  /** Stops the binary and removes the data folder it was given. */
+  async dispose() {
+    await this.stop();
+    if (this.ownsDataDir && this.dataDir) await rm(this.dataDir, { recursive: true, force: true });
+  }
+
+  /** The Authorization header value for this server's owner. */
+  get authorization() {
+    return `Bearer ${this.token}`;
+  }
+
+  /** Calls the HTTP API as the person; returns { status, headers, body } (body parsed when JSON). */
+  async fetchApi(method, path, body) {
+    const res = await fetch(this.api + path, {
+      method,
+      headers: {
+        Authorization: this.authorization,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed = text;
+    if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, body: parsed };
+  }
+}
+
+/** Starts a server; see LoopbackServer. */
+export async function startServer(options) {
+  return new LoopbackServer(options).start();
+}
+
+function lines(stream, onLine) {
+  let buf = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk) => {
+    buf += chunk;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      onLine(buf.slice(0, i).replace(/\r$/, ''));
+      buf = buf.slice(i + 1);
+    }
+  });
+  stream.on('end', () => {
+    if (buf) onLine(buf);
+  });
+}
+
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

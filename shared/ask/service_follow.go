@@ -1,0 +1,74 @@
+package ask
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// errUnchanged tells change that fn found nothing to write.
+var errUnchanged = errors.New("unchanged")
+
+// SetWaiting records whether any agent follows an ask. It is a change of the ask like any other
+// (its version moves and subscribers hear of it), made only when the flag really changes, and
+// never on a closed ask: nobody waits on one.
+func (s *Service) SetWaiting(ctx context.Context, space, id string, waiting bool) (*Ask, error) {
+	return s.change(ctx, space, id, func(a *Ask) error {
+		if a.Waiting == waiting || (waiting && a.Status == Closed) {
+			return errUnchanged
+		}
+		a.Waiting = waiting
+		a.UpdatedAt = s.Now()
+		return nil
+	})
+}
+
+// Follow starts or renews holder's lease on an ask for ttl, and marks the ask waiting. Renewing
+// also re-marks it, which heals the rare race where another holder's Unfollow cleared the flag
+// just as this one started.
+func (s *Service) Follow(ctx context.Context, space, id, holder string, ttl time.Duration) error {
+	if err := s.Leases.PutLease(ctx, Lease{Space: space, AskID: id, Holder: holder, ExpiresAt: s.Now().Add(ttl)}); err != nil {
+		return err
+	}
+	_, err := s.SetWaiting(ctx, space, id, true)
+	return err
+}
+
+// Unfollow ends holder's lease, and clears the ask's waiting flag if no live lease is left.
+func (s *Service) Unfollow(ctx context.Context, space, id, holder string) error {
+	if err := s.Leases.DeleteLease(ctx, space, id, holder); err != nil {
+		return err
+	}
+	return s.settle(ctx, space, id)
+}
+
+// settle clears the waiting flag of an ask that no live lease follows.
+func (s *Service) settle(ctx context.Context, space, id string) error {
+	n, err := s.Leases.LiveLeases(ctx, space, id, s.Now())
+	if err != nil || n > 0 {
+		return err
+	}
+	_, err = s.SetWaiting(ctx, space, id, false)
+	if ErrorCode(err) == ENotFound {
+		return nil
+	}
+	return err
+}
+
+// ReapLeases removes leases whose holders stopped renewing them (a process killed mid-wait) and
+// clears the waiting flag of asks left unfollowed. It returns how many leases it removed.
+func (s *Service) ReapLeases(ctx context.Context, limit int) (int, error) {
+	expired, err := s.Leases.ExpiredLeases(ctx, s.Now(), limit)
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range expired {
+		if err := s.Leases.DeleteLease(ctx, l.Space, l.AskID, l.Holder); err != nil {
+			return 0, err
+		}
+		if err := s.settle(ctx, l.Space, l.AskID); err != nil {
+			return 0, err
+		}
+	}
+	return len(expired), nil
+}

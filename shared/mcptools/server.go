@@ -1,0 +1,185 @@
+// Package mcptools is the agent's side of Loopback: an MCP server (streamable HTTP, mcp-go) whose
+// tools ask a person and wait for the reply. The store, not process memory, holds every ask,
+// lease and task, so any instance can serve any request and a restart loses nothing.
+package mcptools
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/buildinfo"
+	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/httpapi"
+)
+
+// Config is what the MCP server needs. Service, Gate, Tasks and Waiter are required.
+type Config struct {
+	Service *ask.Service
+	Gate    *gate.Gate
+	Tasks   ask.TaskStore
+	Waiter  *Waiter
+
+	// PublicURL is where people reach this deployment, such as http://127.0.0.1:8080: inbox
+	// links point there, and a browser Origin must be it.
+	PublicURL string
+
+	// TaskPollInterval is what task-augmented calls suggest clients poll at.
+	TaskPollInterval time.Duration
+
+	Logger *slog.Logger
+}
+
+// MaxRequestBytes bounds one MCP request: an ask of 256 KiB, as JSON inside JSON-RPC.
+const MaxRequestBytes = 2 * ask.MaxInputBytes
+
+// Handler is /mcp: the gate, the Origin check, Loopback's store-backed tasks, then mcp-go.
+type Handler struct {
+	cfg   Config
+	mcp   *server.MCPServer
+	http  *server.StreamableHTTPServer
+	tools map[string]blockingTool
+}
+
+// New builds the MCP server with every tool.
+func New(cfg Config) *Handler {
+	if cfg.TaskPollInterval == 0 {
+		cfg.TaskPollInterval = 5 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	h := &Handler{cfg: cfg}
+	h.mcp = server.NewMCPServer("loopback", "revision "+strconv.Itoa(buildinfo.Revision)+" build "+buildinfo.Build,
+		server.WithToolCapabilities(false),
+		server.WithTaskCapabilities(true, true, true),
+		server.WithInputSchemaValidation(),
+		server.WithOutputSchemaValidation(),
+		server.WithRecovery(),
+		server.WithInstructions(instructions),
+	)
+	h.addTools()
+	h.http = server.NewStreamableHTTPServer(h.mcp,
+		server.WithSessionIdManagerResolver(sessionResolver{}),
+		// Loopback checks Origin itself against its public URL; mcp-go's check refuses any
+		// non-localhost Host, which a hosted deployment always has.
+		server.WithDisableLocalhostProtection(true),
+		server.WithStreamableHTTPLogger(cfg.Logger),
+	)
+	return h
+}
+
+const instructions = `Loopback reaches the person you work for and brings back their answer. Use it when you need a
+decision, an approval, or the person's word before going on: ask_question for a question (with
+choices when there are clear options), request_review to put work in front of them for approval,
+send_briefing to go through findings or options point by point. Each call waits until the person
+answers, which can take minutes or hours; if it returns without a reply, call await_reply with the
+askId to keep waiting. Always pass project: the name of the repository's root folder.`
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.originAllowed(r.Header.Get("Origin")) {
+		writeProblem(w, http.StatusForbidden, "origin.forbidden", "this Origin may not use this MCP server")
+		return
+	}
+	cred, err := h.cfg.Gate.Check(r.Context(), gate.BearerToken(r.Header.Get("Authorization")))
+	if err != nil {
+		if ask.ErrorCode(err) == ask.EUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="loopback"`)
+			writeProblem(w, http.StatusUnauthorized, ask.EUnauthorized, ask.ErrorMessage(err))
+			return
+		}
+		h.cfg.Logger.ErrorContext(r.Context(), "gate", "err", err)
+		writeProblem(w, http.StatusInternalServerError, ask.EInternal, ask.ErrorMessage(err))
+		return
+	}
+	ctx := httpapi.WithCredential(r.Context(), cred)
+
+	if r.Method == http.MethodPost {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+		if err != nil {
+			writeProblem(w, http.StatusRequestEntityTooLarge, ask.ETooLarge, "an MCP request may be at most 512 KiB")
+			return
+		}
+		var msg rpcMessage
+		_ = json.Unmarshal(body, &msg) // mcp-go answers malformed JSON-RPC itself
+		client := msg.client()
+		if client == "" {
+			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+				client, _ = clientFromSessionID(id)
+			}
+		}
+		ctx = withClient(ctx, client)
+		if h.serveTask(w, r.WithContext(ctx), &msg) {
+			return
+		}
+		r = r.WithContext(ctx)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	} else {
+		r = r.WithContext(ctx)
+	}
+	h.http.ServeHTTP(w, r)
+}
+
+// rpcMessage is the part of a JSON-RPC message Loopback looks at before mcp-go does.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method"`
+	Params  struct {
+		ClientInfo *mcp.Implementation `json:"clientInfo,omitempty"`
+		Meta       *mcp.Meta           `json:"_meta,omitempty"`
+		Name       string              `json:"name,omitempty"`
+		Arguments  json.RawMessage     `json:"arguments,omitempty"`
+		Task       *mcp.TaskParams     `json:"task,omitempty"`
+		TaskID     string              `json:"taskId,omitempty"`
+		Cursor     string              `json:"cursor,omitempty"`
+	} `json:"params"`
+}
+
+// client is the MCP client's name and version: from initialize, or from a request's _meta (the
+// 2026-07-28 revision has no initialize).
+func (m *rpcMessage) client() string {
+	info := m.Params.ClientInfo
+	if info == nil {
+		info = m.Params.Meta.ClientInfo()
+	}
+	if info == nil {
+		return ""
+	}
+	c := strings.TrimSpace(info.Name + " " + info.Version)
+	if len(c) > 120 {
+		c = c[:120]
+	}
+	return c
+}
+
+// originAllowed implements the transport's DNS-rebinding rule: a request from a browser page
+// must come from this deployment's own origin. Clients that are not browsers send no Origin.
+func (h *Handler) originAllowed(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(h.cfg.PublicURL)
+	if err != nil {
+		return false
+	}
+	return strings.EqualFold(origin, u.Scheme+"://"+u.Host)
+}
+
+func writeProblem(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(httpapi.Problem{Code: code, Message: message})
+}

@@ -1,0 +1,242 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// MCP tasks (spec 2025-11-25), kept in the store. mcp-go keeps tasks in a map run by goroutines,
+// which a restart or another Lambda instance cannot see; so Loopback answers task-augmented
+// tools/call and tasks/* itself, before mcp-go, from the TaskStore. A task's outcome is the
+// person's move on its ask: nothing runs in the background, and any instance can answer.
+
+// Task lifetimes: what a client may ask for, and what it gets when it does not say.
+const (
+	DefaultTaskTTL = 24 * time.Hour
+	MaxTaskTTL     = 7 * 24 * time.Hour
+)
+
+// serveTask answers the task side of MCP, and reports whether it did.
+func (h *Handler) serveTask(w http.ResponseWriter, r *http.Request, msg *rpcMessage) bool {
+	ctx := r.Context()
+	var result any
+	var err error
+	switch msg.Method {
+	case "tools/call":
+		tool, ok := h.tools[msg.Params.Name]
+		if msg.Params.Task == nil || !ok {
+			return false
+		}
+		result, err = h.startTask(ctx, msg, tool)
+	case "tasks/get":
+		result, err = h.getTask(ctx, msg.Params.TaskID)
+	case "tasks/result":
+		result, err = h.taskResult(ctx, msg.Params.TaskID)
+	case "tasks/list":
+		result, err = h.listTasks(ctx, msg.Params.Cursor)
+	case "tasks/cancel":
+		result, err = h.cancelTask(ctx, msg.Params.TaskID)
+	default:
+		return false
+	}
+	writeRPC(w, msg.ID, result, err)
+	return true
+}
+
+// rpcError is a JSON-RPC error.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, err error) {
+	resp := map[string]any{"jsonrpc": "2.0", "id": id}
+	var re *rpcError
+	switch {
+	case errors.As(err, &re):
+		resp["error"] = re
+	case ask.ErrorCode(err) == ask.ENotFound, ask.ErrorCode(err) == ask.ERequestInvalid:
+		resp["error"] = &rpcError{Code: mcp.INVALID_PARAMS, Message: ask.ErrorMessage(err)}
+	case err != nil:
+		resp["error"] = &rpcError{Code: mcp.INTERNAL_ERROR, Message: ask.ErrorMessage(err)}
+	default:
+		resp["result"] = result
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
+}
+
+// leaseTTL is how long a task keeps its ask marked waiting after the client's last poll.
+func (h *Handler) taskLeaseTTL() time.Duration { return max(3*h.cfg.TaskPollInterval, 30*time.Second) }
+
+// startTask runs a blocking tool's start (the ask is created, or the agent's turn recorded) and
+// answers at once with a task to poll. A call refused at the start is a plain tool error, as it
+// would be without a task.
+func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool blockingTool) (any, error) {
+	o := origin(ctx)
+	askID, err := tool(ctx, o, msg.Params.Arguments)
+	if err != nil {
+		return toolError(err), nil
+	}
+	ttl := DefaultTaskTTL
+	if t := msg.Params.Task.TTL; t != nil && *t > 0 {
+		ttl = min(time.Duration(*t)*time.Millisecond, MaxTaskTTL)
+	}
+	now := h.cfg.Service.Now()
+	t := &ask.Task{
+		ID: ask.NewID(), Space: o.Space, AskID: askID, Tool: msg.Params.Name, Status: ask.TaskWorking,
+		TTL: ttl, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ttl),
+	}
+	if err := h.cfg.Tasks.CreateTask(ctx, t); err != nil {
+		return nil, err
+	}
+	t, err = h.refresh(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"task": h.wireTask(t)}, nil
+}
+
+// refresh brings a working task up to date with its ask: finished if the person has moved,
+// otherwise followed for another lease (a client polling a task is an agent waiting).
+func (h *Handler) refresh(ctx context.Context, t *ask.Task) (*ask.Task, error) {
+	if t.Terminal() {
+		return t, nil
+	}
+	a, err := h.cfg.Service.Find(ctx, t.Space, t.AskID)
+	if ask.ErrorCode(err) == ask.ENotFound {
+		return h.finish(ctx, t, ask.TaskFailed, nil, "the ask is gone")
+	} else if err != nil {
+		return nil, err
+	}
+	if r, ok := ask.PersonsMove(a); ok {
+		return h.finish(ctx, t, ask.TaskCompleted, toolReply(t.AskID, *r), "")
+	}
+	if err := h.cfg.Service.Follow(ctx, t.Space, t.AskID, t.ID, h.taskLeaseTTL()); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// finish moves a task to a terminal status (the first finish wins) and stops following its ask.
+func (h *Handler) finish(ctx context.Context, t *ask.Task, status ask.TaskStatus, result *mcp.CallToolResult, message string) (*ask.Task, error) {
+	done := *t
+	done.Status, done.Message, done.UpdatedAt = status, message, h.cfg.Service.Now()
+	if result != nil {
+		result.Meta = mcp.WithRelatedTask(t.ID)
+		b, err := json.Marshal(result)
+		if err != nil {
+			return nil, err
+		}
+		done.Result = b
+	}
+	stored, err := h.cfg.Tasks.FinishTask(ctx, &done)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.cfg.Service.Unfollow(context.WithoutCancel(ctx), t.Space, t.AskID, t.ID); err != nil {
+		h.cfg.Logger.WarnContext(ctx, "unfollowing a finished task", "task", t.ID, "err", err)
+	}
+	return stored, nil
+}
+
+func (h *Handler) findTask(ctx context.Context, id string) (*ask.Task, error) {
+	if id == "" {
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "taskId is required"}
+	}
+	return h.cfg.Tasks.FindTask(ctx, origin(ctx).Space, id, h.cfg.Service.Now())
+}
+
+// getTask: tasks/get.
+func (h *Handler) getTask(ctx context.Context, id string) (any, error) {
+	t, err := h.findTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t, err = h.refresh(ctx, t); err != nil {
+		return nil, err
+	}
+	return h.wireTask(t), nil
+}
+
+// taskResult: tasks/result. It waits for the person like a blocking call, up to the same limit;
+// a task still working then is an error the client answers by asking again.
+func (h *Handler) taskResult(ctx context.Context, id string) (any, error) {
+	t, err := h.findTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t, err = h.refresh(ctx, t); err != nil {
+		return nil, err
+	}
+	if !t.Terminal() {
+		reply, err := h.cfg.Waiter.Wait(ctx, t.Space, t.AskID, nil)
+		switch {
+		case errors.Is(err, ErrStillWaiting):
+			return nil, &rpcError{Code: mcp.INTERNAL_ERROR, Message: "task " + t.ID + " is still waiting for the person; call tasks/result again"}
+		case err != nil:
+			return nil, err
+		}
+		if t, err = h.finish(ctx, t, ask.TaskCompleted, toolReply(t.AskID, *reply), ""); err != nil {
+			return nil, err
+		}
+	}
+	if len(t.Result) == 0 {
+		return mcp.NewToolResultError("task " + t.ID + " " + string(t.Status) + ": " + t.Message), nil
+	}
+	return json.RawMessage(t.Result), nil
+}
+
+// listTasks: tasks/list.
+func (h *Handler) listTasks(ctx context.Context, cursor string) (any, error) {
+	tasks, next, err := h.cfg.Tasks.ListTasks(ctx, origin(ctx).Space, cursor, 50, h.cfg.Service.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"tasks": []mcp.Task{}}
+	list := make([]mcp.Task, 0, len(tasks))
+	for _, t := range tasks {
+		list = append(list, h.wireTask(t))
+	}
+	out["tasks"] = list
+	if next != "" {
+		out["nextCursor"] = next
+	}
+	return out, nil
+}
+
+// cancelTask: tasks/cancel. The client stops following; the ask stays open for the person.
+func (h *Handler) cancelTask(ctx context.Context, id string) (any, error) {
+	t, err := h.findTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Terminal() {
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "task " + t.ID + " is already " + string(t.Status)}
+	}
+	if t, err = h.finish(ctx, t, ask.TaskCancelled, nil, "cancelled by the client; the ask stays open"); err != nil {
+		return nil, err
+	}
+	return h.wireTask(t), nil
+}
+
+// wireTask is a task as MCP shows it.
+func (h *Handler) wireTask(t *ask.Task) mcp.Task {
+	ttl := t.TTL.Milliseconds()
+	poll := h.cfg.TaskPollInterval.Milliseconds()
+	status := mcp.TaskStatus(t.Status)
+	return mcp.Task{
+		TaskId: t.ID, Status: status, StatusMessage: t.Message,
+		CreatedAt: ask.FormatTime(t.CreatedAt), LastUpdatedAt: ask.FormatTime(t.UpdatedAt),
+		TTL: &ttl, PollInterval: &poll,
+	}
+}

@@ -1,0 +1,286 @@
+package mcptools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/contract"
+	"github.com/loopback-hq/loopback/shared/httpapi"
+)
+
+// blockingTool starts something the person must answer (a new ask, or the agent's turn on one)
+// and names the ask to wait on. Blocking calls and task-augmented calls share it.
+type blockingTool func(ctx context.Context, o ask.Origin, args json.RawMessage) (askID string, err error)
+
+const waitNote = ` The call waits until the person replies — seconds or hours — and returns their reply. If it
+returns an error saying there is no reply yet, call await_reply with the askId to keep waiting; the
+reply is never lost.`
+
+func (h *Handler) addTools() {
+	reply := contract.MustToolSchema("ToolReply")
+	h.tools = map[string]blockingTool{
+		"ask_question":     h.askQuestion,
+		"request_review":   h.requestReview,
+		"send_briefing":    h.sendBriefing,
+		"answer_briefing":  h.answerBriefing,
+		"answer_follow_up": h.answerFollowUp,
+		"await_reply":      h.awaitReply,
+	}
+	blocking := []struct {
+		name, title, input, description string
+		readOnly                        bool
+	}{
+		{"ask_question", "Ask the person a question", "QuestionInput",
+			`Ask the person a question and wait for their answer. Offer 2–6 short choices when there are clear options (they can always answer in their own words); set multiple when several may apply. The reply is answered (the labels selected and/or text), follow_up (they asked something back: answer it with answer_follow_up), or dismissed.`, false},
+		{"request_review", "Put work up for review", "ReviewInput",
+			`Put work in front of the person for approval: markdown, code, diffs (as git diff prints them) and uploaded images, in order. The reply is approved (go ahead), changes_requested (make the changes, then request_review again with revises set to this askId), follow_up (answer it with answer_follow_up, and the review stays open), or dismissed.`, false},
+		{"send_briefing", "Go through points with the person", "BriefingInput",
+			`Explain findings, options, steps or changes as numbered points (at most 50, numbered straight through the sections) that the person replies on one at a time. The reply is responded: per point, their words and/or resolved. Answer every point they wrote on without resolving with answer_briefing; the briefing closes when every point is resolved. Or the reply is dismissed.`, false},
+		{"answer_briefing", "Answer points of a briefing", "BriefingAnswerInput",
+			`Answer the person on the points of a briefing they wrote on (every such point, once each), optionally breaking a point into sub-points (numbered beneath it, at most three levels deep). Use it only when the briefing awaits you. Then waits for the person's next reply.`, false},
+		{"answer_follow_up", "Answer a question the person asked back", "FollowUpInput",
+			`Answer the question the person asked back (a follow_up) on a question or review. Use it only when the ask awaits you. Then waits for the person's next reply.`, false},
+	}
+	for _, t := range blocking {
+		input, err := contract.ToolSchema(t.input)
+		if err != nil {
+			panic(err)
+		}
+		tool := mcp.NewTool(t.name,
+			mcp.WithDescription(t.description+waitNote),
+			mcp.WithToolTitle(t.title),
+			rawInputSchema(input),
+			mcp.WithRawOutputSchema(reply),
+			mcp.WithTaskSupport(mcp.TaskSupportOptional),
+			mcp.WithDestructiveHintAnnotation(false),
+			mcp.WithOpenWorldHintAnnotation(false),
+		)
+		h.mcp.AddTool(tool, h.blockingHandler(t.name))
+	}
+	h.mcp.AddTool(mcp.NewTool("await_reply",
+		mcp.WithDescription(`Wait for the person's reply on an ask you made earlier: after a call ended with "no reply yet", after a restart, or to pick up a reply that came while you were doing something else. Returns at once if the person has already replied.`+waitNote),
+		mcp.WithToolTitle("Wait for the person's reply"),
+		rawInputSchema(json.RawMessage(awaitSchema)),
+		mcp.WithRawOutputSchema(reply),
+		mcp.WithTaskSupport(mcp.TaskSupportOptional),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), h.blockingHandler("await_reply"))
+
+	linkInput, _ := contract.ToolSchema("InboxRequest")
+	h.mcp.AddTool(mcp.NewTool("get_inbox_link",
+		mcp.WithDescription(`The address of the person's inbox, or of one ask in it. Give it to the person when they ask where to answer.`),
+		mcp.WithToolTitle("Link to the inbox"),
+		rawInputSchema(linkInput),
+		mcp.WithRawOutputSchema(contract.MustToolSchema("InboxLink")),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), h.inboxLink)
+}
+
+// rawInputSchema sets a tool's input schema to the contract's JSON Schema. mcp.WithRawInputSchema
+// alone leaves mcp.NewTool's default InputSchema in place too, and mcp-go then fails to encode
+// the tool ("has both InputSchema and RawInputSchema set"): tools/list answered with an empty body.
+func rawInputSchema(schema json.RawMessage) mcp.ToolOption {
+	return func(t *mcp.Tool) {
+		t.InputSchema = mcp.ToolInputSchema{}
+		t.RawInputSchema = schema
+	}
+}
+
+const awaitSchema = `{"type":"object","properties":{"askId":{"type":"string","minLength":1,"description":"The id of the ask to wait on, as a blocking call or an earlier result named it."}},"required":["askId"]}`
+
+// origin is who is asking: the credential's space and person, and the MCP client.
+func origin(ctx context.Context) ask.Origin {
+	c := httpapi.CredentialFrom(ctx)
+	person := c.Person
+	return ask.Origin{Space: c.Space, Client: clientFrom(ctx), RaisedBy: &person}
+}
+
+// decodeArgs decodes a tool's arguments strictly: an unknown field is refused by name, so a typo
+// does not silently drop what the agent meant to say.
+func decodeArgs(args json.RawMessage, v any, code string) error {
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return ask.Errorf(code, "arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+func (h *Handler) askQuestion(ctx context.Context, o ask.Origin, args json.RawMessage) (string, error) {
+	var in ask.QuestionInput
+	if err := decodeArgs(args, &in, ask.EInputInvalid); err != nil {
+		return "", err
+	}
+	a, err := h.cfg.Service.AskQuestion(ctx, in, o)
+	if err != nil {
+		return "", err
+	}
+	return a.ID, nil
+}
+
+func (h *Handler) requestReview(ctx context.Context, o ask.Origin, args json.RawMessage) (string, error) {
+	var in ask.ReviewInput
+	if err := decodeArgs(args, &in, ask.EInputInvalid); err != nil {
+		return "", err
+	}
+	a, err := h.cfg.Service.RequestReview(ctx, in, o)
+	if err != nil {
+		return "", err
+	}
+	return a.ID, nil
+}
+
+func (h *Handler) sendBriefing(ctx context.Context, o ask.Origin, args json.RawMessage) (string, error) {
+	var in ask.BriefingInput
+	if err := decodeArgs(args, &in, ask.EInputInvalid); err != nil {
+		return "", err
+	}
+	a, err := h.cfg.Service.SendBriefing(ctx, in, o)
+	if err != nil {
+		return "", err
+	}
+	return a.ID, nil
+}
+
+func (h *Handler) answerBriefing(ctx context.Context, o ask.Origin, args json.RawMessage) (string, error) {
+	var in ask.BriefingAnswerInput
+	if err := decodeArgs(args, &in, ask.EAnswerInvalid); err != nil {
+		return "", err
+	}
+	if _, err := h.cfg.Service.AnswerBriefing(ctx, o.Space, in); err != nil {
+		return "", err
+	}
+	return in.AskID, nil
+}
+
+func (h *Handler) answerFollowUp(ctx context.Context, o ask.Origin, args json.RawMessage) (string, error) {
+	var in ask.FollowUpInput
+	if err := decodeArgs(args, &in, ask.EAnswerInvalid); err != nil {
+		return "", err
+	}
+	if _, err := h.cfg.Service.AnswerFollowUp(ctx, o.Space, in); err != nil {
+		return "", err
+	}
+	return in.AskID, nil
+}
+
+func (h *Handler) awaitReply(ctx context.Context, o ask.Origin, args json.RawMessage) (string, error) {
+	var in struct {
+		AskID string `json:"askId"`
+	}
+	if err := decodeArgs(args, &in, ask.ERequestInvalid); err != nil {
+		return "", err
+	}
+	if _, err := h.cfg.Service.Find(ctx, o.Space, in.AskID); err != nil {
+		return "", err
+	}
+	return in.AskID, nil
+}
+
+// rawArguments returns a call's arguments as JSON.
+func rawArguments(req mcp.CallToolRequest) json.RawMessage {
+	b, err := json.Marshal(req.GetRawArguments())
+	if err != nil || string(b) == "null" {
+		return json.RawMessage("{}")
+	}
+	return b
+}
+
+// blockingHandler runs a blocking tool: start it, then wait for the person, reporting progress
+// to a client that asked for it.
+func (h *Handler) blockingHandler(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		o := origin(ctx)
+		askID, err := h.tools[name](ctx, o, rawArguments(req))
+		if err != nil {
+			return toolError(err), nil
+		}
+		var token mcp.ProgressToken
+		if req.Params.Meta != nil {
+			token = req.Params.Meta.ProgressToken
+		}
+		return h.wait(ctx, o.Space, askID, token), nil
+	}
+}
+
+// wait waits for the person and turns the outcome into the tool's result.
+func (h *Handler) wait(ctx context.Context, space, askID string, token mcp.ProgressToken) *mcp.CallToolResult {
+	srv := server.ServerFromContext(ctx)
+	n := 0
+	progress := func(waited time.Duration) {
+		if token == nil || srv == nil {
+			return
+		}
+		n++
+		_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+			"progressToken": token,
+			"progress":      n,
+			"message":       fmt.Sprintf("Waiting for the person to answer (%s so far)", waited.Round(time.Second)),
+		})
+	}
+	reply, err := h.cfg.Waiter.Wait(ctx, space, askID, progress)
+	return h.outcome(askID, reply, err)
+}
+
+// outcome is a wait's result: the ToolReply, or an error that tells the agent what to do next.
+func (h *Handler) outcome(askID string, reply *ask.Reply, err error) *mcp.CallToolResult {
+	switch {
+	case errors.Is(err, ErrStillWaiting):
+		return mcp.NewToolResultError(fmt.Sprintf(
+			"No reply yet on ask %s after waiting %s. The ask stays open and the person's reply is kept: call await_reply with {\"askId\": %q} to keep waiting.",
+			askID, h.cfg.Waiter.MaxWait.Round(time.Second), askID))
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return mcp.NewToolResultError(fmt.Sprintf("The wait on ask %s was cancelled; the ask stays open. Call await_reply with {\"askId\": %q} to wait again.", askID, askID))
+	case err != nil:
+		return toolError(err)
+	}
+	return toolReply(askID, *reply)
+}
+
+// toolReply is a ToolReply as structured content, with the same JSON as text.
+func toolReply(askID string, r ask.Reply) *mcp.CallToolResult {
+	tr := ask.ToolReply{AskID: askID, Reply: r}
+	b, _ := json.Marshal(tr)
+	var structured map[string]any
+	_ = json.Unmarshal(b, &structured)
+	return mcp.NewToolResultStructured(structured, string(b))
+}
+
+// toolError reports a refusal as a tool error the model can act on: the stable code, then the
+// message that names the field and the rule.
+func toolError(err error) *mcp.CallToolResult {
+	return mcp.NewToolResultError(ask.ErrorCode(err) + ": " + ask.ErrorMessage(err))
+}
+
+// inboxLink: get_inbox_link.
+func (h *Handler) inboxLink(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		AskID string `json:"askId,omitempty"`
+	}
+	if err := decodeArgs(rawArguments(req), &in, ask.ERequestInvalid); err != nil {
+		return toolError(err), nil
+	}
+	link := strings.TrimRight(h.cfg.PublicURL, "/") + "/"
+	if in.AskID != "" {
+		if _, err := h.cfg.Service.Find(ctx, origin(ctx).Space, in.AskID); err != nil {
+			return toolError(err), nil
+		}
+		link += "asks/" + in.AskID
+	}
+	b, _ := json.Marshal(map[string]string{"url": link})
+	return mcp.NewToolResultStructured(map[string]any{"url": link}, string(b)), nil
+}

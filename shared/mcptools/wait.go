@@ -1,0 +1,120 @@
+package mcptools
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/events"
+)
+
+// Watcher wakes a waiting call when an ask may have changed. Locally the hub wakes it the moment a
+// change commits; on Lambda, where no hub reaches the waiting instance, a ticker makes it look.
+type Watcher interface {
+	Watch(space, askID string) (wake <-chan ask.Change, stop func())
+}
+
+// HubWatcher wakes waiters from the in-process hub: no polling at all.
+type HubWatcher struct{ Hub *events.Hub }
+
+// Watch implements Watcher.
+func (w HubWatcher) Watch(space, askID string) (<-chan ask.Change, func()) {
+	sub := w.Hub.Watch(space, askID)
+	return sub.C(), sub.Close
+}
+
+// PollWatcher wakes waiters every Interval, for deployments with no hub in reach.
+type PollWatcher struct{ Interval time.Duration }
+
+// Watch implements Watcher.
+func (w PollWatcher) Watch(space, askID string) (<-chan ask.Change, func()) {
+	c := make(chan ask.Change, 1)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(w.Interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				select {
+				case c <- ask.Change{}:
+				default:
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return c, func() { close(done) }
+}
+
+// ErrStillWaiting ends a wait that reached its limit before the person moved. The ask stays open
+// and the reply, whenever it comes, is delivered to the next await_reply.
+var ErrStillWaiting = errors.New("no reply yet")
+
+// Waiter waits for the person's move on an ask, following it (so the inbox shows an agent is
+// waiting) and reporting progress, until the person moves, the limit passes, or the caller goes.
+type Waiter struct {
+	Service  *ask.Service
+	Watcher  Watcher
+	Progress time.Duration // how often progress is reported and the lease renewed
+	MaxWait  time.Duration // how long one call waits before it tells the agent to call await_reply
+}
+
+// leaseTTL is how long a lease outlives its last renewal: long enough to survive a slow renewal,
+// short enough that a killed process stops showing as waiting within a minute or so.
+func (w *Waiter) leaseTTL() time.Duration { return max(3*w.Progress, 30*time.Second) }
+
+// Wait returns the person's reply on the ask once they move; at once if they already have. The
+// progress callback runs every Progress interval with the time waited so far.
+func (w *Waiter) Wait(ctx context.Context, space, askID string, progress func(waited time.Duration)) (*ask.Reply, error) {
+	wake, stop := w.Watcher.Watch(space, askID) // before the first read, so no change slips between
+	defer stop()
+	a, err := w.Service.Find(ctx, space, askID)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := ask.PersonsMove(a); ok {
+		return r, nil
+	}
+
+	holder := ask.NewID()
+	if err := w.Service.Follow(ctx, space, askID, holder, w.leaseTTL()); err != nil {
+		return nil, err
+	}
+	defer func() {
+		// Unfollow after the reply is on its way, not before: the agent should not wait for the
+		// bookkeeping. The caller may be gone; unfollowing must still happen.
+		go func() { _ = w.Service.Unfollow(context.WithoutCancel(ctx), space, askID, holder) }()
+	}()
+
+	start := time.Now()
+	deadline := time.NewTimer(w.MaxWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(w.Progress)
+	defer tick.Stop()
+	for {
+		select {
+		case <-wake:
+			a, err := w.Service.Find(ctx, space, askID)
+			if err != nil {
+				return nil, err
+			}
+			if r, ok := ask.PersonsMove(a); ok {
+				return r, nil
+			}
+		case <-tick.C:
+			if progress != nil {
+				progress(time.Since(start))
+			}
+			if err := w.Service.Follow(ctx, space, askID, holder, w.leaseTTL()); err != nil && ctx.Err() == nil {
+				return nil, err
+			}
+		case <-deadline.C:
+			return nil, ErrStillWaiting
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}

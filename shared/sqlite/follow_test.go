@@ -1,0 +1,168 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+// TestDeleteExpiredTickets: the sweep deletes the tickets that have expired by now (ExpiresAt at
+// or before it) and keeps the rest usable.
+func TestDeleteExpiredTickets(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	var tickets []*ask.Ticket
+	for i, expires := range []time.Duration{-time.Hour, -time.Second, 0, time.Microsecond, time.Minute} {
+		tk := &ask.Ticket{Hash: []byte{byte(i + 1)}, Purpose: "events", Space: "s", ExpiresAt: t0.Add(expires)}
+		if err := d.CreateTicket(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+		tickets = append(tickets, tk)
+	}
+	n, err := d.DeleteExpiredTickets(ctx, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Fatalf("DeleteExpiredTickets deleted %d tickets, want the 3 expired at or before now", n)
+	}
+	if n, err := d.DeleteExpiredTickets(ctx, t0); err != nil || n != 0 {
+		t.Fatalf("DeleteExpiredTickets again: %d, %v; want 0, nil", n, err)
+	}
+	var left int
+	if err := d.r.QueryRowContext(ctx, `SELECT count(*) FROM tickets`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 2 {
+		t.Fatalf("%d tickets left, want 2", left)
+	}
+	for _, tk := range tickets[3:] {
+		if _, err := d.ConsumeTicket(ctx, "events", tk.Hash, t0); err != nil {
+			t.Fatalf("a ticket the sweep kept: %v", err)
+		}
+	}
+}
+
+// TestDeleteExpiredTasks: the same for tasks, which FindTask stops finding at ExpiresAt.
+func TestDeleteExpiredTasks(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	for i, ttl := range []time.Duration{time.Second, time.Minute, time.Minute + time.Millisecond, time.Hour} {
+		tk := &ask.Task{ID: string(rune('a' + i)), Space: "s", AskID: "ask", Tool: "ask_question", Status: ask.TaskWorking,
+			TTL: ttl, CreatedAt: t0, UpdatedAt: t0, ExpiresAt: t0.Add(ttl)}
+		if err := d.CreateTask(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := d.DeleteExpiredTasks(ctx, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("DeleteExpiredTasks deleted %d tasks, want 2", n)
+	}
+	page, _, err := d.ListTasks(ctx, "s", "", 10, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) != 2 || page[0].ID != "d" || page[1].ID != "c" {
+		t.Fatalf("tasks left: %v, want d and c", page)
+	}
+}
+
+// TestListTasksCursor: the page that holds a space's last task says so with an empty cursor, even
+// when it is full; a cursor the store did not give out is the caller's error.
+func TestListTasksCursor(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	for i := range 4 {
+		tk := &ask.Task{ID: string(rune('a' + i)), Space: "s", AskID: "ask", Tool: "ask_question", Status: ask.TaskWorking,
+			TTL: time.Hour, CreatedAt: t0.Add(time.Duration(i) * time.Second), UpdatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+		if err := d.CreateTask(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, next, err := d.ListTasks(ctx, "s", "", 2, t0)
+	if err != nil || len(page) != 2 || next == "" {
+		t.Fatalf("first page of 2: %d tasks, cursor %q, %v", len(page), next, err)
+	}
+	page, next, err = d.ListTasks(ctx, "s", next, 2, t0)
+	if err != nil || len(page) != 2 || next != "" {
+		t.Fatalf("second and last page of 2: %d tasks, cursor %q, %v; want 2 tasks and no cursor", len(page), next, err)
+	}
+	if page, next, err := d.ListTasks(ctx, "s", "", 4, t0); err != nil || len(page) != 4 || next != "" {
+		t.Fatalf("one full page of all 4: %d tasks, cursor %q, %v; want no cursor", len(page), next, err)
+	}
+	for _, bad := range []string{"x", "!!!", encodeCursor(t0, "")[:10], "bm90IGEgdGltZSBhdCBhbGwsIG5vLCBub3QgYXQgYWxs"} {
+		_, _, err := d.ListTasks(ctx, "s", bad, 2, t0)
+		if ask.ErrorCode(err) != ask.ERequestInvalid {
+			t.Errorf("ListTasks with cursor %q: got %v, want %s", bad, err, ask.ERequestInvalid)
+		}
+	}
+}
+
+// TestTaskWrites: a task id is created once per space, and FinishTask needs a terminal status.
+func TestTaskWrites(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	tk := &ask.Task{ID: "a", Space: "s", AskID: "ask", Tool: "ask_question", Status: ask.TaskWorking,
+		TTL: time.Hour, CreatedAt: t0, UpdatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	if err := d.CreateTask(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	dup := *tk
+	dup.Tool = "request_review"
+	if err := d.CreateTask(ctx, &dup); err == nil {
+		t.Fatal("CreateTask of an id already stored in the space: got no error")
+	}
+	if _, err := d.FinishTask(ctx, tk); err == nil {
+		t.Fatal("FinishTask to status working: got no error")
+	}
+	odd := *tk
+	odd.Status = "done"
+	if _, err := d.FinishTask(ctx, &odd); err == nil {
+		t.Fatal("FinishTask to an unknown status: got no error")
+	}
+	got, err := d.FindTask(ctx, "s", "a", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ask.TaskWorking || got.Tool != tk.Tool {
+		t.Fatalf("after refused writes the task is %s, tool %s", got.Status, got.Tool)
+	}
+}
+
+// TestMigrateToFollow: a database of schema 1 gets the follow tables and keeps its asks.
+func TestMigrateToFollow(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "loopback.db")
+	d, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ask.NewService(d).AskQuestion(ctx, ask.QuestionInput{Question: "kept?", Project: "p"}, ask.Origin{Space: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.w.ExecContext(ctx, `DROP TABLE leases; DROP TABLE tasks; PRAGMA user_version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = openPath(t, path)
+	if _, err := d.FindAsk(ctx, "s", a.ID); err != nil {
+		t.Fatalf("after migrating: %v", err)
+	}
+	if err := d.PutLease(ctx, ask.Lease{Space: "s", AskID: a.ID, Holder: "h", ExpiresAt: t0}); err != nil {
+		t.Fatalf("PutLease after migrating: %v", err)
+	}
+	if _, _, err := d.ListTasks(ctx, "s", "", 1, t0); err != nil {
+		t.Fatalf("ListTasks after migrating: %v", err)
+	}
+}
