@@ -5,7 +5,7 @@ LDFLAGS   := -s -w -X github.com/loopback-hq/loopback/shared/buildinfo.Build=$(B
 STATICCHECK ?= v0.8.2
 export CGO_ENABLED = 0
 
-.PHONY: build dev test lint spec spec-check fmt clean
+.PHONY: build dev test lint spec spec-check bench clean
 
 ## build: the local binary at bin/loopback
 build:
@@ -33,6 +33,11 @@ spec:
 ## spec-check: fail if spec/main.tsp no longer emits spec/revisions/*/ or shared/contract/schema/ unchanged
 spec-check:
 	bash spec/check-frozen.sh
+
+## bench: the Go benchmarks and the MCP waiting benchmark (figures go in docs/benchmarks.md)
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./shared/...
+	$(GO) run ./bench/mcpwait -bin bin/loopback -replies 200 -waiters 10000 -settle 35s
 
 clean:
 	rm -rf bin

@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -79,6 +81,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	publicURL := fs.String("public-url", "", "where people reach this Loopback, if not http://ADDR (behind a proxy)")
 	maxWait := fs.Duration("max-wait", time.Hour, "how long one blocking MCP call waits before telling the agent to call await_reply")
 	progress := fs.Duration("progress", 15*time.Second, "how often a waiting MCP call sends progress (keeps clients from timing out)")
+	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (such as 127.0.0.1:6060); off when empty")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -108,7 +111,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	svc := ask.NewService(a.db)
 	svc.Leases, svc.Changes = a.db, hub
 	g := &gate.Gate{Credentials: a.db}
-	api := &httpapi.Server{Service: svc, Gate: g, Logger: logger}
+	api := &httpapi.Server{Service: svc, Gate: g, Logger: logger, Tickets: a.db, Hub: hub, PublicURL: base}
 	agents := mcptools.New(mcptools.Config{
 		Service: svc, Gate: g, Tasks: a.db, Logger: logger, PublicURL: base,
 		Waiter: &mcptools.Waiter{Service: svc, Watcher: mcptools.HubWatcher{Hub: hub}, Progress: *progress, MaxWait: *maxWait},
@@ -127,9 +130,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		BaseContext: func(net.Listener) context.Context { return requests },
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(api.CloseSockets) // Shutdown does not wait for upgraded connections
 	printWelcome(stdout, base, token)
 	logger.Info("serving", "addr", ln.Addr().String(), "data", *data)
 	go sweep(ctx, svc, a.db, logger)
+	if *debugAddr != "" {
+		go serveProfiles(*debugAddr, logger)
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -157,9 +164,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func sweep(ctx context.Context, svc *ask.Service, db *sqlite.DB, logger *slog.Logger) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-t.C:
+			if n%2 == 0 {
+				// Every 10 s, collect. A waiting call's goroutine stack grew while its request was
+				// decoded and validated; Go shrinks idle stacks only during a collection, and a
+				// server full of idle waiters allocates too little to start one. This keeps
+				// 10,000 waiting calls near 60 KiB each instead of near 95.
+				runtime.GC()
+			}
 			now := svc.Now()
 			_, err := svc.ReapLeases(ctx, 100)
 			if err == nil {
@@ -174,6 +188,17 @@ func sweep(ctx context.Context, svc *ask.Service, db *sqlite.DB, logger *slog.Lo
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// serveProfiles serves net/http/pprof on its own address, never on the public one.
+func serveProfiles(addr string, logger *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	logger.Info("profiles", "addr", addr)
+	if err := http.ListenAndServe(addr, mux); err != nil {
+		logger.Warn("profiles", "err", err)
 	}
 }
 

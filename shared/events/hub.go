@@ -52,7 +52,8 @@ func (h *Hub) Subscribe(space string, queue int) *Subscription {
 }
 
 // Watch wakes its receiver whenever an ask changes. Wake-ups coalesce: a waiter that has not yet
-// looked keeps one pending wake-up, which is all it needs to read the ask again.
+// looked keeps one pending wake-up, which is all it needs to read the ask again. A wake-up carries
+// no ask.
 func (h *Hub) Watch(space, askID string) *Subscription {
 	return h.add(&Subscription{space: space, askID: askID, coalesce: true, c: make(chan ask.Change, 1)})
 }
@@ -73,8 +74,14 @@ func (h *Hub) Publish(c ask.Change) {
 		if s.space != c.Ask.Space || (s.askID != "" && s.askID != c.Ask.ID) {
 			continue
 		}
+		msg := c
+		if s.coalesce {
+			// A watcher only needs to know to look again; holding the ask in its queue would
+			// keep a copy alive per waiting call.
+			msg = ask.Change{Opened: c.Opened}
+		}
 		select {
-		case s.c <- c:
+		case s.c <- msg:
 		default:
 			if !s.coalesce {
 				dropped = append(dropped, s)

@@ -21,9 +21,8 @@ import (
 // and names the ask to wait on. Blocking calls and task-augmented calls share it.
 type blockingTool func(ctx context.Context, o ask.Origin, args json.RawMessage) (askID string, err error)
 
-const waitNote = ` The call waits until the person replies — seconds or hours — and returns their reply. If it
-returns an error saying there is no reply yet, call await_reply with the askId to keep waiting; the
-reply is never lost.`
+const waitNote = " The call waits until the person replies — seconds or hours — and returns their reply. " +
+	"If it returns an error saying there is no reply yet, call await_reply with the askId to keep waiting; the reply is never lost."
 
 func (h *Handler) addTools() {
 	reply := contract.MustToolSchema("ToolReply")
@@ -73,6 +72,7 @@ func (h *Handler) addTools() {
 		mcp.WithRawOutputSchema(reply),
 		mcp.WithTaskSupport(mcp.TaskSupportOptional),
 		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithOpenWorldHintAnnotation(false),
 	), h.blockingHandler("await_reply"))
 
@@ -83,6 +83,7 @@ func (h *Handler) addTools() {
 		rawInputSchema(linkInput),
 		mcp.WithRawOutputSchema(contract.MustToolSchema("InboxLink")),
 		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithOpenWorldHintAnnotation(false),
 	), h.inboxLink)
 }
@@ -115,9 +116,28 @@ func decodeArgs(args json.RawMessage, v any, code string) error {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return ask.Errorf(code, "%s: expected %s, got %s", te.Field, jsonType(te.Type.Kind().String()), te.Value)
+		}
 		return ask.Errorf(code, "arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
+}
+
+// jsonType names a Go kind as JSON calls it, for messages a model reads.
+func jsonType(kind string) string {
+	switch kind {
+	case "slice", "array":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	}
+	return kind
 }
 
 func (h *Handler) askQuestion(ctx context.Context, o ask.Origin, args json.RawMessage) (string, error) {
@@ -184,6 +204,9 @@ func (h *Handler) awaitReply(ctx context.Context, o ask.Origin, args json.RawMes
 	}
 	if err := decodeArgs(args, &in, ask.ERequestInvalid); err != nil {
 		return "", err
+	}
+	if in.AskID == "" {
+		return "", ask.Errorf(ask.ERequestInvalid, "askId is required and must not be empty: the id of the ask to wait on")
 	}
 	if _, err := h.cfg.Service.Find(ctx, o.Space, in.AskID); err != nil {
 		return "", err
