@@ -5,7 +5,7 @@ LDFLAGS   := -s -w -X github.com/loopback-hq/loopback/shared/buildinfo.Build=$(B
 STATICCHECK ?= v0.8.2
 export CGO_ENABLED = 0
 
-.PHONY: build dev test lint spec spec-check bench clean
+.PHONY: build dev test test-e2e lint spec spec-check bench clean
 
 ## build: the local binary at bin/loopback
 build:
@@ -19,6 +19,11 @@ dev: build
 test: spec-check lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	cfn-lint template.yaml
+	$(MAKE) test-e2e
+
+## test-e2e: the MCP end-to-end suite: the official TypeScript SDK against bin/loopback
+test-e2e: build
+	cd e2e && npm ci --no-audit --no-fund && npm test
 
 ## lint: gofmt, go vet and staticcheck
 lint:

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import { LoopbackServer, sleep } from './lib/server.mjs';
 
@@ -40,6 +40,17 @@ async function waitFor(what, fn, { timeout = 5000, interval = 25 } = {}) {
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
     await sleep(interval);
+  }
+}
+
+/** `promise`'s value, or `otherwise` if it takes longer than `ms`. */
+async function within(ms, promise, otherwise) {
+  let timer;
+  const late = new Promise((resolve) => (timer = setTimeout(resolve, ms, otherwise)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -90,6 +101,21 @@ function assertTextMatchesStructured(result) {
   assert.deepEqual(JSON.parse(texts[0].text), result.structuredContent, 'the text content is not the same JSON as structuredContent');
 }
 
+/** A test body that, when it fails, shows the tail of the server's output. */
+function logged(getServer, fn) {
+  return (t) => withServerLog(getServer(), () => fn(t));
+}
+
+/** Runs fn; if it throws, adds the tail of the server's output to the error, for diagnosis. */
+async function withServerLog(server, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err && typeof err === 'object') err.message += `\n--- loopback output (last 30 lines) ---\n${server.log.slice(-30).join('\n')}`;
+    throw err;
+  }
+}
+
 function resultText(result) {
   return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 }
@@ -119,8 +145,8 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
     await server?.dispose();
   });
 
-  test('1. tools/list shows the seven tools, with an outputSchema on the blocking ones', async () => {
-    const { tools } = await client.listTools();
+  test('1. tools/list shows the seven tools, with an outputSchema on the blocking ones', logged(() => server, async () => {
+    const { tools } = await client.listTools(); // the SDK also caches the outputSchemas, to validate results
     const names = tools.map((t) => t.name);
     for (const name of TOOLS) assert.ok(names.includes(name), `tools/list lacks ${name}: ${names.join(', ')}`);
     const unexpected = names.filter((n) => !TOOLS.includes(n) && !LATER_TOOLS.includes(n));
@@ -140,11 +166,12 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
     }
     assert.ok(byName.ask_question.inputSchema.required.includes('project'), 'ask_question requires project');
     assert.ok(byName.get_inbox_link.outputSchema?.properties?.url, 'get_inbox_link has an outputSchema with url');
-  });
+  }));
 
-  test('2. every tool works, answered through the HTTP API', async (t) => {
-    await client.listTools(); // so the SDK validates structured content against each outputSchema
-
+  test('2. every tool works, answered through the HTTP API', logged(() => server, async (t) => {
+    // Test 1's tools/list on this client made the SDK validate structured content against each
+    // outputSchema from here on; these tests do not list tools again, so that a broken tools/list
+    // fails test 1 alone.
     let answeredQuestion;
     await t.test('ask_question → answered', async () => {
       const text = marker('Ship the release?');
@@ -219,6 +246,7 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
       });
       const ask = await findOpenAsk(server, title);
       assert.equal(ask.kind, 'briefing');
+      assert.equal(ask.client, CLIENT_LABEL);
       assert.deepEqual(ask.prompt.sections.flatMap((s) => s.points.map((p) => p.id)), ['1', '2'], 'points are numbered straight through');
 
       const responded = { outcome: 'responded', points: [{ point: '1', text: 'Where exactly?' }, { point: '2', resolved: true }] };
@@ -257,9 +285,9 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
       assert.equal(new URL(one.structuredContent.url).origin, server.origin);
       assert.ok(one.structuredContent.url.includes(answeredQuestion.id), `the link names the ask: ${one.structuredContent.url}`);
     });
-  });
+  }));
 
-  test('3. a wait cut off by a client timeout resumes with await_reply, the reply intact', async () => {
+  test('3. a wait cut off by a client timeout resumes with await_reply, the reply intact', logged(() => server, async () => {
     const text = marker('Which region?');
     const started = Date.now();
     await assert.rejects(
@@ -280,9 +308,9 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
 
     const result = await client.callTool({ name: 'await_reply', arguments: { askId: ask.id } }, undefined, { timeout: 5000 });
     assertToolReply(result, ask.id, answer);
-  });
+  }));
 
-  test('4. progress keeps a client alive past its request timeout', async () => {
+  test('4. progress keeps a client alive past its request timeout', async (t) => {
     // Issue 3's scenario scaled down: a client with the SDK's 60-second request timeout and
     // resetTimeoutOnProgress must outlive that timeout while the person takes longer. Here the
     // server sends progress every 500 ms, the client times out after 2 s without it, and the
@@ -290,38 +318,40 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
     const fast = await new LoopbackServer({ args: ['--progress', '500ms'] }).start();
     const agent = await connect(fast);
     try {
-      const text = marker('Keep waiting?');
-      const progress = [];
-      const started = Date.now();
-      const call = agent.callTool({ name: 'ask_question', arguments: question(text) }, undefined, {
-        timeout: 2000,
-        resetTimeoutOnProgress: true,
-        onprogress: (p) => progress.push(p),
-      });
-      let failed;
-      call.catch((err) => (failed = err));
-      const ask = await findOpenAsk(fast, text);
-      await sleep(Math.max(0, 5000 - (Date.now() - started)));
-      assert.equal(failed, undefined, 'the call failed before the person replied');
+      await withServerLog(fast, async () => {
+        const text = marker('Keep waiting?');
+        const progress = [];
+        const started = Date.now();
+        const call = agent.callTool({ name: 'ask_question', arguments: question(text) }, undefined, {
+          timeout: 2000,
+          resetTimeoutOnProgress: true,
+          onprogress: (p) => progress.push(p),
+        });
+        let failed;
+        call.catch((err) => (failed = err));
+        const ask = await findOpenAsk(fast, text);
+        await sleep(Math.max(0, 5000 - (Date.now() - started)));
+        assert.equal(failed, undefined, 'the call failed before the person replied');
 
-      const answer = { outcome: 'answered', selected: ['Yes'] };
-      await reply(fast, ask.id, answer);
-      const result = await call;
-      const elapsed = Date.now() - started;
-      assertToolReply(result, ask.id, answer);
-      assert.ok(elapsed > 4000, `the call returned after ${elapsed} ms, before the reply?`);
-      assert.ok(progress.length >= 4, `expected progress about every 500 ms for 5 s, got ${progress.length} notifications`);
-      for (let i = 1; i < progress.length; i++) {
-        assert.ok(progress[i].progress > progress[i - 1].progress, `progress must increase: ${JSON.stringify(progress)}`);
-      }
+        const answer = { outcome: 'answered', selected: ['Yes'] };
+        await reply(fast, ask.id, answer);
+        const result = await call;
+        const elapsed = Date.now() - started;
+        assertToolReply(result, ask.id, answer);
+        assert.ok(elapsed > 4000, `the call returned after ${elapsed} ms, before the reply?`);
+        assert.ok(progress.length >= 4, `expected progress about every 500 ms for 5 s, got ${progress.length} notifications`);
+        t.diagnostic(`${progress.length} progress notifications in ${elapsed} ms`);
+        for (let i = 1; i < progress.length; i++) {
+          assert.ok(progress[i].progress > progress[i - 1].progress, `progress must increase: ${JSON.stringify(progress)}`);
+        }
+      });
     } finally {
       await agent.close();
       await fast.dispose();
     }
   });
 
-  test('5. a task-augmented call is polled to its result (tasks/get, tasks/result, tasks/list)', async () => {
-    await client.listTools(); // the SDK learns which tools take tasks, and their outputSchemas
+  test('5. a task-augmented call is polled to its result (tasks/get, tasks/result, tasks/list, tasks/cancel)', logged(() => server, async () => {
     const text = marker('Merge the branch?');
     const answer = { outcome: 'answered', selected: ['Yes'], text: 'merge' };
     const stream = client.experimental.tasks.callToolStream({ name: 'ask_question', arguments: question(text) }, undefined, {
@@ -364,58 +394,82 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
 
     const task = await client.experimental.tasks.getTask(taskId);
     assert.equal(task.status, 'completed');
-    const again = await client.experimental.tasks.getTaskResult(taskId);
+    const again = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
     assert.deepEqual(again.structuredContent, { askId, reply: answer }, 'tasks/result gives the same ToolReply again');
     const { tasks } = await client.experimental.tasks.listTasks();
     const listed = tasks.find((t) => t.taskId === taskId);
     assert.ok(listed, `tasks/list lacks ${taskId}`);
     assert.equal(listed.status, 'completed');
     assert.equal((await readAsk(server, askId)).waiting, false, 'a finished task no longer follows its ask');
-  });
 
-  test('6. a wait survives a restart of the binary', async () => {
+    // tasks/cancel: the client stops following; the ask stays open for the person.
+    const other = marker('Cancel me?');
+    let cancelId;
+    for await (const message of client.experimental.tasks.callToolStream({ name: 'ask_question', arguments: question(other) }, undefined, { task: { ttl: 60_000 } })) {
+      if (message.type === 'error') throw message.error;
+      if (message.type === 'taskCreated') {
+        cancelId = message.task.taskId;
+        break; // stop polling
+      }
+    }
+    const followed = await findOpenAsk(server, other);
+    const cancelled = await client.experimental.tasks.cancelTask(cancelId);
+    assert.equal(cancelled.status, 'cancelled');
+    assert.equal((await client.experimental.tasks.getTask(cancelId)).status, 'cancelled');
+    const left = await waitForAsk(server, followed.id, 'no longer followed after tasks/cancel', (a) => a.waiting === false);
+    assert.equal(left.status, 'awaiting_human', 'cancelling the task leaves the ask open');
+  }));
+
+  test('6. a wait survives a restart of the binary', async (t) => {
     const restarting = await new LoopbackServer().start();
     let agent = await connect(restarting);
     try {
-      const text = marker('Deploy now?');
-      const settled = agent
-        .callTool({ name: 'ask_question', arguments: question(text) }, undefined, { timeout: 20_000 })
-        .then((result) => ({ result }), (error) => ({ error }));
-      const ask = await findOpenAsk(restarting, text);
-      await waitForAsk(restarting, ask.id, 'waited on', (a) => a.waiting === true);
+      await withServerLog(restarting, async () => {
+        const text = marker('Deploy now?');
+        const settled = agent
+          .callTool({ name: 'ask_question', arguments: question(text) }, undefined, { timeout: 20_000 })
+          .then((result) => ({ result }), (error) => ({ error }));
+        const ask = await findOpenAsk(restarting, text);
+        await waitForAsk(restarting, ask.id, 'waited on', (a) => a.waiting === true);
 
-      const addr = restarting.addr;
-      const exit = await restarting.stop('SIGTERM');
-      assert.equal(exit.code, 0, `loopback exited with ${JSON.stringify(exit)} on SIGTERM`);
-      const outcome = await Promise.race([settled, sleep(5000).then(() => ({ hung: true }))]);
-      assert.ok(!outcome.hung, 'the pending call neither failed nor returned when the server stopped');
-      if (outcome.result) {
-        // A clean shutdown: the call ends with a tool error that tells the agent what to do.
-        assert.equal(outcome.result.isError, true, `unexpected result: ${JSON.stringify(outcome.result)}`);
-        const msg = resultText(outcome.result);
-        assert.match(msg, /await_reply/);
-        assert.ok(msg.includes(ask.id), `the error names the ask: ${msg}`);
-      }
-      await agent.close();
+        const addr = restarting.addr;
+        const exit = await restarting.stop('SIGTERM');
+        assert.equal(exit.code, 0, `loopback exited with ${JSON.stringify(exit)} on SIGTERM`);
+        const outcome = await within(5000, settled, { hung: true });
+        assert.ok(!outcome.hung, 'the pending call neither failed nor returned when the server stopped');
+        if (outcome.result) {
+          // The server ended the wait cleanly: a tool error that tells the agent what to do next.
+          assert.equal(outcome.result.isError, true, `unexpected result: ${JSON.stringify(outcome.result)}`);
+          const msg = resultText(outcome.result);
+          assert.match(msg, /await_reply/);
+          assert.ok(msg.includes(ask.id), `the error names the ask: ${msg}`);
+          t.diagnostic(`the pending call returned a tool error: ${msg}`);
+        } else {
+          t.diagnostic(`the pending call failed: ${outcome.error?.name} ${outcome.error?.code ?? ''} ${outcome.error?.message}`);
+        }
+        await agent.close();
 
-      await restarting.start();
-      assert.equal(restarting.addr, addr, 'restarted on the same address');
-      const reopened = await readAsk(restarting, ask.id);
-      assert.equal(reopened.status, 'awaiting_human', 'the ask survived the restart');
-      assert.equal(reopened.waiting, false, 'nobody waits on it after the restart');
+        await restarting.start();
+        assert.equal(restarting.addr, addr, 'restarted on the same address');
+        const reopened = await readAsk(restarting, ask.id);
+        assert.equal(reopened.status, 'awaiting_human', 'the ask survived the restart');
+        // The stopped process must not leave the ask marked waiting (issue 3: `waiting` turns false
+        // soon after the last follower stops, even when the process dies mid-wait).
+        assert.equal(reopened.waiting, false, 'nobody waits on it after the restart, yet the stopped process left it marked waiting');
 
-      const answer = { outcome: 'answered', selected: ['No'], text: 'after the freeze' };
-      await reply(restarting, ask.id, answer);
-      agent = await connect(restarting);
-      const result = await agent.callTool({ name: 'await_reply', arguments: { askId: ask.id } }, undefined, { timeout: 5000 });
-      assertToolReply(result, ask.id, answer);
+        const answer = { outcome: 'answered', selected: ['No'], text: 'after the freeze' };
+        await reply(restarting, ask.id, answer);
+        agent = await connect(restarting);
+        const result = await agent.callTool({ name: 'await_reply', arguments: { askId: ask.id } }, undefined, { timeout: 5000 });
+        assertToolReply(result, ask.id, answer);
+      });
     } finally {
       await agent.close();
       await restarting.dispose();
     }
   });
 
-  test('7. connecting without the bearer token is refused with 401', async () => {
+  test('7. connecting without the bearer token is refused with 401', logged(() => server, async () => {
     for (const headers of [{}, { Authorization: 'Bearer not-the-token' }]) {
       await assert.rejects(connect(server, { headers }), (err) => err instanceof StreamableHTTPError && err.code === 401,
         `connecting with ${JSON.stringify(headers)} is refused`);
@@ -427,5 +481,5 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
     });
     assert.equal(res.status, 401);
     assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer\b/);
-  });
+  }));
 });

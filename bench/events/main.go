@@ -41,6 +41,7 @@ import (
 
 var (
 	heapProfile *string
+	cpuProfile  *string
 	idle        *time.Duration
 )
 
@@ -51,6 +52,7 @@ func main() {
 	sockets := flag.Int("sockets", 1000, "event sockets to open")
 	replies := flag.Int("replies", 50, "replies to time")
 	warmup := flag.Int("warmup", 5, "replies sent first and not counted")
+	cpuProfile = flag.String("cpuprofile", "", "save a CPU profile of the server while it fans replies out (the first replies/10 seconds) to this file")
 	idle = flag.Duration("idle", 5*time.Second, "how long the sockets sit idle before the server's memory is measured")
 	heapProfile = flag.String("heapprofile", "", "save the server's heap profile, with every socket open and idle, to this file")
 	flag.Parse()
@@ -181,6 +183,15 @@ func run(bin string, sockets, replies, warmup int) error {
 		}
 	}
 
+	profiled := make(chan error, 1)
+	if *cpuProfile != "" {
+		secs := max(1, replies/10)
+		go func() {
+			profiled <- saveProfile(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", debug, secs), *cpuProfile)
+		}()
+	} else {
+		profiled <- nil
+	}
 	var lat, http []time.Duration
 	for i, id := range ids {
 		t := &target{id: []byte(`"id":"` + id + `"`), done: make(chan struct{})}
@@ -207,6 +218,9 @@ func run(bin string, sockets, replies, warmup int) error {
 			http = append(http, answered)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if err := <-profiled; err != nil {
+		return err
 	}
 	for _, c := range conns {
 		c.CloseNow()

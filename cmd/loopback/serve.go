@@ -112,17 +112,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	svc.Leases, svc.Changes = a.db, hub
 	g := &gate.Gate{Credentials: a.db}
 	api := &httpapi.Server{Service: svc, Gate: g, Logger: logger, Tickets: a.db, Hub: hub, PublicURL: base}
+	waiter := &mcptools.Waiter{Service: svc, Watcher: mcptools.HubWatcher{Hub: hub}, Progress: *progress, MaxWait: *maxWait}
+	defer waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
 	agents := mcptools.New(mcptools.Config{
-		Service: svc, Gate: g, Tasks: a.db, Logger: logger, PublicURL: base,
-		Waiter: &mcptools.Waiter{Service: svc, Watcher: mcptools.HubWatcher{Hub: hub}, Progress: *progress, MaxWait: *maxWait},
+		Service: svc, Gate: g, Tasks: a.db, Logger: logger, PublicURL: base, Waiter: waiter,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/api/", api.Handler())
 	mux.Handle("/mcp", agents)
 	mux.HandleFunc("GET /{$}", home)
 
-	// Requests run on a context that shutting down cancels, so waiting MCP calls end at once
-	// (telling their agents to call await_reply) instead of holding the shutdown for an hour.
+	// Shutting down first ends every wait with a result that tells its agent to call await_reply;
+	// requests also run on a context that is cancelled if they still hold the shutdown up.
 	requests, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
 	srv := &http.Server{
@@ -133,6 +134,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	srv.RegisterOnShutdown(api.CloseSockets) // Shutdown does not wait for upgraded connections
 	printWelcome(stdout, base, token)
 	logger.Info("serving", "addr", ln.Addr().String(), "data", *data)
+	if err := svc.SettleWaiting(ctx, LocalSpace); err != nil {
+		return fmt.Errorf("settling waiting flags: %w", err)
+	}
 	go sweep(ctx, svc, a.db, logger)
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
@@ -146,11 +150,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	waiter.Shutdown()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	cancelRequests()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return err
+		// Connections still busy (or idle ones a client never used): cut them.
+		cancelRequests()
+		srv.Close()
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -20,6 +20,10 @@ const (
 	EReload           = "reload"             // the client writes a newer revision than this server
 	ERequestInvalid   = "request.invalid"    // a malformed request: query, header or path
 	ETooLarge         = "request.too_large"  // a body over its limit
+	EUploadNotFound   = "upload.not_found"   // no such upload ticket or stored upload in this space
+	EUploadGone       = "upload.gone"        // an upload ticket used already, in use, or expired
+	EUploadTooLarge   = "upload.too_large"   // more bytes than the ticket's maxBytes
+	EUploadInvalid    = "upload.invalid"     // not an image of the ticket's type, or an empty body
 	ERouteNotFound    = "route.not_found"    // no such endpoint
 	EMethodNotAllowed = "method.not_allowed"
 	EInternal         = "internal" // our fault; details are logged, not sent

@@ -20,6 +20,10 @@ type Service struct {
 	// the API).
 	Leases LeaseStore
 
+	// Uploads are the stored images that image blocks name; nil where the deployment keeps none,
+	// and then every image block is refused.
+	Uploads UploadStore
+
 	// Changes hears of every committed change, after the commit. Local: the in-process hub that
 	// wakes waiters and feeds sockets. On AWS it is nil: the DynamoDB stream carries changes.
 	Changes Publisher
@@ -100,6 +104,9 @@ func (s *Service) RequestReview(ctx context.Context, in ReviewInput, o Origin) (
 			return nil, Errorf(EInputInvalid, "revises: ask %s is a %s, not a review", in.Revises, prev.Kind)
 		}
 	}
+	if err := s.checkImages(ctx, o.Space, EInputInvalid, reviewImages(in)...); err != nil {
+		return nil, err
+	}
 	return s.create(ctx, a)
 }
 
@@ -107,6 +114,9 @@ func (s *Service) RequestReview(ctx context.Context, in ReviewInput, o Origin) (
 func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) (*Ask, error) {
 	a, err := NewBriefing(s.NewID(), in, o, s.Now)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkImages(ctx, o.Space, EInputInvalid, briefingImages(in)...); err != nil {
 		return nil, err
 	}
 	return s.create(ctx, a)
@@ -123,12 +133,18 @@ func (s *Service) AnswerFollowUp(ctx context.Context, space string, in FollowUpI
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
+	if err := s.checkImages(ctx, space, EAnswerInvalid, blockList{"content", in.Content}); err != nil {
+		return nil, err
+	}
 	return s.change(ctx, space, in.AskID, func(a *Ask) error { return AnswerFollowUp(a, in, s.Now) })
 }
 
 // AnswerBriefing records an agent's answers on a briefing's points.
 func (s *Service) AnswerBriefing(ctx context.Context, space string, in BriefingAnswerInput) (*Ask, error) {
 	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.checkImages(ctx, space, EAnswerInvalid, answerImages(in)...); err != nil {
 		return nil, err
 	}
 	return s.change(ctx, space, in.AskID, func(a *Ask) error { return AnswerBriefing(a, in, s.Now) })

@@ -72,3 +72,21 @@ func (s *Service) ReapLeases(ctx context.Context, limit int) (int, error) {
 	}
 	return len(expired), nil
 }
+
+// SettleWaiting clears the waiting flag of a space's open asks that no live lease follows. A
+// process stopped between releasing a lease and clearing the flag leaves such an ask; starting up
+// runs this once so the inbox never shows an agent waiting that is not.
+func (s *Service) SettleWaiting(ctx context.Context, space string) error {
+	open, err := s.Store.OpenAsks(ctx, space)
+	if err != nil {
+		return err
+	}
+	for _, a := range open {
+		if a.Waiting {
+			if err := s.settle(ctx, space, a.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -21,6 +21,7 @@ var statusByCode = map[string]int{
 	ask.EInputInvalid:     http.StatusUnprocessableEntity,
 	ask.EAnswerInvalid:    http.StatusUnprocessableEntity,
 	ask.EUnauthorized:     http.StatusUnauthorized,
+	EOriginForbidden:      http.StatusForbidden,
 	ask.ERequestInvalid:   http.StatusBadRequest,
 	ask.ETooLarge:         http.StatusRequestEntityTooLarge,
 	ask.EMethodNotAllowed: http.StatusMethodNotAllowed,

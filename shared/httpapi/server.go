@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
 )
 
@@ -15,11 +16,28 @@ import (
 // It matches the contract's 256 KiB for all of an input, with room for JSON framing.
 const MaxBodyBytes = ask.MaxInputBytes + 16<<10
 
-// Server holds what the handlers need. All fields are required.
+// Server holds what the handlers need. Service, Gate and Logger are required; the event socket's
+// fields are optional, and the routes that need them exist only when they are set.
 type Server struct {
 	Service *ask.Service
 	Gate    *gate.Gate
 	Logger  *slog.Logger
+
+	// Tickets keeps one-time passes onto the event socket: POST /api/v1/events/tickets.
+	Tickets ask.TicketStore
+
+	// Hub feeds the event socket, GET /api/v1/events, where this process holds the sockets (the
+	// local binary). On AWS, API Gateway holds them and the stream Lambda feeds them.
+	Hub *events.Hub
+
+	// PublicURL is where people reach this deployment, such as http://127.0.0.1:8080: a
+	// browser's Origin on the event socket must be its scheme and host.
+	PublicURL string
+
+	// Socket tunes the event socket; zero values take the defaults.
+	Socket SocketConfig
+
+	sockets
 }
 
 // Handler returns the API's route table, with every middleware applied: revision headers and
@@ -37,6 +55,14 @@ func (s *Server) Handler() http.Handler {
 	route("GET", "/api/v1/asks", s.listAsks)
 	route("GET", "/api/v1/asks/{id}", s.readAsk)
 	route("POST", "/api/v1/asks/{id}/reply", s.reply)
+	if s.Tickets != nil {
+		route("POST", "/api/v1/events/tickets", s.issueTicket)
+	}
+	if s.Hub != nil {
+		// The socket checks its own credentials (a ticket or a bearer token) during the handshake.
+		mux.Handle("GET /api/v1/events", http.HandlerFunc(s.eventSocket))
+		mux.Handle("/api/v1/events", methodNotAllowed(http.MethodGet))
+	}
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})

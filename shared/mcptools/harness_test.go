@@ -163,6 +163,16 @@ type clientOpts struct {
 // connect starts an mcp-go client on the deployment and initializes it.
 func (d *deployment) connect(t *testing.T, o clientOpts) *client.Client {
 	t.Helper()
+	c, err := d.dial(t, o)
+	if err != nil {
+		t.Fatalf("connecting the MCP client: %v", err)
+	}
+	return c
+}
+
+// dial is connect that returns the error.
+func (d *deployment) dial(t *testing.T, o clientOpts) (*client.Client, error) {
+	t.Helper()
 	if o.Token == "" {
 		o.Token = d.Token
 	}
@@ -176,21 +186,21 @@ func (d *deployment) connect(t *testing.T, o clientOpts) *client.Client {
 	}
 	tr, err := transport.NewStreamableHTTP(d.MCP, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + o.Token}))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	c := client.NewClient(tr, copts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := c.Start(ctx); err != nil {
-		t.Fatalf("starting the MCP client: %v", err)
+		return nil, err
 	}
 	t.Cleanup(func() { c.Close() })
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = info
 	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatalf("initialize: %v", err)
+		return nil, err
 	}
-	return c
+	return c, nil
 }
 
 // callTool calls a tool and fails the test on a protocol error (a tool error is a result).
@@ -334,14 +344,14 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 
 // askView is the part of an ask (as GET /api/v1/asks/{id} returns it) the tests look at.
 type askView struct {
-	ID       string          `json:"id"`
-	Kind     string          `json:"kind"`
-	Status   string          `json:"status"`
-	Waiting  bool            `json:"waiting"`
-	Project  string          `json:"project"`
-	Client   string          `json:"client"`
-	RaisedBy *ask.Actor      `json:"raisedBy"`
-	Revises  string          `json:"revises"`
+	ID       string           `json:"id"`
+	Kind     string           `json:"kind"`
+	Status   string           `json:"status"`
+	Waiting  bool             `json:"waiting"`
+	Project  string           `json:"project"`
+	Client   string           `json:"client"`
+	RaisedBy *ask.Actor       `json:"raisedBy"`
+	Revises  string           `json:"revises"`
 	Thread   []map[string]any `json:"thread"`
 }
 
@@ -467,10 +477,12 @@ type rpcResponse struct {
 	Status int
 	Header http.Header
 	Result json.RawMessage
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
+	Error  *rpcError
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
 }
 
 var rpcID = struct {
@@ -478,20 +490,32 @@ var rpcID = struct {
 	n int
 }{}
 
-// rpc posts one JSON-RPC request to /mcp and returns its response (from JSON or an SSE stream).
+// rpc posts one JSON-RPC request to /mcp and returns its response, failing the test unless the
+// HTTP status is 200.
 func rpc(t *testing.T, url, token string, header map[string]string, method string, params any) rpcResponse {
 	t.Helper()
+	r, err := doRPC(url, token, header, method, params)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	return r
+}
+
+// doRPC posts one JSON-RPC request to /mcp and returns its response (from JSON or an SSE
+// stream). It is safe to call from any goroutine.
+func doRPC(url, token string, header map[string]string, method string, params any) (rpcResponse, error) {
 	rpcID.Lock()
 	rpcID.n++
 	id := rpcID.n
 	rpcID.Unlock()
+	var out rpcResponse
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	if err != nil {
-		t.Fatal(err)
+		return out, err
 	}
 	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return out, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -503,10 +527,10 @@ func rpc(t *testing.T, url, token string, header map[string]string, method strin
 	defer cancel()
 	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 	if err != nil {
-		t.Fatalf("%s: %v", method, err)
+		return out, err
 	}
 	defer resp.Body.Close()
-	out := rpcResponse{Status: resp.StatusCode, Header: resp.Header}
+	out.Status, out.Header = resp.StatusCode, resp.Header
 	var msg []byte
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		// The response is the message with our id; notifications come before it.
@@ -525,27 +549,21 @@ func rpc(t *testing.T, url, token string, header map[string]string, method strin
 				break
 			}
 		}
-	} else {
-		msg, err = io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+	} else if msg, err = io.ReadAll(resp.Body); err != nil {
+		return out, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s: HTTP %d %s", method, resp.StatusCode, msg)
+		return out, fmt.Errorf("HTTP %d %s", resp.StatusCode, msg)
 	}
 	var m struct {
 		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
+		Error  *rpcError       `json:"error"`
 	}
 	if err := json.Unmarshal(msg, &m); err != nil {
-		t.Fatalf("%s: decoding %q: %v", method, msg, err)
+		return out, fmt.Errorf("decoding %q: %w", msg, err)
 	}
 	out.Result, out.Error = m.Result, m.Error
-	return out
+	return out, nil
 }
 
 // mustRPC is rpc that fails on a JSON-RPC error and decodes the result into v.
@@ -600,4 +618,24 @@ func briefing(project string, points int) map[string]any {
 		"sections": []map[string]any{{"title": "Findings", "points": ps}},
 		"project":  project,
 	}
+}
+
+// legacyVersion is the last protocol revision with the initialize handshake and sessions.
+const legacyVersion = "2025-11-25"
+
+// initSession initializes a session over raw HTTP (protocol 2025-11-25) as the named client,
+// and returns the headers that carry it on later requests.
+func initSession(t *testing.T, url, token string, info mcp.Implementation) map[string]string {
+	t.Helper()
+	r := rpc(t, url, token, nil, "initialize", map[string]any{
+		"protocolVersion": legacyVersion, "clientInfo": info, "capabilities": map[string]any{},
+	})
+	if r.Error != nil {
+		t.Fatalf("initialize: %s", r.Error.Message)
+	}
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		t.Fatal("initialize answered without an Mcp-Session-Id")
+	}
+	return map[string]string{"Mcp-Session-Id": id, "Mcp-Protocol-Version": legacyVersion}
 }

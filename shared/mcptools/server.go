@@ -63,7 +63,9 @@ func New(cfg Config) *Handler {
 	h.mcp = server.NewMCPServer("loopback", "revision "+strconv.Itoa(buildinfo.Revision)+" build "+buildinfo.Build,
 		server.WithToolCapabilities(false),
 		server.WithTaskCapabilities(true, true, true),
-		server.WithInputSchemaValidation(),
+		// No server.WithInputSchemaValidation: its messages print the failed rule as a Go value
+		// ("/options: &{Got:1 Want:2}"). The domain checks every rule of the contract and says
+		// which field broke which rule, with a stable code; decodeArgs refuses unknown fields.
 		server.WithOutputSchemaValidation(),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),

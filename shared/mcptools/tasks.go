@@ -181,7 +181,7 @@ func (h *Handler) taskResult(ctx context.Context, id string) (any, error) {
 	if !t.Terminal() {
 		reply, err := h.cfg.Waiter.Wait(ctx, t.Space, t.AskID, nil)
 		switch {
-		case errors.Is(err, ErrStillWaiting):
+		case errors.Is(err, ErrStillWaiting), errors.Is(err, ErrShuttingDown):
 			return nil, &rpcError{Code: mcp.INTERNAL_ERROR, Message: "task " + t.ID + " is still waiting for the person; call tasks/result again"}
 		case err != nil:
 			return nil, err

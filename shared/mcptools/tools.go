@@ -266,6 +266,8 @@ func (h *Handler) outcome(askID string, reply *ask.Reply, err error) *mcp.CallTo
 		return mcp.NewToolResultError(fmt.Sprintf(
 			"No reply yet on ask %s after waiting %s. The ask stays open and the person's reply is kept: call await_reply with {\"askId\": %q} to keep waiting.",
 			askID, h.cfg.Waiter.MaxWait.Round(time.Second), askID))
+	case errors.Is(err, ErrShuttingDown):
+		return mcp.NewToolResultError(fmt.Sprintf("Loopback is restarting, so this wait on ask %s ended. The ask stays open and the person's reply is kept: call await_reply with {\"askId\": %q} to keep waiting.", askID, askID))
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return mcp.NewToolResultError(fmt.Sprintf("The wait on ask %s was cancelled; the ask stays open. Call await_reply with {\"askId\": %q} to wait again.", askID, askID))
 	case err != nil:

@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
@@ -60,7 +61,35 @@ type Waiter struct {
 	Watcher  Watcher
 	Progress time.Duration // how often progress is reported and the lease renewed
 	MaxWait  time.Duration // how long one call waits before it tells the agent to call await_reply
+
+	quitOnce sync.Once
+	quit     chan struct{}
+	pending  sync.WaitGroup // unfollows still being written
 }
+
+// ErrShuttingDown ends a wait because this process is stopping. The ask stays open; the agent
+// calls await_reply, on this process once it is back or on any other.
+var ErrShuttingDown = errors.New("shutting down")
+
+func (w *Waiter) quitting() chan struct{} {
+	w.quitOnce.Do(func() { w.quit = make(chan struct{}) })
+	return w.quit
+}
+
+// Shutdown ends every wait now, each with ErrShuttingDown, so that each call still answers its
+// agent (telling it to call await_reply) before the server stops.
+func (w *Waiter) Shutdown() {
+	q := w.quitting()
+	select {
+	case <-q:
+	default:
+		close(q)
+	}
+}
+
+// Drain returns once every wait's bookkeeping (leases released, waiting cleared) is written; call
+// it before closing the store.
+func (w *Waiter) Drain() { w.pending.Wait() }
 
 // leaseTTL is how long a lease outlives its last renewal: long enough to survive a slow renewal,
 // short enough that a killed process stops showing as waiting within a minute or so.
@@ -83,10 +112,15 @@ func (w *Waiter) Wait(ctx context.Context, space, askID string, progress func(wa
 	if err := w.Service.Follow(ctx, space, askID, holder, w.leaseTTL()); err != nil {
 		return nil, err
 	}
+	w.pending.Add(1)
 	defer func() {
 		// Unfollow after the reply is on its way, not before: the agent should not wait for the
-		// bookkeeping. The caller may be gone; unfollowing must still happen.
-		go func() { _ = w.Service.Unfollow(context.WithoutCancel(ctx), space, askID, holder) }()
+		// bookkeeping. The caller may be gone; unfollowing must still happen, and Drain waits
+		// for it before the store closes.
+		go func() {
+			defer w.pending.Done()
+			_ = w.Service.Unfollow(context.WithoutCancel(ctx), space, askID, holder)
+		}()
 	}()
 
 	start := time.Now()
@@ -113,6 +147,8 @@ func (w *Waiter) Wait(ctx context.Context, space, askID string, progress func(wa
 			}
 		case <-deadline.C:
 			return nil, ErrStillWaiting
+		case <-w.quitting():
+			return nil, ErrShuttingDown
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -149,7 +149,7 @@ func TestMigrateToFollow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.w.ExecContext(ctx, `DROP TABLE leases; DROP TABLE tasks; PRAGMA user_version = 1`); err != nil {
+	if _, err := d.w.ExecContext(ctx, `DROP TABLE leases; DROP TABLE tasks; DROP TABLE uploads; PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {

@@ -57,6 +57,9 @@ func TestConformance(t *testing.T) {
 			t.Run("TaskStore", func(t *testing.T) {
 				asktest.TestTaskStore(t, func(t *testing.T) ask.TaskStore { return mode.open(t) })
 			})
+			t.Run("UploadStore", func(t *testing.T) {
+				asktest.TestUploadStore(t, func(t *testing.T) ask.UploadStore { return mode.open(t) })
+			})
 		})
 	}
 }
@@ -69,6 +72,7 @@ func TestSharedStore(t *testing.T) {
 	asktest.TestTicketStore(t, func(*testing.T) ask.TicketStore { return d })
 	asktest.TestLeaseStore(t, func(*testing.T) ask.LeaseStore { return d })
 	asktest.TestTaskStore(t, func(*testing.T) ask.TaskStore { return d })
+	asktest.TestUploadStore(t, func(*testing.T) ask.UploadStore { return d })
 }
 
 func TestPragmas(t *testing.T) {
@@ -93,7 +97,7 @@ func TestPragmas(t *testing.T) {
 		check(pool, "PRAGMA busy_timeout", "5000")
 		check(pool, "PRAGMA foreign_keys", "1")
 		check(pool, "PRAGMA synchronous", "1") // NORMAL
-		check(pool, "PRAGMA user_version", "2")
+		check(pool, "PRAGMA user_version", "3")
 	}
 	check("r", "PRAGMA query_only", "1")
 	check("w", "PRAGMA query_only", "0")
@@ -166,7 +170,15 @@ func TestRevision(t *testing.T) {
 	if _, err := d.FinishTask(ctx, task); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.w.ExecContext(ctx, `UPDATE tasks SET revision = 0; UPDATE leases SET revision = 0`); err != nil {
+	up := &ask.Upload{ID: ask.NewUploadID(), Space: "s", TokenHash: []byte{3}, ContentType: ask.ImagePNG, MaxBytes: 10,
+		State: ask.UploadPending, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
+	if err := d.CreateUpload(ctx, up); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ClaimUpload(ctx, "s", up.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.w.ExecContext(ctx, `UPDATE tasks SET revision = 0; UPDATE leases SET revision = 0; UPDATE uploads SET revision = 0`); err != nil {
 		t.Fatal(err)
 	}
 	// Writes after the first must stamp the revision again.
@@ -179,7 +191,10 @@ func TestRevision(t *testing.T) {
 	if _, err := d.FinishTask(ctx, task); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"asks", "credentials", "tickets", "leases", "tasks"} {
+	if err := d.MarkUploadStored(ctx, "s", up.ID, 5, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"asks", "credentials", "tickets", "leases", "tasks", "uploads"} {
 		var n, bad int
 		q := fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE revision <> %d) FROM %s", buildinfo.Revision, table)
 		if err := d.r.QueryRowContext(ctx, q).Scan(&n, &bad); err != nil {
@@ -231,6 +246,7 @@ func TestQueryPlans(t *testing.T) {
 		{`SELECT space, ask_id, holder, expires_at FROM leases WHERE expires_at <= 'x' ORDER BY expires_at, space, ask_id, holder LIMIT 5`, "leases_expiry"},
 		{`SELECT * FROM tasks WHERE space = 's' AND expires_at > 'x' ORDER BY created_at DESC, id DESC LIMIT 5`, "tasks_by_space"},
 		{`SELECT * FROM tasks WHERE space = 's' AND expires_at > 'x' AND (created_at, id) < ('y', 'z') ORDER BY created_at DESC, id DESC LIMIT 5`, "tasks_by_space"},
+		{`DELETE FROM uploads WHERE state <> 'stored' AND expires_at <= 'x'`, "uploads_unstored"},
 	} {
 		rows, err := d.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.query)
 		if err != nil {
@@ -329,5 +345,48 @@ func BenchmarkReply(b *testing.B) {
 		if _, err := svc.Reply(ctx, "bench", asks[i].ID, reply, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDeleteStaleUploads: tickets never stored go once they expired before the cut-off; stored
+// uploads stay for good.
+func TestDeleteStaleUploads(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	mk := func(expires time.Time, store bool) string {
+		u := &ask.Upload{ID: ask.NewUploadID(), Space: "s", TokenHash: []byte(ask.NewID()), ContentType: ask.ImageGIF,
+			MaxBytes: 10, State: ask.UploadPending, CreatedAt: expires.Add(-ask.UploadTTL), ExpiresAt: expires}
+		if err := d.CreateUpload(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		if store {
+			if _, err := d.ClaimUpload(ctx, "s", u.ID, u.CreatedAt); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.MarkUploadStored(ctx, "s", u.ID, 3, u.CreatedAt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return u.ID
+	}
+	old, fresh, stored := mk(now.Add(-time.Hour), false), mk(now.Add(time.Minute), false), mk(now.Add(-time.Hour), true)
+	n, err := d.DeleteStaleUploads(ctx, now)
+	if err != nil || n != 1 {
+		t.Fatalf("DeleteStaleUploads = %d, %v; want 1", n, err)
+	}
+	var left []string
+	rows, err := d.r.QueryContext(ctx, `SELECT id FROM uploads ORDER BY expires_at`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		left = append(left, id)
+	}
+	if strings.Join(left, ",") != stored+","+fresh {
+		t.Fatalf("left %v; want the stored %s and the fresh %s, not %s", left, stored, fresh, old)
 	}
 }

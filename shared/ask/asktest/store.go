@@ -280,7 +280,8 @@ func testOpenAsks(t *testing.T, s ask.Store) {
 	mustAsk(space)
 	clk.Set(at(2 * time.Minute))
 	e := mustAsk(space)
-	f, err := svc.RequestReview(ctx, ask.ReviewInput{Title: "r", Content: allBlocks(), Project: "p"}, ask.Origin{Space: space})
+	// Every block but the image: a Service on a bare Store keeps no uploads, so it takes no images.
+	f, err := svc.RequestReview(ctx, ask.ReviewInput{Title: "r", Content: allBlocks()[:3], Project: "p"}, ask.Origin{Space: space})
 	if err != nil {
 		t.Fatal(err)
 	}

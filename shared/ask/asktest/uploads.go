@@ -1,0 +1,419 @@
+package asktest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// TestUploadStore runs the conformance suite for ask.UploadStore.
+func TestUploadStore(t *testing.T, open func(t *testing.T) ask.UploadStore) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, ask.UploadStore)
+	}{
+		{"CreateAndFind", testUploadCreateAndFind},
+		{"Duplicates", testUploadDuplicates},
+		{"SpacesNeverCross", testUploadSpaces},
+		{"ClaimOnce", testUploadClaimOnce},
+		{"ClaimExpired", testUploadClaimExpired},
+		{"ReleaseThenClaim", testUploadRelease},
+		{"MarkStored", testUploadMarkStored},
+		{"MarkStoredNeedsClaim", testUploadMarkStoredNeedsClaim},
+		{"RacingClaims", testUploadRace},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
+	}
+}
+
+// newUpload is a pending upload of a new space, expiring a quarter of an hour after base.
+func newUpload() *ask.Upload {
+	return &ask.Upload{
+		ID: ask.NewUploadID(), Space: newSpace(), TokenHash: newHash(), ContentType: ask.ImagePNG,
+		MaxBytes: ask.MaxUploadBytes, State: ask.UploadPending, CreatedAt: base, ExpiresAt: at(ask.UploadTTL),
+	}
+}
+
+func createUpload(t *testing.T, s ask.UploadStore, u *ask.Upload) {
+	t.Helper()
+	if err := s.CreateUpload(context.Background(), u); err != nil {
+		t.Fatalf("CreateUpload: %v", err)
+	}
+}
+
+func testUploadCreateAndFind(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	u := newUpload()
+	u.ContentType, u.MaxBytes = ask.ImageWebP, 1234
+	want := *u
+	createUpload(t, s, u)
+	got, err := s.UploadByToken(ctx, u.Space, bytes.Clone(u.TokenHash))
+	if err != nil {
+		t.Fatalf("UploadByToken: %v", err)
+	}
+	same(t, "the upload found by its token", &want, got)
+	_, err = s.UploadByToken(ctx, u.Space, newHash())
+	wantCode(t, err, ask.EUploadNotFound, "UploadByToken of an unknown hash")
+	_, err = s.UploadByToken(ctx, u.Space, u.TokenHash[:16])
+	wantCode(t, err, ask.EUploadNotFound, "UploadByToken of a prefix of the hash")
+	_, err = s.UploadByToken(ctx, u.Space, nil)
+	wantCode(t, err, ask.EUploadNotFound, "UploadByToken of no hash")
+	_, err = s.StoredUpload(ctx, u.Space, u.ID)
+	wantCode(t, err, ask.EUploadNotFound, "StoredUpload of a pending upload")
+	_, err = s.StoredUpload(ctx, u.Space, ask.NewUploadID())
+	wantCode(t, err, ask.EUploadNotFound, "StoredUpload of an unknown id")
+}
+
+func testUploadDuplicates(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	u := newUpload()
+	createUpload(t, s, u)
+	dupID := newUpload()
+	dupID.ID, dupID.Space = u.ID, u.Space
+	if err := s.CreateUpload(ctx, dupID); err == nil {
+		t.Fatal("CreateUpload of an id already stored in the space: got no error")
+	}
+	dupToken := newUpload()
+	dupToken.TokenHash = bytes.Clone(u.TokenHash)
+	if err := s.CreateUpload(ctx, dupToken); err == nil {
+		t.Fatal("CreateUpload of a token hash already stored: got no error")
+	}
+	got, err := s.UploadByToken(ctx, u.Space, u.TokenHash)
+	if err != nil || got.ID != u.ID {
+		t.Fatalf("after refused duplicates, UploadByToken = %+v, %v; want the first upload", got, err)
+	}
+}
+
+func testUploadSpaces(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	u := newUpload()
+	createUpload(t, s, u)
+	other := newSpace()
+	_, err := s.UploadByToken(ctx, other, u.TokenHash)
+	wantCode(t, err, ask.EUploadNotFound, "UploadByToken from another space")
+	_, err = s.ClaimUpload(ctx, other, u.ID, base)
+	wantCode(t, err, ask.EUploadNotFound, "ClaimUpload from another space")
+	err = s.MarkUploadStored(ctx, other, u.ID, 10, base)
+	wantCode(t, err, ask.EUploadNotFound, "MarkUploadStored from another space")
+	if _, err := s.ClaimUpload(ctx, u.Space, u.ID, base); err != nil {
+		t.Fatalf("ClaimUpload in its own space: %v", err)
+	}
+	if err := s.ReleaseUpload(ctx, other, u.ID); err != nil {
+		t.Fatalf("ReleaseUpload from another space: %v", err)
+	}
+	if err := s.MarkUploadStored(ctx, u.Space, u.ID, 10, at(time.Minute)); err != nil {
+		t.Fatalf("MarkUploadStored: a release from another space must not have released it: %v", err)
+	}
+	_, err = s.StoredUpload(ctx, other, u.ID)
+	wantCode(t, err, ask.EUploadNotFound, "StoredUpload from another space")
+}
+
+func testUploadClaimOnce(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	u := newUpload()
+	createUpload(t, s, u)
+	got, err := s.ClaimUpload(ctx, u.Space, u.ID, at(time.Minute))
+	if err != nil {
+		t.Fatalf("ClaimUpload: %v", err)
+	}
+	want := *u
+	want.State = ask.UploadClaimed
+	same(t, "the claimed upload", &want, got)
+	_, err = s.ClaimUpload(ctx, u.Space, u.ID, at(time.Minute))
+	wantCode(t, err, ask.EUploadGone, "ClaimUpload a second time")
+	found, err := s.UploadByToken(ctx, u.Space, u.TokenHash)
+	if err != nil || found.State != ask.UploadClaimed {
+		t.Fatalf("UploadByToken after the claim = %+v, %v; want it claimed", found, err)
+	}
+	_, err = s.ClaimUpload(ctx, u.Space, ask.NewUploadID(), base)
+	wantCode(t, err, ask.EUploadNotFound, "ClaimUpload of an unknown id")
+}
+
+func testUploadClaimExpired(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	u := newUpload()
+	createUpload(t, s, u)
+	_, err := s.ClaimUpload(ctx, u.Space, u.ID, u.ExpiresAt)
+	wantCode(t, err, ask.EUploadGone, "ClaimUpload at the moment it expires")
+	_, err = s.ClaimUpload(ctx, u.Space, u.ID, u.ExpiresAt.Add(time.Hour))
+	wantCode(t, err, ask.EUploadGone, "ClaimUpload after it expired")
+	if _, err := s.ClaimUpload(ctx, u.Space, u.ID, u.ExpiresAt.Add(-time.Microsecond)); err != nil {
+		t.Fatalf("ClaimUpload a microsecond before it expires: %v", err)
+	}
+}
+
+func testUploadRelease(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	u := newUpload()
+	createUpload(t, s, u)
+	if err := s.ReleaseUpload(ctx, u.Space, u.ID); err != nil {
+		t.Fatalf("ReleaseUpload of a pending upload: %v", err)
+	}
+	for i := range 3 {
+		if _, err := s.ClaimUpload(ctx, u.Space, u.ID, base); err != nil {
+			t.Fatalf("claim %d: %v", i, err)
+		}
+		if err := s.ReleaseUpload(ctx, u.Space, u.ID); err != nil {
+			t.Fatalf("release %d: %v", i, err)
+		}
+		got, err := s.UploadByToken(ctx, u.Space, u.TokenHash)
+		if err != nil || got.State != ask.UploadPending {
+			t.Fatalf("after release %d: %+v, %v; want it pending", i, got, err)
+		}
+	}
+	if err := s.ReleaseUpload(ctx, u.Space, ask.NewUploadID()); err != nil {
+		t.Fatalf("ReleaseUpload of an unknown id: %v", err)
+	}
+}
+
+func testUploadMarkStored(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	u := newUpload()
+	createUpload(t, s, u)
+	if _, err := s.ClaimUpload(ctx, u.Space, u.ID, at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	storedAt := at(2 * time.Minute)
+	if err := s.MarkUploadStored(ctx, u.Space, u.ID, 4321, storedAt); err != nil {
+		t.Fatalf("MarkUploadStored: %v", err)
+	}
+	want := *u
+	want.State, want.Size, want.StoredAt = ask.UploadStored, 4321, &storedAt
+	got, err := s.StoredUpload(ctx, u.Space, u.ID)
+	if err != nil {
+		t.Fatalf("StoredUpload: %v", err)
+	}
+	same(t, "the stored upload", &want, got)
+	byToken, err := s.UploadByToken(ctx, u.Space, u.TokenHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "the stored upload found by its token", &want, byToken)
+
+	// Stored is final: no claim, release or second store changes it, even after it expired.
+	_, err = s.ClaimUpload(ctx, u.Space, u.ID, at(time.Minute))
+	wantCode(t, err, ask.EUploadGone, "ClaimUpload of a stored upload")
+	if err := s.ReleaseUpload(ctx, u.Space, u.ID); err != nil {
+		t.Fatalf("ReleaseUpload of a stored upload: %v", err)
+	}
+	err = s.MarkUploadStored(ctx, u.Space, u.ID, 1, at(3*time.Minute))
+	wantCode(t, err, ask.EUploadGone, "MarkUploadStored a second time")
+	got, err = s.StoredUpload(ctx, u.Space, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "the stored upload after attempts to change it", &want, got)
+	if got, err = s.StoredUpload(ctx, u.Space, u.ID); err != nil || got.Size != 4321 {
+		t.Fatalf("StoredUpload long after it expired: %+v, %v", got, err)
+	}
+}
+
+func testUploadMarkStoredNeedsClaim(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	u := newUpload()
+	createUpload(t, s, u)
+	err := s.MarkUploadStored(ctx, u.Space, u.ID, 10, base)
+	wantCode(t, err, ask.EUploadGone, "MarkUploadStored of a pending upload")
+	err = s.MarkUploadStored(ctx, u.Space, ask.NewUploadID(), 10, base)
+	wantCode(t, err, ask.EUploadNotFound, "MarkUploadStored of an unknown id")
+	_, err = s.StoredUpload(ctx, u.Space, u.ID)
+	wantCode(t, err, ask.EUploadNotFound, "StoredUpload after a refused MarkUploadStored")
+}
+
+func testUploadRace(t *testing.T, s ask.UploadStore) {
+	const n = 8
+	ctx := context.Background()
+	for round := range 10 {
+		u := newUpload()
+		createUpload(t, s, u)
+		var errs [n]error
+		race(n, func(i int) { _, errs[i] = s.ClaimUpload(ctx, u.Space, u.ID, base) })
+		wins := 0
+		for i, err := range errs {
+			if err == nil {
+				wins++
+				continue
+			}
+			wantCode(t, err, ask.EUploadGone, fmt.Sprintf("round %d: losing claim %d", round, i))
+		}
+		if wins != 1 {
+			t.Fatalf("round %d: %d of %d racing claims won, want exactly 1", round, wins, n)
+		}
+	}
+}
+
+// TestBlobs runs the conformance suite for ask.Blobs.
+func TestBlobs(t *testing.T, open func(t *testing.T) ask.Blobs) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, ask.Blobs)
+	}{
+		{"PutAndOpen", testBlobPutAndOpen},
+		{"Missing", testBlobMissing},
+		{"SpacesAreApart", testBlobSpaces},
+		{"ShortBody", testBlobShort},
+		{"LongBody", testBlobLong},
+		{"Replace", testBlobReplace},
+		{"Empty", testBlobEmpty},
+		{"ZeroKey", testBlobZeroKey},
+		{"Concurrent", testBlobConcurrent},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
+	}
+}
+
+func newKey(t *testing.T, space string) ask.BlobKey {
+	t.Helper()
+	k, err := ask.UploadBlobKey(space, ask.NewUploadID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
+}
+
+func putBlob(t *testing.T, s ask.Blobs, k ask.BlobKey, ct string, b []byte) {
+	t.Helper()
+	if err := s.PutBlob(context.Background(), k, ask.BlobInfo{ContentType: ct, Size: int64(len(b))}, bytes.NewReader(b)); err != nil {
+		t.Fatalf("PutBlob %s: %v", k, err)
+	}
+}
+
+// readBlob opens a blob and reads all of it.
+func readBlob(t *testing.T, s ask.Blobs, k ask.BlobKey) ([]byte, ask.BlobInfo) {
+	t.Helper()
+	rc, info, err := s.OpenBlob(context.Background(), k)
+	if err != nil {
+		t.Fatalf("OpenBlob %s: %v", k, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("reading blob %s: %v", k, err)
+	}
+	return b, info
+}
+
+func wantNoBlob(t *testing.T, s ask.Blobs, k ask.BlobKey, what string) {
+	t.Helper()
+	rc, _, err := s.OpenBlob(context.Background(), k)
+	if err == nil {
+		rc.Close()
+		t.Fatalf("%s: OpenBlob found a blob", what)
+	}
+	if !errors.Is(err, ask.ErrBlobNotFound) {
+		t.Fatalf("%s: OpenBlob: %v, want an error wrapping ask.ErrBlobNotFound", what, err)
+	}
+}
+
+func testBlobPutAndOpen(t *testing.T, s ask.Blobs) {
+	k := newKey(t, newSpace())
+	want := randomBytes(300 << 10)
+	putBlob(t, s, k, ask.ImageJPEG, want)
+	got, info := readBlob(t, s, k)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes back, want the %d put", len(got), len(want))
+	}
+	same(t, "the blob's info", ask.BlobInfo{ContentType: ask.ImageJPEG, Size: int64(len(want))}, info)
+}
+
+func testBlobMissing(t *testing.T, s ask.Blobs) {
+	wantNoBlob(t, s, newKey(t, newSpace()), "a key never put")
+}
+
+func testBlobSpaces(t *testing.T, s ask.Blobs) {
+	id := ask.NewUploadID()
+	a, _ := ask.UploadBlobKey(newSpace(), id)
+	b, _ := ask.UploadBlobKey(newSpace(), id)
+	putBlob(t, s, a, ask.ImagePNG, []byte("space a"))
+	wantNoBlob(t, s, b, "the same upload id in another space")
+	putBlob(t, s, b, ask.ImageGIF, []byte("space b, longer"))
+	if got, info := readBlob(t, s, a); string(got) != "space a" || info.ContentType != ask.ImagePNG {
+		t.Fatalf("space a's blob became %q (%+v) after space b's was put", got, info)
+	}
+}
+
+func testBlobShort(t *testing.T, s ask.Blobs) {
+	k := newKey(t, newSpace())
+	err := s.PutBlob(context.Background(), k, ask.BlobInfo{ContentType: ask.ImagePNG, Size: 100}, strings.NewReader("only 14 bytes"))
+	if err == nil {
+		t.Fatal("PutBlob of fewer bytes than info.Size: got no error")
+	}
+	wantNoBlob(t, s, k, "after a short body")
+}
+
+func testBlobLong(t *testing.T, s ask.Blobs) {
+	k := newKey(t, newSpace())
+	err := s.PutBlob(context.Background(), k, ask.BlobInfo{ContentType: ask.ImagePNG, Size: 4}, strings.NewReader("more than four bytes"))
+	if err == nil {
+		t.Fatal("PutBlob of more bytes than info.Size: got no error")
+	}
+	wantNoBlob(t, s, k, "after a long body")
+}
+
+func testBlobReplace(t *testing.T, s ask.Blobs) {
+	k := newKey(t, newSpace())
+	putBlob(t, s, k, ask.ImagePNG, []byte("first"))
+	putBlob(t, s, k, ask.ImageWebP, []byte("second, longer"))
+	got, info := readBlob(t, s, k)
+	if string(got) != "second, longer" || info.ContentType != ask.ImageWebP || info.Size != int64(len(got)) {
+		t.Fatalf("after replacing: %q %+v", got, info)
+	}
+}
+
+func testBlobEmpty(t *testing.T, s ask.Blobs) {
+	k := newKey(t, newSpace())
+	putBlob(t, s, k, ask.ImageGIF, nil)
+	got, info := readBlob(t, s, k)
+	if len(got) != 0 || info.Size != 0 || info.ContentType != ask.ImageGIF {
+		t.Fatalf("an empty blob came back as %d bytes, %+v", len(got), info)
+	}
+}
+
+func testBlobZeroKey(t *testing.T, s ask.Blobs) {
+	ctx := context.Background()
+	if err := s.PutBlob(ctx, ask.BlobKey{}, ask.BlobInfo{ContentType: ask.ImagePNG, Size: 1}, strings.NewReader("x")); err == nil {
+		t.Fatal("PutBlob with the zero key: got no error")
+	}
+	if rc, _, err := s.OpenBlob(ctx, ask.BlobKey{}); err == nil {
+		rc.Close()
+		t.Fatal("OpenBlob with the zero key: got no error")
+	}
+}
+
+func testBlobConcurrent(t *testing.T, s ask.Blobs) {
+	const n = 8
+	space := newSpace()
+	keys := make([]ask.BlobKey, n)
+	bodies := make([][]byte, n)
+	for i := range n {
+		keys[i], bodies[i] = newKey(t, space), randomBytes(64<<10+i)
+	}
+	errs := make([]error, n)
+	race(n, func(i int) {
+		errs[i] = s.PutBlob(context.Background(), keys[i], ask.BlobInfo{ContentType: ask.ImagePNG, Size: int64(len(bodies[i]))}, bytes.NewReader(bodies[i]))
+	})
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("put %d: %v", i, errs[i])
+		}
+		if got, _ := readBlob(t, s, keys[i]); !bytes.Equal(got, bodies[i]) {
+			t.Fatalf("blob %d came back different", i)
+		}
+	}
+}

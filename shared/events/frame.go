@@ -1,0 +1,109 @@
+package events
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// Frame types: the `type` of the contract's ServerEvent.
+const (
+	TypeSnapshot   = "snapshot"
+	TypeAskOpened  = "ask.opened"
+	TypeAskUpdated = "ask.updated"
+)
+
+// ServerEvent is one frame on the event socket, as the contract's ServerEvent union: a
+// SnapshotEvent (Type "snapshot", Snapshot set) or an AskEvent (Type "ask.opened" or
+// "ask.updated", Ask set). Its JSON is exactly the contract's; it does not carry the ask's Space
+// or Version, which never leave the server.
+//
+// Building frames is kept free of any transport: the local socket sends them, and the AWS stream
+// Lambda will build the same frames from asks decoded from DynamoDB stream records.
+type ServerEvent struct {
+	Type     string
+	Snapshot *ask.Snapshot // Type "snapshot"
+	Ask      *ask.Ask      // Type "ask.opened" or "ask.updated"
+}
+
+// Frame turns a committed change into its AskEvent: "ask.opened" for a new ask, "ask.updated"
+// for every other change (a turn, a close, an agent starting or stopping to follow it).
+func Frame(c ask.Change) ServerEvent {
+	t := TypeAskUpdated
+	if c.Opened {
+		t = TypeAskOpened
+	}
+	return ServerEvent{Type: t, Ask: c.Ask}
+}
+
+// SnapshotFrame is the first frame on a socket: the state a client starts from.
+func SnapshotFrame(s *ask.Snapshot) ServerEvent {
+	return ServerEvent{Type: TypeSnapshot, Snapshot: s}
+}
+
+// Encode is the frame's JSON, the bytes a socket sends as one text message.
+func Encode(e ServerEvent) ([]byte, error) { return json.Marshal(e) }
+
+// MarshalJSON writes {"type":"snapshot","snapshot":…} or {"type":"ask.…","ask":…}, and refuses
+// a frame whose type and content do not match, so a malformed frame never goes out.
+func (e ServerEvent) MarshalJSON() ([]byte, error) {
+	switch e.Type {
+	case TypeSnapshot:
+		if e.Snapshot == nil || e.Ask != nil {
+			return nil, fmt.Errorf("events: a snapshot frame needs a snapshot and no ask")
+		}
+		s := *e.Snapshot
+		if s.Open == nil {
+			s.Open = []*ask.Ask{}
+		}
+		if s.Recent == nil {
+			s.Recent = []*ask.Ask{}
+		}
+		return json.Marshal(struct {
+			Type     string        `json:"type"`
+			Snapshot *ask.Snapshot `json:"snapshot"`
+		}{e.Type, &s})
+	case TypeAskOpened, TypeAskUpdated:
+		if e.Ask == nil || e.Snapshot != nil {
+			return nil, fmt.Errorf("events: an %s frame needs an ask and no snapshot", e.Type)
+		}
+		return json.Marshal(struct {
+			Type string   `json:"type"`
+			Ask  *ask.Ask `json:"ask"`
+		}{e.Type, e.Ask})
+	}
+	return nil, fmt.Errorf("events: unknown frame type %q", e.Type)
+}
+
+// UnmarshalJSON reads a frame as the contract writes it, for Go clients of the socket.
+func (e *ServerEvent) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Type     string          `json:"type"`
+		Snapshot *ask.Snapshot   `json:"snapshot"`
+		Ask      json.RawMessage `json:"ask"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	v := ServerEvent{Type: raw.Type}
+	switch raw.Type {
+	case TypeSnapshot:
+		if raw.Snapshot == nil || raw.Ask != nil {
+			return fmt.Errorf("events: a snapshot frame needs a snapshot and no ask")
+		}
+		v.Snapshot = raw.Snapshot
+	case TypeAskOpened, TypeAskUpdated:
+		if raw.Ask == nil || raw.Snapshot != nil {
+			return fmt.Errorf("events: an %s frame needs an ask and no snapshot", raw.Type)
+		}
+		v.Ask = new(ask.Ask)
+		if err := json.Unmarshal(raw.Ask, v.Ask); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("events: unknown frame type %q", raw.Type)
+	}
+	*e = v
+	return nil
+}

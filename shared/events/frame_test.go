@@ -1,0 +1,237 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/contract"
+	"github.com/loopback-hq/loopback/shared/events"
+	"github.com/loopback-hq/loopback/shared/sqlite"
+)
+
+// service is the domain service on real SQLite, publishing to a hub.
+func service(t *testing.T) (*ask.Service, *events.Hub) {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "loopback.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	hub := events.NewHub()
+	svc := ask.NewService(db)
+	svc.Changes = hub
+	return svc, hub
+}
+
+var origin = ask.Origin{Space: "s1", Client: "test 1.0", RaisedBy: &ask.Actor{ID: "owner", Name: "Olga"}}
+
+// every kind of ask through every kind of change: each frame validates against ServerEvent.
+func TestFramesValidate(t *testing.T) {
+	svc, hub := service(t)
+	ctx := context.Background()
+	sub := hub.Subscribe("s1", 100)
+	defer sub.Close()
+	by := &ask.Actor{ID: "owner"}
+	must := func(a *ask.Ask, err error) *ask.Ask {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+
+	q := must(svc.AskQuestion(ctx, ask.QuestionInput{Question: "Ship?", Project: "p", Options: []ask.Choice{{Label: "Yes"}, {Label: "No", Description: "wait"}}}, origin))
+	must(svc.Reply(ctx, "s1", q.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: "Why?"}, by))
+	must(svc.AnswerFollowUp(ctx, "s1", ask.FollowUpInput{AskID: q.ID, Answer: "Because.", Content: []ask.Block{{Type: ask.BlockCode, Code: "x := 1", Language: "go"}}}))
+	must(svc.Reply(ctx, "s1", q.ID, ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}, Text: "go"}, by))
+
+	r := must(svc.RequestReview(ctx, ask.ReviewInput{Title: "Diff", Project: "p", Content: []ask.Block{
+		{Type: ask.BlockDiff, Diff: "--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n", Filename: "a.go"},
+		{Type: ask.BlockImage, UploadID: "up_1", Caption: "before"},
+		{Type: ask.BlockMarkdown, Text: "**bold**"},
+	}}, origin))
+	must(svc.Reply(ctx, "s1", r.ID, ask.Reply{Outcome: ask.OutcomeChangesRequested, Feedback: "rename"}, by))
+	must(svc.RequestReview(ctx, ask.ReviewInput{Title: "Diff v2", Project: "p", Revises: r.ID, Content: []ask.Block{{Type: ask.BlockMarkdown, Text: "v2"}}}, origin))
+
+	b := must(svc.SendBriefing(ctx, ask.BriefingInput{Title: "Findings", Project: "p", Sections: []ask.BriefingSection{
+		{Title: "Bugs", Points: []ask.BriefingPoint{{Title: "Race"}, {Title: "Leak", Detail: "in the cache"}}},
+	}}, origin))
+	must(svc.Reply(ctx, "s1", b.ID, ask.Reply{Outcome: ask.OutcomeResponded, Points: []ask.PointReply{{Point: "1", Text: "How bad?"}, {Point: "2", Resolved: true}}}, by))
+	must(svc.AnswerBriefing(ctx, "s1", ask.BriefingAnswerInput{AskID: b.ID, Answers: []ask.PointAnswer{{Point: "1", Answer: "Bad.", Points: []ask.BriefingPoint{{Title: "Fix A"}, {Title: "Fix B"}}}}}))
+	must(svc.Reply(ctx, "s1", b.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, by))
+
+	want := []string{"ask.opened", "ask.updated", "ask.updated", "ask.updated", "ask.opened", "ask.updated", "ask.opened", "ask.opened", "ask.updated", "ask.updated", "ask.updated"}
+	for i, typ := range want {
+		var c ask.Change
+		select {
+		case c = <-sub.C():
+		default:
+			t.Fatalf("change %d: none published", i)
+		}
+		f := events.Frame(c)
+		if f.Type != typ {
+			t.Errorf("change %d: type %s, want %s", i, f.Type, typ)
+		}
+		body := encode(t, f)
+		if err := contract.ValidateModel("ServerEvent", body); err != nil {
+			t.Errorf("change %d: %v\n%s", i, err, body)
+		}
+		if err := contract.ValidateModel("AskEvent", body); err != nil {
+			t.Errorf("change %d is not an AskEvent: %v", i, err)
+		}
+		if strings.Contains(string(body), `"s1"`) {
+			t.Errorf("change %d: the space leaks into the frame: %s", i, body)
+		}
+		var back events.ServerEvent
+		if err := json.Unmarshal(body, &back); err != nil || back.Type != typ || back.Ask.ID != c.Ask.ID {
+			t.Errorf("change %d does not decode back: %v %+v", i, err, back)
+		}
+		if again := encode(t, back); string(again) != string(body) {
+			t.Errorf("change %d: decoded and encoded again differs:\n%s\n%s", i, body, again)
+		}
+	}
+
+	snap, err := svc.Snapshot(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Open) == 0 || len(snap.Recent) == 0 {
+		t.Fatalf("snapshot: %d open, %d recent", len(snap.Open), len(snap.Recent))
+	}
+	body := encode(t, events.SnapshotFrame(snap))
+	for _, model := range []string{"ServerEvent", "SnapshotEvent"} {
+		if err := contract.ValidateModel(model, body); err != nil {
+			t.Errorf("snapshot frame as %s: %v", model, err)
+		}
+	}
+	// The snapshot inside is exactly what GET /api/v1/snapshot sends.
+	var frame struct{ Snapshot json.RawMessage }
+	json.Unmarshal(body, &frame)
+	plain, _ := json.Marshal(snap)
+	if string(frame.Snapshot) != string(plain) {
+		t.Errorf("the snapshot frame's snapshot differs from the snapshot:\n%s\n%s", frame.Snapshot, plain)
+	}
+	empty := encode(t, events.SnapshotFrame(&ask.Snapshot{}))
+	if string(empty) != `{"type":"snapshot","snapshot":{"open":[],"recent":[]}}` {
+		t.Errorf("empty snapshot frame: %s", empty)
+	}
+	if err := contract.ValidateModel("ServerEvent", empty); err != nil {
+		t.Error(err)
+	}
+}
+
+func encode(t *testing.T, e events.ServerEvent) []byte {
+	t.Helper()
+	b, err := events.Encode(e)
+	if err != nil {
+		t.Fatalf("encoding %+v: %v", e, err)
+	}
+	return b
+}
+
+func TestMalformedFrames(t *testing.T) {
+	a := &ask.Ask{ID: "x", Kind: ask.KindQuestion, Status: ask.AwaitingHuman, Question: &ask.QuestionPrompt{Question: "?"}}
+	for name, e := range map[string]events.ServerEvent{
+		"no type":              {Ask: a},
+		"unknown type":         {Type: "ask.deleted", Ask: a},
+		"snapshot without one": {Type: events.TypeSnapshot},
+		"snapshot with an ask": {Type: events.TypeSnapshot, Snapshot: &ask.Snapshot{}, Ask: a},
+		"ask event without":    {Type: events.TypeAskUpdated},
+		"ask event with both":  {Type: events.TypeAskOpened, Ask: a, Snapshot: &ask.Snapshot{}},
+	} {
+		if b, err := events.Encode(e); err == nil {
+			t.Errorf("%s: encoded as %s", name, b)
+		}
+	}
+	for _, body := range []string{`{"type":"ask.deleted","ask":{}}`, `{"type":"snapshot"}`, `{"type":"ask.opened"}`, `[]`} {
+		var e events.ServerEvent
+		if err := json.Unmarshal([]byte(body), &e); err == nil {
+			t.Errorf("%s decoded as %+v", body, e)
+		}
+	}
+}
+
+func TestLatest(t *testing.T) {
+	v := func(id string, n int) *ask.Ask { return &ask.Ask{ID: id, Version: n} }
+	l := events.Latest{}
+	l.AdmitSnapshot(&ask.Snapshot{Open: []*ask.Ask{v("a", 3)}, Recent: []*ask.Ask{v("b", 5)}})
+	for _, tc := range []struct {
+		a    *ask.Ask
+		want bool
+	}{
+		{v("a", 2), false}, // queued before the snapshot read: already in it
+		{v("a", 3), false}, // the snapshot's own version
+		{v("a", 4), true},
+		{v("b", 5), false},
+		{v("c", 2), true},  // an ask the snapshot did not have (closed long ago, or new)
+		{v("c", 1), false}, // an older commit delivered late
+		{v("a", 6), true},
+		{v("a", 5), false},
+	} {
+		if got := l.Admit(tc.a); got != tc.want {
+			t.Errorf("Admit(%s v%d) = %v, want %v", tc.a.ID, tc.a.Version, got, tc.want)
+		}
+	}
+}
+
+// A subscriber that stops reading is dropped once its queue is full; the others keep receiving
+// every change, and publishing never blocks.
+func TestHubDropsASlowSubscriber(t *testing.T) {
+	hub := events.NewHub()
+	slow := hub.Subscribe("s1", 4)
+	fast := hub.Subscribe("s1", 4)
+	other := hub.Subscribe("s2", 4)
+	defer fast.Close()
+	defer other.Close()
+	got := make(chan int, 100)
+	go func() {
+		for c := range fast.C() {
+			got <- c.Ask.Version
+		}
+	}()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= 50; i++ {
+			hub.Publish(ask.Change{Ask: &ask.Ask{ID: "a", Space: "s1", Version: i}})
+			// the fast reader keeps up with a reader's pace, not a tight loop's
+			for len(fast.C()) > 0 {
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Publish blocked on a subscriber that does not read")
+	}
+	select {
+	case <-slow.Done():
+	default:
+		t.Fatal("the slow subscriber was not dropped")
+	}
+	if len(slow.C()) != 4 {
+		t.Errorf("the slow subscriber's queue holds %d, want its bound 4", len(slow.C()))
+	}
+	for i := 1; i <= 50; i++ {
+		select {
+		case v := <-got:
+			if v != i {
+				t.Fatalf("the fast subscriber got version %d, want %d", v, i)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the fast subscriber stopped at %d", i-1)
+		}
+	}
+	if len(other.C()) != 0 {
+		t.Error("another space's subscriber heard of s1's changes")
+	}
+	if hub.Len() != 2 {
+		t.Errorf("hub has %d subscriptions, want 2", hub.Len())
+	}
+}

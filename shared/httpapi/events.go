@@ -1,0 +1,401 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/events"
+	"github.com/loopback-hq/loopback/shared/gate"
+)
+
+// The event socket, GET /api/v1/events, and its tickets. See docs/design/events.md.
+
+// Subprotocols of the event socket. A client offers Subprotocol, and, when it cannot send headers
+// (a browser), TicketPrefix+<ticket> beside it. The server only ever selects Subprotocol.
+const (
+	Subprotocol  = "loopback.v1"
+	TicketPrefix = "loopback.ticket."
+)
+
+// TicketPurpose is what event tickets are stored for; TicketTTL is how long one lasts.
+const (
+	TicketPurpose = "events"
+	TicketTTL     = time.Minute
+)
+
+// EOriginForbidden refuses a browser page of another origin.
+const EOriginForbidden = "origin.forbidden"
+
+// SocketConfig tunes the event socket. Zero values take the defaults.
+type SocketConfig struct {
+	// Queue is how many changes may wait for one socket; a socket whose queue fills is closed
+	// (its client reconnects and starts again from a fresh snapshot). Default 256.
+	Queue int
+	// Ping is how often the server pings an idle client, and how long it waits for the pong.
+	// Default 30 s.
+	Ping time.Duration
+	// WriteTimeout bounds each frame's write; a peer that takes longer is disconnected.
+	// Default 10 s.
+	WriteTimeout time.Duration
+}
+
+// Defaults of SocketConfig.
+const (
+	DefaultSocketQueue        = 256
+	DefaultSocketPing         = 30 * time.Second
+	DefaultSocketWriteTimeout = 10 * time.Second
+)
+
+// Close reasons a client can act on.
+const (
+	closeTooSlow      = "too slow; reconnect for a fresh snapshot"
+	closeShuttingDown = "Loopback is shutting down; reconnect for a fresh snapshot"
+)
+
+func (c SocketConfig) withDefaults() SocketConfig {
+	if c.Queue <= 0 {
+		c.Queue = DefaultSocketQueue
+	}
+	if c.Ping <= 0 {
+		c.Ping = DefaultSocketPing
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultSocketWriteTimeout
+	}
+	return c
+}
+
+// EventTicket is the contract's EventTicket.
+type EventTicket struct {
+	Ticket    string
+	ExpiresAt time.Time
+}
+
+// MarshalJSON writes the ticket with the contract's time format.
+func (t EventTicket) MarshalJSON() ([]byte, error) {
+	return []byte(`{"ticket":"` + t.Ticket + `","expiresAt":"` + ask.FormatTime(t.ExpiresAt) + `"}`), nil
+}
+
+// issueTicket: POST /api/v1/events/tickets — a one-time pass onto the event socket, for this
+// credential's space and actor, good for a minute. Only its hash is stored.
+func (s *Server) issueTicket(w http.ResponseWriter, r *http.Request) {
+	c := CredentialFrom(r.Context())
+	ticket, hash := newTicket()
+	t := &ask.Ticket{Hash: hash, Purpose: TicketPurpose, Space: c.Space, Actor: c.Actor, ExpiresAt: s.now().Add(TicketTTL)}
+	if err := s.Tickets.CreateTicket(r.Context(), t); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, EventTicket{Ticket: ticket, ExpiresAt: t.ExpiresAt})
+}
+
+// newTicket returns 256 random bits, base64url (all of it valid in a subprotocol name), and the
+// hash the store keeps.
+func newTicket() (ticket string, hash []byte) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	ticket = base64.RawURLEncoding.EncodeToString(b[:])
+	return ticket, gate.Hash(ticket)
+}
+
+func (s *Server) now() time.Time {
+	if s.Service != nil && s.Service.Now != nil {
+		return s.Service.Now()
+	}
+	return time.Now()
+}
+
+// eventSocket: GET /api/v1/events — the event socket. Every refusal is plain HTTP with a Problem,
+// before the upgrade, so nothing is ever sent on a socket that should not be open.
+func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
+	if err := checkHandshake(w, r); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if !s.sameOrigin(r.Header.Get("Origin")) {
+		writeError(w, r, ask.Errorf(EOriginForbidden, "the event socket only opens to pages of %s", s.PublicURL))
+		return
+	}
+	ticket, err := offeredTicket(r.Header)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	space, err := s.socketSpace(r, ticket)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	cfg := s.Socket.withDefaults()
+
+	// Subscribe before reading the snapshot: a change committed after this moment is in the
+	// queue, and one committed before it is in the snapshot. Both may hold the same change;
+	// Latest drops whatever the client already has.
+	sub := s.Hub.Subscribe(space, cfg.Queue)
+	snap, err := s.Service.Snapshot(r.Context(), space)
+	if err != nil {
+		sub.Close()
+		writeError(w, r, err)
+		return
+	}
+	first, err := events.Encode(events.SnapshotFrame(snap))
+	if err != nil {
+		sub.Close()
+		writeError(w, r, err)
+		return
+	}
+	latest := events.Latest{}
+	latest.AdmitSnapshot(snap)
+	snap = nil
+
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols: []string{Subprotocol},
+		// Origin was checked above, against the deployment's public URL rather than the Host
+		// header a proxy may have rewritten.
+		InsecureSkipVerify: true,
+	})
+	if err != nil {
+		sub.Close()
+		return // Accept has answered
+	}
+	// The socket lives on in a goroutine of its own, and this one (with the request, and a stack
+	// grown by reading and encoding the snapshot) ends: an idle socket costs little.
+	go s.pump(context.Background(), conn, sub, latest, first, cfg)
+}
+
+// pump sends the snapshot and then every newer change until the client goes, falls behind, or the
+// server shuts down (CloseSockets).
+func (s *Server) pump(ctx context.Context, conn *websocket.Conn, sub *events.Subscription, latest events.Latest, first []byte, cfg SocketConfig) {
+	defer sub.Close()
+	defer conn.CloseNow()
+	// The client sends nothing; reading handles its pongs and close. Its context ends when the
+	// connection does.
+	gone := conn.CloseRead(ctx)
+	write := func(b []byte) error {
+		wctx, cancel := context.WithTimeout(gone, cfg.WriteTimeout)
+		defer cancel()
+		return conn.Write(wctx, websocket.MessageText, b)
+	}
+	if err := write(first); err != nil {
+		return
+	}
+	first = nil
+	ping := time.NewTicker(cfg.Ping)
+	defer ping.Stop()
+	for {
+		// A dropped subscription has lost a change: stop at once rather than send what is queued.
+		select {
+		case <-sub.Done():
+			conn.Close(websocket.StatusTryAgainLater, closeTooSlow)
+			return
+		default:
+		}
+		select {
+		case c := <-sub.C():
+			if !latest.Admit(c.Ask) {
+				continue
+			}
+			b, err := s.frames.encode(c)
+			if err != nil {
+				s.Logger.Error("encoding an event", "ask", c.Ask.ID, "err", err)
+				conn.Close(websocket.StatusInternalError, "internal error; reconnect")
+				return
+			}
+			if err := write(b); err != nil {
+				return
+			}
+		case <-sub.Done():
+			conn.Close(websocket.StatusTryAgainLater, closeTooSlow)
+			return
+		case <-ping.C:
+			pctx, cancel := context.WithTimeout(gone, cfg.Ping)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return
+			}
+		case <-gone.Done():
+			return
+		case <-s.closing():
+			conn.Close(websocket.StatusGoingAway, closeShuttingDown)
+			return
+		}
+	}
+}
+
+// sockets is the event sockets' shared state in a Server.
+type sockets struct {
+	once      sync.Once
+	closingCh chan struct{}
+	closeOnce sync.Once
+	frames    frameCache
+}
+
+func (s *Server) closing() <-chan struct{} {
+	s.once.Do(func() { s.closingCh = make(chan struct{}) })
+	return s.closingCh
+}
+
+// CloseSockets tells every event socket that the server is going away (close code 1001), so
+// clients reconnect elsewhere or later. http.Server.Shutdown does not wait for upgraded
+// connections: register this with its RegisterOnShutdown.
+func (s *Server) CloseSockets() {
+	s.closing()
+	s.closeOnce.Do(func() { close(s.closingCh) })
+}
+
+// frameCache encodes each change once for all the sockets it goes to: the hub hands every
+// subscriber the same *ask.Ask for one change, so it is the key. It remembers the last few
+// changes only; a socket further behind encodes its own copy.
+type frameCache struct {
+	mu   sync.Mutex
+	m    map[*ask.Ask]*encodedFrame
+	ring [16]*ask.Ask
+	next int
+}
+
+type encodedFrame struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+func (c *frameCache) encode(ch ask.Change) ([]byte, error) {
+	c.mu.Lock()
+	e := c.m[ch.Ask]
+	if e == nil {
+		if c.m == nil {
+			c.m = map[*ask.Ask]*encodedFrame{}
+		}
+		delete(c.m, c.ring[c.next])
+		c.ring[c.next] = ch.Ask
+		c.next = (c.next + 1) % len(c.ring)
+		e = &encodedFrame{}
+		c.m[ch.Ask] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.b, e.err = events.Encode(events.Frame(ch)) })
+	return e.b, e.err
+}
+
+// checkHandshake refuses, with a Problem, a request that is not a WebSocket handshake the socket
+// can accept.
+func checkHandshake(w http.ResponseWriter, r *http.Request) error {
+	if !headerHasToken(r.Header, "Connection", "upgrade") || !headerHasToken(r.Header, "Upgrade", "websocket") {
+		w.Header().Set("Upgrade", "websocket")
+		return ask.Errorf(ask.ERequestInvalid, "this is the event socket: open it as a WebSocket with the subprotocol %s", Subprotocol)
+	}
+	if r.Header.Get("Sec-WebSocket-Version") != "13" {
+		w.Header().Set("Sec-WebSocket-Version", "13")
+		return ask.Errorf(ask.ERequestInvalid, "the event socket speaks WebSocket version 13 only")
+	}
+	if keys := r.Header.Values("Sec-WebSocket-Key"); len(keys) != 1 {
+		return ask.Errorf(ask.ERequestInvalid, "a WebSocket handshake needs exactly one Sec-WebSocket-Key")
+	} else if k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(keys[0])); err != nil || len(k) != 16 {
+		return ask.Errorf(ask.ERequestInvalid, "Sec-WebSocket-Key must be 16 bytes in base64")
+	}
+	if !headerHasToken(r.Header, "Sec-WebSocket-Protocol", Subprotocol) {
+		return ask.Errorf(ask.ERequestInvalid, "offer the subprotocol %s", Subprotocol)
+	}
+	return nil
+}
+
+// offeredTicket returns the ticket offered as a subprotocol, or "" when there is none.
+func offeredTicket(h http.Header) (string, error) {
+	ticket := ""
+	for _, p := range headerTokens(h, "Sec-WebSocket-Protocol") {
+		t, ok := strings.CutPrefix(p, TicketPrefix)
+		if !ok {
+			continue
+		}
+		if ticket != "" {
+			return "", ask.Errorf(ask.ERequestInvalid, "offer at most one %s<ticket> subprotocol", TicketPrefix)
+		}
+		ticket = t
+	}
+	return ticket, nil
+}
+
+// socketSpace decides which space a socket follows: the ticket's, consumed here so it never works
+// twice, or else the bearer credential's.
+func (s *Server) socketSpace(r *http.Request, ticket string) (string, error) {
+	if ticket != "" {
+		if s.Tickets == nil {
+			return "", ask.Errorf(ask.EUnauthorized, "this deployment issues no event tickets")
+		}
+		t, err := s.Tickets.ConsumeTicket(r.Context(), TicketPurpose, gate.Hash(ticket), s.now())
+		if err != nil {
+			return "", err
+		}
+		return t.Space, nil
+	}
+	token := gate.BearerToken(r.Header.Get("Authorization"))
+	if token == "" {
+		return "", ask.Errorf(ask.EUnauthorized, "offer a ticket from POST /api/v1/events/tickets as the subprotocol %s<ticket>, or send Authorization: Bearer <token>", TicketPrefix)
+	}
+	c, err := s.Gate.Check(r.Context(), token)
+	if err != nil {
+		return "", err
+	}
+	return c.Space, nil
+}
+
+// sameOrigin reports whether a browser's Origin is this deployment's own. Clients that are not
+// browsers send none. Without a PublicURL, no browser origin is accepted.
+func (s *Server) sameOrigin(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	want, ok := originOf(s.PublicURL)
+	if !ok {
+		return false
+	}
+	got, ok := originOf(origin)
+	return ok && got == want
+}
+
+// originOf is scheme://host[:port] of a URL, lower case, without a default port.
+func originOf(raw string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", false
+	}
+	host := strings.ToLower(u.Host)
+	if port := u.Port(); (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		host = strings.TrimSuffix(host, ":"+port)
+	}
+	return u.Scheme + "://" + host, true
+}
+
+// headerTokens splits a comma-separated header, over all of its lines.
+func headerTokens(h http.Header, key string) []string {
+	var tokens []string
+	for _, v := range h.Values(key) {
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				tokens = append(tokens, t)
+			}
+		}
+	}
+	return tokens
+}
+
+func headerHasToken(h http.Header, key, token string) bool {
+	for _, t := range headerTokens(h, key) {
+		if strings.EqualFold(t, token) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,315 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// TestWaitingFollowsTheCall: waiting is true exactly while a call waits, for both protocol eras.
+func TestWaitingFollowsTheCall(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
+			d := newTestDeployment(t, deployOpts{})
+			c := d.connect(t, clientOpts{Legacy: legacy})
+			id := d.newQuestion(t, asAgent)
+			if d.getAsk(t, id).Waiting {
+				t.Fatal("a new ask nobody waits on shows waiting")
+			}
+			p := startTool(t, c, "await_reply", map[string]any{"askId": id})
+			d.waitFor(t, id, true)
+			d.reply(t, id, map[string]any{"outcome": "answered", "selected": []string{"No"}})
+			toolReply(t, p.result(t))
+			d.waitFor(t, id, false)
+		})
+	}
+}
+
+// TestTwoWaitersOnOneAsk: waiting stays true while any agent still follows the ask.
+func TestTwoWaitersOnOneAsk(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{})
+	c := d.connect(t, clientOpts{})
+	id := d.newQuestion(t, asAgent)
+	first := startTool(t, c, "await_reply", map[string]any{"askId": id})
+	d.waitFor(t, id, true)
+	second := startTool(t, c, "await_reply", map[string]any{"askId": id})
+	eventually(t, "two leases on the ask", func() bool {
+		n, err := d.DB.LiveLeases(context.Background(), testSpace, id, time.Now())
+		return err == nil && n == 2
+	})
+	first.cancel()
+	<-first.done
+	eventually(t, "one lease on the ask", func() bool {
+		n, err := d.DB.LiveLeases(context.Background(), testSpace, id, time.Now())
+		return err == nil && n == 1
+	})
+	if !d.getAsk(t, id).Waiting {
+		t.Fatal("one agent stopped waiting and the ask no longer shows the other")
+	}
+	d.reply(t, id, map[string]any{"outcome": "dismissed"})
+	if tr := toolReply(t, second.result(t)); tr.Reply.Outcome != ask.OutcomeDismissed {
+		t.Fatalf("reply %+v", tr.Reply)
+	}
+	d.waitFor(t, id, false)
+}
+
+// TestCancelEndsTheWaitNotTheAsk: a client that cancels stops waiting; the ask stays open and the
+// person's later reply reaches await_reply.
+func TestCancelEndsTheWaitNotTheAsk(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
+			d := newTestDeployment(t, deployOpts{})
+			c := d.connect(t, clientOpts{Legacy: legacy})
+
+			p := startTool(t, c, "ask_question", question("loopback"))
+			id := d.waitingAsk(t, 1).ID
+			p.cancel()
+			<-p.done
+			if p.err == nil {
+				t.Fatalf("a cancelled call returned a result: %v", resultText(p.res))
+			}
+			d.waitFor(t, id, false)
+			if a := d.getAsk(t, id); a.Status != string(ask.AwaitingHuman) || len(a.Thread) != 0 {
+				t.Fatalf("after the client went the ask is %s with %d turns, want it open and untouched", a.Status, len(a.Thread))
+			}
+
+			// The same client waits again, and gets the reply.
+			again := startTool(t, c, "await_reply", map[string]any{"askId": id})
+			d.waitFor(t, id, true)
+			reply := map[string]any{"outcome": "answered", "selected": []string{"SQLite"}, "text": "after all"}
+			d.reply(t, id, reply)
+			tr := toolReply(t, again.result(t))
+			got, _ := json.Marshal(tr.Reply)
+			want, _ := json.Marshal(reply)
+			if tr.AskID != id || !jsonEqual(t, got, want) {
+				t.Fatalf("await_reply returned %s on %s, want %s on %s", got, tr.AskID, want, id)
+			}
+		})
+	}
+}
+
+// TestAwaitReplyAfterTheReply: the person moved while no agent waited: await_reply returns at
+// once, and never marks the ask waiting.
+func TestAwaitReplyAfterTheReply(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{MaxWait: time.Minute})
+	c := d.connect(t, clientOpts{})
+	id := d.newQuestion(t, asAgent)
+	reply := map[string]any{"outcome": "answered", "selected": []string{"Yes"}, "text": "go"}
+	d.reply(t, id, reply)
+
+	// Changes are published as they commit, so any change await_reply made is queued here by the
+	// time it returns.
+	sub := d.Hub.Subscribe(testSpace, 16)
+	defer sub.Close()
+
+	for i := range 2 { // and again: the reply stays there to be picked up
+		start := time.Now()
+		tr := toolReply(t, callTool(t, c, "await_reply", map[string]any{"askId": id}))
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("await_reply %d took %v on an ask already answered", i, took)
+		}
+		got, _ := json.Marshal(tr.Reply)
+		want, _ := json.Marshal(reply)
+		if !jsonEqual(t, got, want) {
+			t.Fatalf("await_reply returned %s, want %s", got, want)
+		}
+	}
+	select {
+	case ch := <-sub.C():
+		t.Fatalf("await_reply on an answered ask changed it (waiting: %v)", ch.Ask.Waiting)
+	default:
+	}
+}
+
+// TestAwaitReplyOnAFollowUp: when the person asked back, await_reply returns the follow_up at once.
+func TestAwaitReplyOnAFollowUp(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{})
+	c := d.connect(t, clientOpts{})
+	id := d.newQuestion(t, asAgent)
+	d.reply(t, id, map[string]any{"outcome": "follow_up", "question": "Which one is cheaper?"})
+	tr := toolReply(t, callTool(t, c, "await_reply", map[string]any{"askId": id}))
+	if tr.Reply.Outcome != ask.OutcomeFollowUp || tr.Reply.Question != "Which one is cheaper?" {
+		t.Fatalf("reply %+v", tr.Reply)
+	}
+}
+
+// TestMaxWait: a wait that reaches the deployment's limit ends as a tool error naming the askId and
+// await_reply; the ask stays open; the reply made afterwards comes back from await_reply intact.
+func TestMaxWait(t *testing.T) {
+	const limit = 300 * time.Millisecond
+	d := newTestDeployment(t, deployOpts{MaxWait: limit, Progress: 50 * time.Millisecond})
+	c := d.connect(t, clientOpts{})
+
+	start := time.Now()
+	p := startTool(t, c, "request_review", review("loopback", ""))
+	id := d.waitingAsk(t, 1).ID
+	msg := toolErr(t, p.result(t))
+	if took := time.Since(start); took < limit {
+		t.Errorf("the call gave up after %v, before the limit of %v", took, limit)
+	}
+	for _, w := range []string{id, "await_reply", `{"askId": "` + id + `"}`} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("the message %q does not say %q", msg, w)
+		}
+	}
+	d.waitFor(t, id, false)
+	if a := d.getAsk(t, id); a.Status != string(ask.AwaitingHuman) {
+		t.Fatalf("after the limit the ask is %s, want it still open", a.Status)
+	}
+
+	// await_reply hits the same limit when the person is still away.
+	msg = toolErr(t, callTool(t, c, "await_reply", map[string]any{"askId": id}))
+	if !strings.Contains(msg, id) || !strings.Contains(msg, "await_reply") {
+		t.Errorf("await_reply's limit message %q names neither the ask nor what to do", msg)
+	}
+	d.waitFor(t, id, false)
+
+	// The person replies while no agent waits; the next await_reply has it, word for word.
+	reply := map[string]any{"outcome": "changes_requested", "feedback": "Rename `x` to `count`.\n\nAnd add a test — a *real* one."}
+	d.reply(t, id, reply)
+	tr := toolReply(t, callTool(t, c, "await_reply", map[string]any{"askId": id}))
+	got, _ := json.Marshal(tr.Reply)
+	want, _ := json.Marshal(reply)
+	if tr.AskID != id || !jsonEqual(t, got, want) {
+		t.Fatalf("await_reply returned %s on %s, want %s on %s", got, tr.AskID, want, id)
+	}
+}
+
+// TestProgress: with a progressToken, progress notifications arrive during the wait, with rising
+// progress and the caller's token, and the result still arrives; without one, none are sent.
+func TestProgress(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
+			d := newTestDeployment(t, deployOpts{Progress: 50 * time.Millisecond})
+			c := d.connect(t, clientOpts{Legacy: legacy})
+			var mu sync.Mutex
+			var progress []map[string]any
+			c.OnNotification(func(n mcp.JSONRPCNotification) {
+				if n.Method != "notifications/progress" {
+					return
+				}
+				mu.Lock()
+				progress = append(progress, n.Params.AdditionalFields)
+				mu.Unlock()
+			})
+			count := func() int {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(progress)
+			}
+
+			// Without a token: no progress.
+			p := startTool(t, c, "ask_question", question("quiet"))
+			quiet := d.waitingAsk(t, 1).ID
+			time.Sleep(300 * time.Millisecond) // six progress intervals
+			d.reply(t, quiet, map[string]any{"outcome": "dismissed"})
+			toolReply(t, p.result(t))
+			if n := count(); n != 0 {
+				t.Fatalf("%d progress notifications for a call without a progressToken", n)
+			}
+
+			req := toolRequest("ask_question", question("loud"))
+			req.Params.Meta = &mcp.Meta{ProgressToken: "t"}
+			p = start(t, c, req)
+			id := d.waitingAsk(t, 1).ID
+			eventually(t, "3 progress notifications", func() bool { return count() >= 3 })
+			if p.returned() {
+				t.Fatal("the call returned while progress was being sent")
+			}
+			d.reply(t, id, map[string]any{"outcome": "answered", "selected": []string{"Redis"}})
+			if tr := toolReply(t, p.result(t)); tr.AskID != id || tr.Reply.Selected[0] != "Redis" {
+				t.Fatalf("ToolReply %+v", tr)
+			}
+
+			mu.Lock()
+			defer mu.Unlock()
+			last := -1.0
+			for i, n := range progress {
+				if n["progressToken"] != "t" {
+					t.Errorf("notification %d has token %v, want t", i, n["progressToken"])
+				}
+				v, ok := n["progress"].(float64)
+				if !ok || v <= last {
+					t.Errorf("notification %d has progress %v after %v: it must rise", i, n["progress"], last)
+				}
+				last = v
+				if msg, _ := n["message"].(string); msg == "" {
+					t.Errorf("notification %d has no message", i)
+				}
+			}
+		})
+	}
+}
+
+// TestReaper: a lease nobody renews (a process killed mid-wait) is reaped, and waiting goes false;
+// a live lease is left alone.
+func TestReaper(t *testing.T) {
+	ctx := context.Background()
+	d := newTestDeployment(t, deployOpts{})
+	id := d.newQuestion(t, asAgent)
+
+	if err := d.Service.Follow(ctx, testSpace, id, "ghost", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Service.Follow(ctx, testSpace, id, "alive", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if !d.getAsk(t, id).Waiting {
+		t.Fatal("followed, yet not waiting")
+	}
+	time.Sleep(5 * time.Millisecond)
+	n, err := d.Service.ReapLeases(ctx, 100)
+	if err != nil || n != 1 {
+		t.Fatalf("ReapLeases reaped %d (%v), want the one expired lease", n, err)
+	}
+	if !d.getAsk(t, id).Waiting {
+		t.Fatal("reaping the dead lease cleared waiting while a live one remains")
+	}
+	if err := d.Service.Unfollow(ctx, testSpace, id, "alive"); err != nil {
+		t.Fatal(err)
+	}
+	if d.getAsk(t, id).Waiting {
+		t.Fatal("the last follower left, yet the ask shows waiting")
+	}
+
+	// The holder vanishes: it followed, and never said it stopped.
+	if err := d.Service.Follow(ctx, testSpace, id, "vanished", 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if !d.getAsk(t, id).Waiting {
+		t.Fatal("followed, yet not waiting")
+	}
+	eventually(t, "the lease to be reaped", func() bool {
+		n, err := d.Service.ReapLeases(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	})
+	if d.getAsk(t, id).Waiting {
+		t.Fatal("the expired lease was reaped, yet the ask shows waiting")
+	}
+
+	// A blocking call renews its lease: reaping never clears it while the call waits.
+	c := d.connect(t, clientOpts{})
+	p := startTool(t, c, "await_reply", map[string]any{"askId": id})
+	d.waitFor(t, id, true)
+	time.Sleep(250 * time.Millisecond) // a few renewals
+	if n, err := d.Service.ReapLeases(ctx, 100); err != nil || n != 0 {
+		t.Fatalf("ReapLeases reaped %d (%v) while a call waits", n, err)
+	}
+	if !d.getAsk(t, id).Waiting {
+		t.Fatal("the reaper cleared waiting under a live call")
+	}
+	d.reply(t, id, map[string]any{"outcome": "dismissed"})
+	toolReply(t, p.result(t))
+	d.waitFor(t, id, false)
+}

@@ -1,0 +1,154 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/buildinfo"
+)
+
+var _ ask.UploadStore = (*DB)(nil)
+
+const uploadColumns = `space, id, token_hash, content_type, max_bytes, state, size, created_at, expires_at, stored_at`
+
+// CreateUpload stores a new upload ticket.
+func (d *DB) CreateUpload(ctx context.Context, u *ask.Upload) error {
+	if len(u.TokenHash) == 0 {
+		return errors.New("sqlite: create upload: no token hash")
+	}
+	state := u.State
+	if state == "" {
+		state = ask.UploadPending
+	}
+	_, err := d.w.ExecContext(ctx, `INSERT INTO uploads (`+uploadColumns+`, revision)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		u.Space, u.ID, u.TokenHash, u.ContentType, u.MaxBytes, string(state), u.Size,
+		formatTime(u.CreatedAt), formatTime(u.ExpiresAt), nullTime(u.StoredAt), buildinfo.Revision)
+	if isUnique(err) {
+		return fmt.Errorf("sqlite: create upload: upload %s (or its token) is already stored: %w", u.ID, err)
+	} else if err != nil {
+		return fmt.Errorf("sqlite: create upload: %w", err)
+	}
+	u.State = state
+	return nil
+}
+
+// UploadByToken finds an upload of a space by the hash of its token.
+func (d *DB) UploadByToken(ctx context.Context, space string, tokenHash []byte) (*ask.Upload, error) {
+	if len(tokenHash) == 0 {
+		return nil, notFoundUpload()
+	}
+	return d.scanUpload(d.r.QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads
+		WHERE token_hash = ? AND space = ?`, tokenHash, space))
+}
+
+// ClaimUpload moves a pending, unexpired upload to claimed in one conditional UPDATE.
+func (d *DB) ClaimUpload(ctx context.Context, space, id string, now time.Time) (*ask.Upload, error) {
+	u, err := d.scanUpload(d.w.QueryRowContext(ctx, `UPDATE uploads SET state = 'claimed', revision = ?
+		WHERE space = ? AND id = ? AND state = 'pending' AND expires_at > ?
+		RETURNING `+uploadColumns, buildinfo.Revision, space, id, formatTime(now)))
+	if ask.ErrorCode(err) != ask.EUploadNotFound {
+		return u, err
+	}
+	// Nothing moved: say why.
+	u, err = d.scanUpload(d.w.QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE space = ? AND id = ?`, space, id))
+	if err != nil {
+		return nil, err
+	}
+	return nil, goneUpload(u, now)
+}
+
+// ReleaseUpload moves a claimed upload back to pending.
+func (d *DB) ReleaseUpload(ctx context.Context, space, id string) error {
+	_, err := d.w.ExecContext(ctx, `UPDATE uploads SET state = 'pending', revision = ?
+		WHERE space = ? AND id = ? AND state = 'claimed'`, buildinfo.Revision, space, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: release upload: %w", err)
+	}
+	return nil
+}
+
+// MarkUploadStored moves a claimed upload to stored.
+func (d *DB) MarkUploadStored(ctx context.Context, space, id string, size int64, at time.Time) error {
+	res, err := d.w.ExecContext(ctx, `UPDATE uploads SET state = 'stored', size = ?, stored_at = ?, revision = ?
+		WHERE space = ? AND id = ? AND state = 'claimed'`, size, formatTime(at), buildinfo.Revision, space, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: mark upload stored: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite: mark upload stored: %w", err)
+	} else if n == 1 {
+		return nil
+	}
+	if _, err := d.scanUpload(d.w.QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE space = ? AND id = ?`, space, id)); err != nil {
+		return err
+	}
+	return ask.Errorf(ask.EUploadGone, "upload %s is not being stored: it was not claimed, or is stored already", id)
+}
+
+// StoredUpload returns a stored upload of a space.
+func (d *DB) StoredUpload(ctx context.Context, space, id string) (*ask.Upload, error) {
+	return d.scanUpload(d.r.QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads
+		WHERE space = ? AND id = ? AND state = 'stored'`, space, id))
+}
+
+// DeleteStaleUploads deletes the tickets that were never stored and expired at or before `before`,
+// and says how many. Stored uploads stay: asks show them.
+func (d *DB) DeleteStaleUploads(ctx context.Context, before time.Time) (int, error) {
+	res, err := d.w.ExecContext(ctx, `DELETE FROM uploads WHERE state <> 'stored' AND expires_at <= ?`, formatTime(before))
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: delete stale uploads: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: delete stale uploads: %w", err)
+	}
+	return int(n), nil
+}
+
+func (d *DB) scanUpload(row *sql.Row) (*ask.Upload, error) {
+	var (
+		u                ask.Upload
+		state            string
+		created, expires string
+		stored           sql.NullString
+	)
+	err := row.Scan(&u.Space, &u.ID, &u.TokenHash, &u.ContentType, &u.MaxBytes, &state, &u.Size, &created, &expires, &stored)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFoundUpload()
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlite: read upload: %w", err)
+	}
+	u.State = ask.UploadState(state)
+	if u.CreatedAt, err = parseTime(created); err != nil {
+		return nil, fmt.Errorf("sqlite: read upload: %w", err)
+	}
+	if u.ExpiresAt, err = parseTime(expires); err != nil {
+		return nil, fmt.Errorf("sqlite: read upload: %w", err)
+	}
+	if u.StoredAt, err = parseNullTime(stored); err != nil {
+		return nil, fmt.Errorf("sqlite: read upload: %w", err)
+	}
+	return &u, nil
+}
+
+func notFoundUpload() error {
+	return ask.Errorf(ask.EUploadNotFound, "there is no such upload")
+}
+
+// goneUpload says why an upload that exists cannot be claimed at now.
+func goneUpload(u *ask.Upload, now time.Time) error {
+	switch {
+	case u.State == ask.UploadStored:
+		return ask.Errorf(ask.EUploadGone, "this upload address was used already")
+	case u.State == ask.UploadClaimed:
+		return ask.Errorf(ask.EUploadGone, "an upload to this address is already in progress")
+	case !now.Before(u.ExpiresAt):
+		return ask.Errorf(ask.EUploadGone, "this upload address expired at %s", ask.FormatTime(u.ExpiresAt))
+	}
+	return ask.Errorf(ask.EUploadGone, "this upload address cannot be used now")
+}
