@@ -21,33 +21,37 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/mcptools"
-	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/upload"
+	"github.com/loopback-hq/loopback/web"
 )
 
 // LocalSpace is the one space of a local Loopback.
 const LocalSpace = "local"
 
-// app is a local Loopback opened on its data folder.
+// app is a local Loopback opened on its data folder (and, with --store dynamodb, its table).
 type app struct {
-	db    *sqlite.DB
+	db    storage
 	owner ask.Actor
 	dir   string
 }
 
-// openApp opens (or creates) the data folder and its database.
+// openApp opens (or creates) the data folder and its SQLite database.
 func openApp(ctx context.Context, dir string) (*app, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating the data folder: %w", err)
-	}
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "loopback.db"))
+	a, _, err := openAppOn(ctx, storageConfig{kind: "sqlite", dir: dir})
+	return a, err
+}
+
+// openAppOn opens the data folder and the storage c names (storage.go).
+func openAppOn(ctx context.Context, c storageConfig) (*app, *backend, error) {
+	b, err := openStorage(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	name := os.Getenv("USER")
 	if name == "" {
 		name = "owner"
 	}
-	return &app{db: db, owner: ask.Actor{ID: "owner", Name: name}, dir: dir}, nil
+	return &app{db: b.store, owner: ask.Actor{ID: "owner", Name: name}, dir: c.dir}, b, nil
 }
 
 // ownerToken returns the owner's token: LOOPBACK_TOKEN when set, else the one kept in the data
@@ -77,18 +81,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
-	data := fs.String("data", defaultDataDir(), "data folder: the database and the owner's token")
+	data := fs.String("data", defaultDataDir(), "data folder: the database, uploaded images and the owner's token")
 	publicURL := fs.String("public-url", "", "where people reach this Loopback, if not http://ADDR (behind a proxy)")
 	maxWait := fs.Duration("max-wait", time.Hour, "how long one blocking MCP call waits before telling the agent to call await_reply")
 	progress := fs.Duration("progress", 15*time.Second, "how often a waiting MCP call sends progress (keeps clients from timing out)")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (such as 127.0.0.1:6060); off when empty")
+	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where asks are kept: sqlite (in the data folder) or dynamodb (the standard AWS_* environment says where; AWS_ENDPOINT_URL for an emulator)")
+	table := fs.String("table", os.Getenv("LOOPBACK_TABLE"), "the DynamoDB table, with --store dynamodb")
+	bucket := fs.String("bucket", os.Getenv("LOOPBACK_BUCKET"), "the S3 bucket for uploaded images, with --store dynamodb (empty: the data folder)")
+	create := fs.Bool("create", false, "with --store dynamodb, create the table and bucket if they do not exist")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	slog.SetDefault(logger)
 
-	a, err := openApp(ctx, *data)
+	a, stored, err := openAppOn(ctx, storageConfig{kind: *store, dir: *data, table: *table, bucket: *bucket, create: *create})
 	if err != nil {
 		return err
 	}
@@ -110,34 +118,39 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hub := events.NewHub()
 	svc := ask.NewService(a.db)
 	svc.Leases, svc.Changes = a.db, hub
+	// Uploaded images: the tickets in the store, the bytes in DIR/blobs (or S3).
+	svc.Uploads = a.db
+	uploads := &upload.Service{Store: a.db, Blobs: stored.blobs, Now: svc.Now, Logger: logger}
 	g := &gate.Gate{Credentials: a.db}
-	api := &httpapi.Server{Service: svc, Gate: g, Logger: logger, Tickets: a.db, Hub: hub, PublicURL: base}
+	api := &httpapi.Server{Service: svc, Gate: g, Logger: logger, Tickets: a.db, Hub: hub, PublicURL: base, Uploads: uploads}
 	waiter := &mcptools.Waiter{Service: svc, Watcher: mcptools.HubWatcher{Hub: hub}, Progress: *progress, MaxWait: *maxWait}
 	defer waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
 	agents := mcptools.New(mcptools.Config{
-		Service: svc, Gate: g, Tasks: a.db, Logger: logger, PublicURL: base, Waiter: waiter,
+		Service: svc, Gate: g, Tasks: a.db, Logger: logger, PublicURL: base, Waiter: waiter, Uploads: uploads,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/api/", api.Handler())
+	apiHandler := api.Handler()
+	mux.Handle("/api/", apiHandler)
 	mux.Handle("/mcp", agents)
-	mux.HandleFunc("GET /{$}", home)
+	// The inbox (web/dist, embedded) at / and its pages (/asks/{id}, /history), with its CSP.
+	mux.Handle("/", web.Handler())
 
 	// Shutting down first ends every wait with a result that tells its agent to call await_reply;
 	// requests also run on a context that is cancelled if they still hold the shutdown up.
 	requests, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
 	srv := &http.Server{
-		Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		Handler: apiFirst(apiHandler, mux), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return requests },
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(api.CloseSockets) // Shutdown does not wait for upgraded connections
 	printWelcome(stdout, base, token)
-	logger.Info("serving", "addr", ln.Addr().String(), "data", *data)
+	logger.Info("serving", "addr", ln.Addr().String(), "data", *data, "store", stored.where)
 	if err := svc.SettleWaiting(ctx, LocalSpace); err != nil {
 		return fmt.Errorf("settling waiting flags: %w", err)
 	}
-	go sweep(ctx, svc, a.db, logger)
+	go sweep(ctx, svc, stored.cleanup, logger)
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
 	}
@@ -164,10 +177,23 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// apiFirst hands every /api/ request to the API before the mux could redirect a path with dot
+// segments or doubled slashes to a cleaned one: the API answers those with a 404 Problem, so an
+// upload URL with `..` in it is refused, never followed anywhere.
+func apiFirst(api, rest http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		rest.ServeHTTP(w, r)
+	})
+}
+
 // sweep clears what nobody will come back for, every few seconds: leases of agents that stopped
 // following without saying so (a process killed mid-wait), which un-marks their asks as waiting;
-// and expired tickets and tasks.
-func sweep(ctx context.Context, svc *ask.Service, db *sqlite.DB, logger *slog.Logger) {
+// and expired tickets, tasks and upload tickets (cleanup; on DynamoDB its time to live does that).
+func sweep(ctx context.Context, svc *ask.Service, cleanup func(context.Context, time.Time) error, logger *slog.Logger) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for n := 1; ; n++ {
@@ -182,11 +208,8 @@ func sweep(ctx context.Context, svc *ask.Service, db *sqlite.DB, logger *slog.Lo
 			}
 			now := svc.Now()
 			_, err := svc.ReapLeases(ctx, 100)
-			if err == nil {
-				_, err = db.DeleteExpiredTickets(ctx, now)
-			}
-			if err == nil {
-				_, err = db.DeleteExpiredTasks(ctx, now)
+			if err == nil && cleanup != nil {
+				err = cleanup(ctx, now)
 			}
 			if err != nil && ctx.Err() == nil {
 				logger.Warn("sweeping", "err", err)
@@ -206,6 +229,13 @@ func serveProfiles(addr string, logger *slog.Logger) {
 	if err := http.ListenAndServe(addr, mux); err != nil {
 		logger.Warn("profiles", "err", err)
 	}
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
 }
 
 func defaultDataDir() string {
@@ -232,14 +262,4 @@ Add it to Claude Code:
   claude mcp add --transport http loopback %[1]s/mcp --header "Authorization: Bearer %[2]s"
 
 `, base, token)
-}
-
-// home is the page at / until the inbox lands: it says what is here.
-func home(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	fmt.Fprint(w, `<!doctype html><meta charset="utf-8"><title>Loopback</title>
-<style>body{font:16px/1.5 system-ui;max-width:40rem;margin:3rem auto;padding:0 1rem}</style>
-<h1>Loopback is running</h1>
-<p>The API is at <code>/api/v1</code>. The web inbox is not part of this build yet.</p>`)
 }

@@ -23,9 +23,8 @@ func (s *Service) SetWaiting(ctx context.Context, space, id string, waiting bool
 	})
 }
 
-// Follow starts or renews holder's lease on an ask for ttl, and marks the ask waiting. Renewing
-// also re-marks it, which heals the rare race where another holder's Unfollow cleared the flag
-// just as this one started.
+// Follow starts or renews holder's lease on an ask for ttl, and marks the ask waiting (the lease
+// first, then the flag: settle relies on that order).
 func (s *Service) Follow(ctx context.Context, space, id, holder string, ttl time.Duration) error {
 	if err := s.Leases.PutLease(ctx, Lease{Space: space, AskID: id, Holder: holder, ExpiresAt: s.Now().Add(ttl)}); err != nil {
 		return err
@@ -42,7 +41,10 @@ func (s *Service) Unfollow(ctx context.Context, space, id, holder string) error 
 	return s.settle(ctx, space, id)
 }
 
-// settle clears the waiting flag of an ask that no live lease follows.
+// settle clears the waiting flag of an ask that no live lease follows. A follower may take its
+// lease between the count and the clear; so the count is taken again after clearing, and the flag
+// restored if a lease appeared. Either that recount sees the new lease, or the new follower's own
+// SetWaiting(true) comes after this clear: the flag ends true whenever someone follows.
 func (s *Service) settle(ctx context.Context, space, id string) error {
 	n, err := s.Leases.LiveLeases(ctx, space, id, s.Now())
 	if err != nil || n > 0 {
@@ -51,7 +53,13 @@ func (s *Service) settle(ctx context.Context, space, id string) error {
 	_, err = s.SetWaiting(ctx, space, id, false)
 	if ErrorCode(err) == ENotFound {
 		return nil
+	} else if err != nil {
+		return err
 	}
+	if n, err = s.Leases.LiveLeases(ctx, space, id, s.Now()); err != nil || n == 0 {
+		return err
+	}
+	_, err = s.SetWaiting(ctx, space, id, true)
 	return err
 }
 

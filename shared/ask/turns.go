@@ -166,8 +166,7 @@ func AnswerBriefing(a *Ask, in BriefingAnswerInput, now Clock) error {
 // the one that closed the ask has no status: DeriveStatus returns "" for it.
 func DeriveStatus(a *Ask) Status {
 	status := AwaitingHuman
-	var replayed Ask
-	replayed = *a
+	replayed := *a
 	replayed.Thread = nil
 	for _, e := range a.Thread {
 		if status == Closed {

@@ -41,7 +41,9 @@ func imageService(t *testing.T) (svc *ask.Service, mine, theirs, pending string)
 	return svc, mk("s1", true), mk("s2", true), mk("s1", false)
 }
 
-func image(id string) ask.Block { return ask.Block{Type: ask.BlockImage, UploadID: id, Caption: "screenshot"} }
+func image(id string) ask.Block {
+	return ask.Block{Type: ask.BlockImage, UploadID: id, Caption: "screenshot"}
+}
 
 func TestImageBlocksInReviews(t *testing.T) {
 	svc, mine, theirs, pending := imageService(t)

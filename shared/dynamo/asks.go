@@ -37,12 +37,11 @@ const (
 // A compressed body up to inlineBody bytes is kept in the ask item (DynamoDB's items are 400 KB
 // at most, names and values together); a bigger one goes into chunk items of chunkBytes each,
 // written in the same transaction as the ask. A transaction carries 4 MB at most: maxBody.
-var (
+const (
 	inlineBody = 350_000
 	chunkBytes = 350_000
+	maxBody    = 3_500_000
 )
-
-const maxBody = 3_500_000
 
 // maxCloseAttempts bounds how often a close moves its time forward and tries again.
 const maxCloseAttempts = 100
@@ -50,15 +49,17 @@ const maxCloseAttempts = 100
 // maxConflictRetries bounds how often a transaction that met another transaction is retried.
 const maxConflictRetries = 8
 
-func askPK(space, id string) string   { return prefixAsk + space + "#" + id }
-func spacePK(space string) string     { return prefixSpace + space }
-func openSK(id string) string         { return prefixOpen + id }
-func closedSK(t time.Time) string     { return prefixClosed + formatTime(t) }
-func chunkSK(version, n int) string   { return fmt.Sprintf("%s%010d#%03d", prefixBody, version, n) }
-func chunkPrefix(version int) string  { return fmt.Sprintf("%s%010d#", prefixBody, version) }
-func askKey(space, id string) item    { return key(askPK(space, id), skAsk) }
-func notFound(id string) *ask.Error   { return ask.Errorf(ask.ENotFound, "there is no ask %s", id) }
-func closedMismatch(a *ask.Ask) error { return fmt.Errorf("%s: status %s with closedAt %v", a.ID, a.Status, a.ClosedAt) }
+func askPK(space, id string) string  { return prefixAsk + space + "#" + id }
+func spacePK(space string) string    { return prefixSpace + space }
+func openSK(id string) string        { return prefixOpen + id }
+func closedSK(t time.Time) string    { return prefixClosed + formatTime(t) }
+func chunkSK(version, n int) string  { return fmt.Sprintf("%s%010d#%03d", prefixBody, version, n) }
+func chunkPrefix(version int) string { return fmt.Sprintf("%s%010d#", prefixBody, version) }
+func askKey(space, id string) item   { return key(askPK(space, id), skAsk) }
+func notFound(id string) *ask.Error  { return ask.Errorf(ask.ENotFound, "there is no ask %s", id) }
+func closedMismatch(a *ask.Ask) error {
+	return fmt.Errorf("%s: status %s with closedAt %v", a.ID, a.Status, a.ClosedAt)
+}
 
 // errBodyMoved says an ask's body chunks changed while they were read: read the ask again.
 var errBodyMoved = errors.New("the ask's body moved on while it was read")
@@ -206,7 +207,7 @@ func (s *Store) writeAsk(ctx context.Context, row *ask.Ask, old *storedAsk) erro
 			t := at
 			row.ClosedAt, row.UpdatedAt = &t, t
 		}
-		it, chunks, err := encodeAsk(row, version)
+		it, chunks, err := encodeAsk(row, version, s.inlineBody, s.chunkBytes)
 		if err != nil {
 			return err
 		}
@@ -503,7 +504,7 @@ func (s *Store) Head(ctx context.Context, space, id string) (*Head, error) {
 
 // encodeAsk makes the items of an ask at a version: the ask item, and the body's chunks when it
 // does not fit in it.
-func encodeAsk(a *ask.Ask, version int) (item, []item, error) {
+func encodeAsk(a *ask.Ask, version, inline, chunk int) (item, []item, error) {
 	body, err := json.Marshal(a)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode %s: %w", a.ID, err)
@@ -519,7 +520,7 @@ func encodeAsk(a *ask.Ask, version int) (item, []item, error) {
 	if a.ClosedAt != nil {
 		it[attrClosedAt] = str(formatTime(*a.ClosedAt))
 	}
-	if len(z) <= inlineBody {
+	if len(z) <= inline {
 		it[attrBody] = bin(z)
 		return it, nil, nil
 	}
@@ -528,7 +529,7 @@ func encodeAsk(a *ask.Ask, version int) (item, []item, error) {
 	}
 	var chunks []item
 	for n := 0; len(z) > 0; n++ {
-		part := z[:min(chunkBytes, len(z))]
+		part := z[:min(chunk, len(z))]
 		z = z[len(part):]
 		c := newItem(pk, chunkSK(version, n), "body")
 		c[attrData] = bin(part)

@@ -33,6 +33,8 @@ import (
 type Store struct {
 	client *dynamodb.Client
 	table  *string
+
+	inlineBody, chunkBytes int // where ask bodies go; see encodeAsk
 }
 
 var (
@@ -46,7 +48,7 @@ var (
 // New returns a store on the table of that name, which must exist (CreateTable, or the
 // deployment's template).
 func New(client *dynamodb.Client, table string) *Store {
-	return &Store{client: client, table: aws.String(table)}
+	return &Store{client: client, table: aws.String(table), inlineBody: inlineBody, chunkBytes: chunkBytes}
 }
 
 // Table is the name of the store's table.
@@ -101,7 +103,7 @@ func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Va
 func num(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
-func bin(v []byte) types.AttributeValue  { return &types.AttributeValueMemberB{Value: v} }
+func bin(v []byte) types.AttributeValue   { return &types.AttributeValueMemberB{Value: v} }
 func boolean(v bool) types.AttributeValue { return &types.AttributeValueMemberBOOL{Value: v} }
 
 // key is the primary key of an item.

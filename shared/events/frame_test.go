@@ -52,7 +52,6 @@ func TestFramesValidate(t *testing.T) {
 
 	r := must(svc.RequestReview(ctx, ask.ReviewInput{Title: "Diff", Project: "p", Content: []ask.Block{
 		{Type: ask.BlockDiff, Diff: "--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n", Filename: "a.go"},
-		{Type: ask.BlockImage, UploadID: "up_1", Caption: "before"},
 		{Type: ask.BlockMarkdown, Text: "**bold**"},
 	}}, origin))
 	must(svc.Reply(ctx, "s1", r.ID, ask.Reply{Outcome: ask.OutcomeChangesRequested, Feedback: "rename"}, by))
@@ -116,6 +115,13 @@ func TestFramesValidate(t *testing.T) {
 	if string(frame.Snapshot) != string(plain) {
 		t.Errorf("the snapshot frame's snapshot differs from the snapshot:\n%s\n%s", frame.Snapshot, plain)
 	}
+	// An image block (the service takes one only once its upload is stored) in a frame.
+	img := *r
+	img.Review = &ask.ReviewPrompt{Title: "Screens", Content: []ask.Block{{Type: ask.BlockImage, UploadID: "up_1", Caption: "before"}}}
+	if err := contract.ValidateModel("ServerEvent", encode(t, events.Frame(ask.Change{Ask: &img}))); err != nil {
+		t.Errorf("a frame with an image block: %v", err)
+	}
+
 	empty := encode(t, events.SnapshotFrame(&ask.Snapshot{}))
 	if string(empty) != `{"type":"snapshot","snapshot":{"open":[],"recent":[]}}` {
 		t.Errorf("empty snapshot frame: %s", empty)

@@ -24,6 +24,10 @@ var statusByCode = map[string]int{
 	EOriginForbidden:      http.StatusForbidden,
 	ask.ERequestInvalid:   http.StatusBadRequest,
 	ask.ETooLarge:         http.StatusRequestEntityTooLarge,
+	ask.EUploadNotFound:   http.StatusNotFound,
+	ask.EUploadGone:       http.StatusGone,
+	ask.EUploadTooLarge:   http.StatusRequestEntityTooLarge,
+	ask.EUploadInvalid:    http.StatusUnprocessableEntity,
 	ask.EMethodNotAllowed: http.StatusMethodNotAllowed,
 	ask.EInternal:         http.StatusInternalServerError,
 }

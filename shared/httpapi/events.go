@@ -43,8 +43,9 @@ type SocketConfig struct {
 	// Ping is how often the server pings an idle client, and how long it waits for the pong.
 	// Default 30 s.
 	Ping time.Duration
-	// WriteTimeout bounds each frame's write; a peer that takes longer is disconnected.
-	// Default 10 s.
+	// WriteTimeout bounds each frame's write, plus a second for every 64 KiB of the frame (a
+	// large snapshot to a phone on a slow network must not be cut off); a peer that takes longer
+	// is disconnected. Default 10 s.
 	WriteTimeout time.Duration
 }
 
@@ -183,7 +184,7 @@ func (s *Server) pump(ctx context.Context, conn *websocket.Conn, sub *events.Sub
 	// connection does.
 	gone := conn.CloseRead(ctx)
 	write := func(b []byte) error {
-		wctx, cancel := context.WithTimeout(gone, cfg.WriteTimeout)
+		wctx, cancel := context.WithTimeout(gone, writeTimeout(cfg.WriteTimeout, len(b)))
 		defer cancel()
 		return conn.Write(wctx, websocket.MessageText, b)
 	}
@@ -287,6 +288,14 @@ func (c *frameCache) encode(ch ask.Change) ([]byte, error) {
 	c.mu.Unlock()
 	e.once.Do(func() { e.b, e.err = events.Encode(events.Frame(ch)) })
 	return e.b, e.err
+}
+
+// minWriteRate is the slowest a client may take frames: below it, a write times out.
+const minWriteRate = 64 << 10 // bytes per second
+
+// writeTimeout is how long a frame of n bytes may take to write.
+func writeTimeout(base time.Duration, n int) time.Duration {
+	return base + time.Duration(n)*time.Second/minWriteRate
 }
 
 // checkHandshake refuses, with a Problem, a request that is not a WebSocket handshake the socket

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 
@@ -84,4 +85,30 @@ func RequireCredential(g *gate.Gate, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(WithCredential(r.Context(), c)))
 	})
+}
+
+// refuseUncleanPaths answers 404 for a path with `.` or `..` segments or doubled slashes, decoded
+// or not, where net/http's mux would redirect to the cleaned path: no API path has them, and an
+// upload URL that does is someone probing. (The server must hand /api/ paths to this handler
+// before any mux of its own cleans them; cmd/loopback does.)
+func refuseUncleanPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p != cleanPath(p) {
+			writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s", r.Method, r.URL.EscapedPath()))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is path.Clean keeping a trailing slash, as net/http's mux cleans.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	c := path.Clean(p)
+	if p[len(p)-1] == '/' && c != "/" {
+		c += "/"
+	}
+	return c
 }

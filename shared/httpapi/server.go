@@ -10,6 +10,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/upload"
 )
 
 // MaxBodyBytes bounds any request body the API reads: a reply (or anything else) over it is 413.
@@ -37,6 +38,10 @@ type Server struct {
 	// Socket tunes the event socket; zero values take the defaults.
 	Socket SocketConfig
 
+	// Uploads stores images sent to upload tickets and reads them back: PUT
+	// /api/v1/uploads/{spaceId}/{token} and GET /api/v1/files/{uploadId}.
+	Uploads *upload.Service
+
 	sockets
 }
 
@@ -63,10 +68,16 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("GET /api/v1/events", http.HandlerFunc(s.eventSocket))
 		mux.Handle("/api/v1/events", methodNotAllowed(http.MethodGet))
 	}
+	if s.Uploads != nil {
+		// No bearer gate: the upload URL is the credential (its token names one ticket, once).
+		mux.Handle("PUT /api/v1/uploads/{spaceId}/{token}", http.HandlerFunc(s.storeUpload))
+		mux.Handle("/api/v1/uploads/{spaceId}/{token}", methodNotAllowed(http.MethodPut))
+		route("GET", "/api/v1/files/{uploadId}", s.readFile)
+	}
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
-	return s.recoverer(revisions(mux))
+	return s.recoverer(revisions(refuseUncleanPaths(mux)))
 }
 
 func methodNotAllowed(allowed string) http.Handler {

@@ -26,12 +26,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/blobfs"
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/upload"
 )
 
 // testSpace is the space the owner's token opens.
@@ -97,8 +99,14 @@ func newTestDeployment(t *testing.T, opts deployOpts) *deployment {
 	hub := events.NewHub()
 	svc := ask.NewService(db)
 	svc.Leases, svc.Changes = db, hub
+	svc.Uploads = db
+	blobs, err := blobfs.New(filepath.Join(filepath.Dir(opts.DBPath), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uploads := &upload.Service{Store: db, Blobs: blobs}
 	g := &gate.Gate{Credentials: db}
-	api := &httpapi.Server{Service: svc, Gate: g, Logger: logger}
+	api := &httpapi.Server{Service: svc, Gate: g, Logger: logger, Uploads: uploads}
 
 	requests, cancel := context.WithCancel(context.Background())
 	mux := http.NewServeMux()
@@ -107,7 +115,7 @@ func newTestDeployment(t *testing.T, opts deployOpts) *deployment {
 	srv.Start()
 
 	agents := mcptools.New(mcptools.Config{
-		Service: svc, Gate: g, Tasks: db, Logger: logger, PublicURL: srv.URL, TaskPollInterval: opts.TaskPoll,
+		Service: svc, Gate: g, Tasks: db, Logger: logger, PublicURL: srv.URL, TaskPollInterval: opts.TaskPoll, Uploads: uploads,
 		Waiter: &mcptools.Waiter{Service: svc, Watcher: mcptools.HubWatcher{Hub: hub}, Progress: opts.Progress, MaxWait: opts.MaxWait},
 	})
 	mux.Handle("/api/", api.Handler())
@@ -182,7 +190,9 @@ func (d *deployment) dial(t *testing.T, o clientOpts) (*client.Client, error) {
 	}
 	var copts []client.ClientOption
 	if o.Legacy {
-		copts = append(copts, client.WithLegacyProtocolOnly())
+		// The 2025-11-25 handshake is what today's clients (Claude Code, Cursor) speak; test it on
+		// purpose, deprecated or not.
+		copts = append(copts, client.WithLegacyProtocolOnly()) //lint:ignore SA1019 testing the handshake clients use today
 	}
 	tr, err := transport.NewStreamableHTTP(d.MCP, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + o.Token}))
 	if err != nil {

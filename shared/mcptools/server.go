@@ -21,6 +21,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/upload"
 )
 
 // Config is what the MCP server needs. Service, Gate, Tasks and Waiter are required.
@@ -33,6 +34,10 @@ type Config struct {
 	// PublicURL is where people reach this deployment, such as http://127.0.0.1:8080: inbox
 	// links point there, and a browser Origin must be it.
 	PublicURL string
+
+	// Uploads issues upload tickets (request_upload); nil where the deployment keeps no uploads,
+	// and then the tool says so.
+	Uploads *upload.Service
 
 	// TaskPollInterval is what task-augmented calls suggest clients poll at.
 	TaskPollInterval time.Duration

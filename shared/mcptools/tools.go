@@ -86,6 +86,41 @@ func (h *Handler) addTools() {
 		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithOpenWorldHintAnnotation(false),
 	), h.inboxLink)
+
+	h.mcp.AddTool(mcp.NewTool("request_upload",
+		mcp.WithDescription(`Get a one-time address to upload an image (png, jpeg, webp or gif; at most maxBytes, 4 MiB) that you want to show the person: a screenshot, a chart, a before/after. Run the returned command with FILE replaced by the image's path; it sends the file with PUT, needs no credentials, and prints the receipt. The address works once, for 15 minutes. Then show the image with an image block, {"type": "image", "uploadId": "<uploadId>", "caption": "..."}, in request_review, send_briefing, answer_briefing or answer_follow_up.`),
+		mcp.WithToolTitle("Upload an image"),
+		rawInputSchema(contract.MustToolSchema("UploadRequest")),
+		mcp.WithRawOutputSchema(contract.MustToolSchema("UploadTicket")),
+		mcp.WithReadOnlyHintAnnotation(false),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(false),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), h.requestUpload)
+}
+
+// requestUpload: request_upload — an upload ticket of the caller's space.
+func (h *Handler) requestUpload(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		ContentType string `json:"contentType"`
+	}
+	if err := decodeArgs(rawArguments(req), &in, ask.EInputInvalid); err != nil {
+		return toolError(err), nil
+	}
+	if h.cfg.Uploads == nil {
+		return toolError(ask.Errorf(ask.EInputInvalid, "this deployment keeps no uploads, so it takes no images")), nil
+	}
+	t, err := h.cfg.Uploads.Issue(ctx, origin(ctx).Space, in.ContentType, h.cfg.PublicURL)
+	if err != nil {
+		if ask.ErrorCode(err) == ask.EInternal {
+			h.cfg.Logger.ErrorContext(ctx, "request_upload", "err", err)
+		}
+		return toolError(err), nil
+	}
+	b, _ := json.Marshal(t)
+	var structured map[string]any
+	_ = json.Unmarshal(b, &structured)
+	return mcp.NewToolResultStructured(structured, string(b)), nil
 }
 
 // rawInputSchema sets a tool's input schema to the contract's JSON Schema. mcp.WithRawInputSchema

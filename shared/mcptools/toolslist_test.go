@@ -22,11 +22,12 @@ var toolInputs = map[string]string{
 	"answer_follow_up": "FollowUpInput",
 	"await_reply":      "",
 	"get_inbox_link":   "InboxRequest",
+	"request_upload":   "UploadRequest",
 }
 
 var blockingTools = []string{"ask_question", "request_review", "send_briefing", "answer_briefing", "answer_follow_up", "await_reply"}
 
-// TestToolsListWithTheClient: mcp-go's client lists the seven tools and reads what it needs.
+// TestToolsListWithTheClient: mcp-go's client lists the eight tools and reads what it needs.
 func TestToolsListWithTheClient(t *testing.T) {
 	d := newTestDeployment(t, deployOpts{})
 	for _, legacy := range []bool{false, true} {
@@ -142,6 +143,7 @@ func TestToolsListSchemas(t *testing.T) {
 		{"answer_follow_up", "answer", "minLength", 1.0},
 		{"await_reply", "", "required", []string{"askId"}},
 		{"await_reply", "askId", "description", "ask"},
+		{"request_upload", "", "required", []string{"contentType"}},
 	}
 	for _, r := range rules {
 		t.Run(r.tool+"/"+r.path+"/"+r.keyword, func(t *testing.T) {

@@ -1,0 +1,319 @@
+package dynamo
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/buildinfo"
+)
+
+var _ ask.UploadStore = (*Store)(nil)
+
+// An upload is two items:
+//
+//	pk UPLOAD#<space>#<id>        sk UPLOAD    the ticket and what became of it; every state change
+//	                                           is one conditional write on this item
+//	pk UPTOKEN#<hex of token hash> sk UPTOKEN  which upload a token opens: {space, id}. Its key is
+//	                                           the hash alone, so a hash is stored once in all spaces
+//
+// Both carry expiresAt (TTL) a day past the ticket's expiry while it is not stored, so that a late
+// PUT is still told "gone" and then DynamoDB clears what nobody came back for; storing the upload
+// removes it from both, in one transaction: stored uploads stay as long as asks show them.
+const (
+	skUpload        = "UPLOAD"
+	skUploadToken   = "UPTOKEN"
+	prefixUpload    = "UPLOAD#"
+	prefixUpToken   = "UPTOKEN#"
+	attrContentType = "contentType"
+	attrMaxBytes    = "maxBytes"
+	attrState       = "state"
+	attrSize        = "size"
+	attrStoredAt    = "storedAt"
+)
+
+// uploadGrace is how long an upload ticket that was never stored stays after it expires.
+const uploadGrace = 24 * time.Hour
+
+func uploadPK(space, id string) string { return prefixUpload + space + "#" + id }
+func uploadTokenPK(hash []byte) string { return prefixUpToken + hex.EncodeToString(hash) }
+func uploadKey(space, id string) item  { return key(uploadPK(space, id), skUpload) }
+func uploadTokenKey(hash []byte) item  { return key(uploadTokenPK(hash), skUploadToken) }
+
+func uploadNotFound() error { return ask.Errorf(ask.EUploadNotFound, "there is no such upload") }
+
+// CreateUpload stores a new upload ticket (pending unless u.State says otherwise): the upload and
+// its token, in one transaction. An id already stored in the space, or a token hash already
+// stored in any space, is refused.
+func (s *Store) CreateUpload(ctx context.Context, u *ask.Upload) error {
+	if len(u.TokenHash) == 0 {
+		return errors.New("dynamodb: create upload: no token hash")
+	}
+	if !usable(u.Space, u.ID) || len(u.TokenHash) > 256 {
+		return unusable("create upload", u.Space, u.ID)
+	}
+	state := u.State
+	if state == "" {
+		state = ask.UploadPending
+	}
+	up := newItem(uploadPK(u.Space, u.ID), skUpload, "upload")
+	up[attrSpace], up[attrID], up[attrTokenHash] = str(u.Space), str(u.ID), bin(u.TokenHash)
+	up[attrContentType], up[attrMaxBytes] = str(u.ContentType), num(u.MaxBytes)
+	up[attrState], up[attrSize] = str(string(state)), num(u.Size)
+	up[attrCreatedAt], up[attrExpires] = str(formatTime(u.CreatedAt)), str(formatTime(u.ExpiresAt))
+	tok := newItem(uploadTokenPK(u.TokenHash), skUploadToken, "uploadToken")
+	tok[attrSpace], tok[attrID] = str(u.Space), str(u.ID)
+	if u.StoredAt != nil {
+		up[attrStoredAt] = str(formatTime(*u.StoredAt))
+	} else {
+		up[attrTTL] = ttl(u.ExpiresAt.Add(uploadGrace))
+		tok[attrTTL] = up[attrTTL]
+	}
+	put := func(it item) types.TransactWriteItem {
+		return types.TransactWriteItem{Put: &types.Put{
+			TableName: s.table, Item: it,
+			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+			ExpressionAttributeNames: names(attrPK),
+		}}
+	}
+	_, err := s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []types.TransactWriteItem{put(up), put(tok)},
+	})
+	if r := cancelReasons(err); len(r) == 2 && (r[0] == "ConditionalCheckFailed" || r[1] == "ConditionalCheckFailed") {
+		return fmt.Errorf("dynamodb: create upload: upload %s (or its token) is already stored: %w", u.ID, err)
+	} else if err != nil {
+		return fmt.Errorf("dynamodb: create upload: %w", err)
+	}
+	u.State = state
+	return nil
+}
+
+// UploadByToken finds an upload of a space by the hash of its token, whatever its state: the
+// token item (which names the upload), then the upload, both read strongly consistently.
+func (s *Store) UploadByToken(ctx context.Context, space string, tokenHash []byte) (*ask.Upload, error) {
+	if len(tokenHash) == 0 || len(tokenHash) > 256 || !usable(space) {
+		return nil, uploadNotFound()
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: s.table, Key: uploadTokenKey(tokenHash), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: find upload: %w", err)
+	}
+	if out.Item == nil {
+		return nil, uploadNotFound()
+	}
+	if sp, _ := getString(out.Item, attrSpace); sp != space {
+		return nil, uploadNotFound()
+	}
+	id, _ := getString(out.Item, attrID)
+	u, err := s.getUpload(ctx, space, id)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(u.TokenHash, tokenHash) {
+		return nil, uploadNotFound()
+	}
+	return u, nil
+}
+
+// getUpload reads an upload of a space by id, strongly consistently, or EUploadNotFound.
+func (s *Store) getUpload(ctx context.Context, space, id string) (*ask.Upload, error) {
+	if !usable(space, id) {
+		return nil, uploadNotFound()
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: s.table, Key: uploadKey(space, id), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: read upload: %w", err)
+	}
+	if out.Item == nil {
+		return nil, uploadNotFound()
+	}
+	u, err := decodeUpload(out.Item)
+	if err != nil {
+		return nil, err
+	}
+	if u.Space != space || u.ID != id {
+		return nil, uploadNotFound()
+	}
+	return u, nil
+}
+
+// ClaimUpload moves a pending, unexpired upload to claimed in one conditional UpdateItem
+// (#state = pending AND #expires > now). When the condition fails, the upload as it was comes
+// back with the failure and says why.
+func (s *Store) ClaimUpload(ctx context.Context, space, id string, now time.Time) (*ask.Upload, error) {
+	if !usable(space, id) {
+		return nil, uploadNotFound()
+	}
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: uploadKey(space, id),
+		UpdateExpression:         aws.String("SET #state = :claimed, #revision = :rev"),
+		ConditionExpression:      aws.String("attribute_exists(#pk) AND #state = :pending AND #expires > :now"),
+		ExpressionAttributeNames: names(attrState, attrRevision, attrPK, attrExpires),
+		ExpressionAttributeValues: item{
+			":claimed": str(string(ask.UploadClaimed)), ":pending": str(string(ask.UploadPending)),
+			":now": str(formatTime(now)), ":rev": num(buildinfo.Revision),
+		},
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if e, failed := isConditionFailed(err); failed {
+		if e.Item == nil {
+			return nil, uploadNotFound()
+		}
+		u, err := decodeUpload(e.Item)
+		if err != nil {
+			return nil, err
+		}
+		return nil, goneUpload(u, now)
+	} else if err != nil {
+		return nil, fmt.Errorf("dynamodb: claim upload: %w", err)
+	}
+	return decodeUpload(out.Attributes)
+}
+
+// ReleaseUpload moves a claimed upload back to pending; an upload in any other state (or none) is
+// left as it is.
+func (s *Store) ReleaseUpload(ctx context.Context, space, id string) error {
+	if !usable(space, id) {
+		return nil
+	}
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: uploadKey(space, id),
+		UpdateExpression:         aws.String("SET #state = :pending, #revision = :rev"),
+		ConditionExpression:      aws.String("#state = :claimed"),
+		ExpressionAttributeNames: names(attrState, attrRevision),
+		ExpressionAttributeValues: item{
+			":claimed": str(string(ask.UploadClaimed)), ":pending": str(string(ask.UploadPending)),
+			":rev": num(buildinfo.Revision),
+		},
+	})
+	if _, failed := isConditionFailed(err); failed {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("dynamodb: release upload: %w", err)
+	}
+	return nil
+}
+
+// MarkUploadStored moves a claimed upload to stored, with its size and time, and takes it and its
+// token off the TTL, in one transaction conditional on the upload being claimed. An upload that
+// is not claimed is ask.EUploadGone; an unknown one ask.EUploadNotFound.
+func (s *Store) MarkUploadStored(ctx context.Context, space, id string, size int64, at time.Time) error {
+	u, err := s.getUpload(ctx, space, id)
+	if err != nil {
+		return err
+	}
+	gone := ask.Errorf(ask.EUploadGone, "upload %s is not being stored: it was not claimed, or is stored already", id)
+	if u.State != ask.UploadClaimed {
+		return gone
+	}
+	ops := []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName: s.table, Key: uploadKey(space, id),
+			UpdateExpression:         aws.String("SET #state = :stored, #size = :size, #storedAt = :at, #revision = :rev REMOVE #" + attrTTL),
+			ConditionExpression:      aws.String("#state = :claimed"),
+			ExpressionAttributeNames: names(attrState, attrSize, attrStoredAt, attrRevision, attrTTL),
+			ExpressionAttributeValues: item{
+				":stored": str(string(ask.UploadStored)), ":claimed": str(string(ask.UploadClaimed)),
+				":size": num(size), ":at": str(formatTime(at)), ":rev": num(buildinfo.Revision),
+			},
+		}},
+		{Update: &types.Update{
+			TableName: s.table, Key: uploadTokenKey(u.TokenHash),
+			UpdateExpression:          aws.String("SET #revision = :rev REMOVE #" + attrTTL),
+			ConditionExpression:       aws.String("#space = :space AND #id = :id"),
+			ExpressionAttributeNames:  names(attrRevision, attrTTL, attrSpace, attrID),
+			ExpressionAttributeValues: item{":rev": num(buildinfo.Revision), ":space": str(space), ":id": str(id)},
+		}},
+	}
+	for attempt := 0; ; attempt++ {
+		_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: ops})
+		r := cancelReasons(err)
+		switch {
+		case err == nil:
+			return nil
+		case len(r) == 2 && r[0] == "ConditionalCheckFailed":
+			return gone
+		case onlyConflicts(r) && attempt < maxConflictRetries:
+			if err := backoff(ctx, attempt); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("dynamodb: mark upload stored: %w", err)
+		}
+	}
+}
+
+// StoredUpload returns a stored upload of a space, or ask.EUploadNotFound.
+func (s *Store) StoredUpload(ctx context.Context, space, id string) (*ask.Upload, error) {
+	u, err := s.getUpload(ctx, space, id)
+	if err != nil {
+		return nil, err
+	}
+	if u.State != ask.UploadStored {
+		return nil, uploadNotFound()
+	}
+	return u, nil
+}
+
+func decodeUpload(it item) (*ask.Upload, error) {
+	u := &ask.Upload{}
+	u.Space, _ = getString(it, attrSpace)
+	u.ID, _ = getString(it, attrID)
+	fail := func(err error) (*ask.Upload, error) {
+		return nil, fmt.Errorf("dynamodb: decode upload %s: %w", u.ID, err)
+	}
+	if _, err := checkRevision(it); err != nil {
+		return fail(err)
+	}
+	u.TokenHash, _ = getBytes(it, attrTokenHash)
+	u.ContentType, _ = getString(it, attrContentType)
+	state, _ := getString(it, attrState)
+	u.State = ask.UploadState(state)
+	var err error
+	if u.MaxBytes, _, err = getInt(it, attrMaxBytes); err != nil {
+		return fail(err)
+	}
+	if u.Size, _, err = getInt(it, attrSize); err != nil {
+		return fail(err)
+	}
+	if u.CreatedAt, err = mustTime(it, attrCreatedAt); err != nil {
+		return fail(err)
+	}
+	if u.ExpiresAt, err = mustTime(it, attrExpires); err != nil {
+		return fail(err)
+	}
+	stored, ok, err := getTime(it, attrStoredAt)
+	if err != nil {
+		return fail(err)
+	}
+	if ok {
+		u.StoredAt = &stored
+	}
+	return u, nil
+}
+
+// goneUpload says why an upload that exists cannot be claimed at now (the SQLite store's words).
+func goneUpload(u *ask.Upload, now time.Time) error {
+	switch {
+	case u.State == ask.UploadStored:
+		return ask.Errorf(ask.EUploadGone, "this upload address was used already")
+	case u.State == ask.UploadClaimed:
+		return ask.Errorf(ask.EUploadGone, "an upload to this address is already in progress")
+	case !now.Before(u.ExpiresAt):
+		return ask.Errorf(ask.EUploadGone, "this upload address expired at %s", ask.FormatTime(u.ExpiresAt))
+	}
+	return ask.Errorf(ask.EUploadGone, "this upload address cannot be used now")
+}

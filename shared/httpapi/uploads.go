@@ -1,0 +1,61 @@
+package httpapi
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// UploadReadTimeout bounds how long one PUT may take to send its body. The PUT claims its ticket
+// before it reads, so a body that trickles in for ever would hold the ticket for ever; past this
+// the read fails, the claim is released, and the URL can be used again. 4 MiB in five minutes is
+// 14 KB/s.
+const UploadReadTimeout = 5 * time.Minute
+
+// FileCSP is the Content-Security-Policy of every stored image: nothing may load from it and it
+// runs no script, even if a browser is made to render it as a document.
+const FileCSP = "default-src 'none'; sandbox"
+
+// storeUpload: PUT /api/v1/uploads/{spaceId}/{token} — no credentials; the URL is the credential.
+// 201 with an UploadReceipt; 404 for an address that names no ticket; 410 for a ticket used,
+// in use or expired; 413 for more bytes than the ticket takes; 422 for another Content-Type, or
+// bytes that are not an image of it.
+func (s *Server) storeUpload(w http.ResponseWriter, r *http.Request) {
+	// Not every ResponseWriter can set deadlines (a Lambda's cannot, and API Gateway has its own).
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(UploadReadTimeout))
+	receipt, err := s.Uploads.Put(r.Context(), r.PathValue("spaceId"), r.PathValue("token"),
+		r.Header.Get("Content-Type"), r.ContentLength, r.Body)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, receipt)
+}
+
+// readFile: GET /api/v1/files/{uploadId} — a stored image of the caller's space, as its own type.
+// The bytes never change, so browsers may keep them for a year; only the person's browser, since
+// they are behind credentials.
+func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
+	body, u, err := s.Uploads.Open(r.Context(), CredentialFrom(r.Context()).Space, r.PathValue("uploadId"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	defer body.Close()
+	h := w.Header()
+	h.Set("Content-Type", u.ContentType)
+	h.Set("Content-Length", strconv.FormatInt(u.Size, 10))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", FileCSP)
+	h.Set("Cache-Control", "private, max-age=31536000, immutable")
+	h.Set("Content-Disposition", `inline; filename="`+u.ID+"."+strings.TrimPrefix(u.ContentType, "image/")+`"`)
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	if _, err := io.Copy(w, body); err != nil {
+		s.Logger.WarnContext(r.Context(), "sending a file", "upload", u.ID, "err", err)
+	}
+}

@@ -1,0 +1,101 @@
+// Package web is the Loopback inbox: the built single-page app (web/dist, committed, so a Go build
+// never needs Node) embedded in the binary, and the handler that serves it with its security
+// headers. The sources are beside this file (src/, index.html); `make web` rebuilds dist, and
+// TestDistMatchesSources fails when the sources changed without a rebuild. See docs/design/inbox.md.
+package web
+
+import (
+	"bytes"
+	"embed"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+//go:embed all:dist
+var dist embed.FS
+
+// Dist is the built inbox: index.html, favicon.svg, assets/…
+func Dist() fs.FS {
+	sub, err := fs.Sub(dist, "dist")
+	if err != nil {
+		panic(err) // dist is embedded at build time
+	}
+	return sub
+}
+
+// CSP is the inbox's Content-Security-Policy. The page runs only its own scripts and styles (no
+// inline script, no inline style, no eval), talks only to its own origin (the API, and the event
+// socket: CSP Level 3's 'self' covers ws: and wss: to the same host), shows images only from its
+// origin or from blob: URLs (uploads, fetched with the token), and cannot be framed. Everything an
+// agent wrote is sanitised before it reaches the DOM; this is the wall behind that.
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; " +
+	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; " +
+	"frame-ancestors 'none'; frame-src 'none'; worker-src 'none'; manifest-src 'self'"
+
+// SetSecurityHeaders sets the headers every inbox response carries.
+func SetSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", CSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()")
+}
+
+// IsAppRoute reports whether a path is one of the inbox's own pages, served index.html: `/`,
+// `/history`, and `/asks/{id}` (the address get_inbox_link gives an agent).
+func IsAppRoute(p string) bool {
+	if p == "/" || p == "/history" || p == "/history/" {
+		return true
+	}
+	id, ok := strings.CutPrefix(p, "/asks/")
+	id = strings.TrimSuffix(id, "/")
+	return ok && id != "" && !strings.Contains(id, "/")
+}
+
+// Handler serves the inbox: index.html for the app's routes (never cached, so a new build is picked
+// up at once), the content-hashed assets under /assets/ (cached for a year), and the few other
+// files of dist. Anything else is 404. Only GET and HEAD are served.
+func Handler() http.Handler {
+	files := Dist()
+	index, err := fs.ReadFile(files, "index.html")
+	if err != nil {
+		panic("web: dist/index.html is missing; run `make web`")
+	}
+	modTime := time.Time{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		SetSecurityHeaders(h)
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			h.Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		p := r.URL.Path
+		if IsAppRoute(p) {
+			h.Set("Cache-Control", "no-cache")
+			h.Set("Content-Type", "text/html; charset=utf-8")
+			http.ServeContent(w, r, "index.html", modTime, bytes.NewReader(index))
+			return
+		}
+		name := strings.TrimPrefix(path.Clean(p), "/")
+		if name == "" || strings.HasPrefix(name, ".") || name == "index.html" {
+			http.NotFound(w, r)
+			return
+		}
+		b, err := fs.ReadFile(files, name)
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		if strings.HasPrefix(name, "assets/") {
+			h.Set("Cache-Control", "public, max-age=31536000, immutable")
+		} else {
+			h.Set("Cache-Control", "public, max-age=3600")
+		}
+		http.ServeContent(w, r, name, modTime, bytes.NewReader(b))
+	})
+}

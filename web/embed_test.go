@@ -1,0 +1,157 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// sources are the files and folders the inbox is built from, relative to web/. Keep in step with
+// SOURCES in scripts/sources-hash.mjs.
+var sources = []string{"index.html", "package.json", "package-lock.json", "tsconfig.json", "vite.config.ts", "public", "src"}
+
+// sourcesHash is scripts/sources-hash.mjs's hash: SHA-256 over "path\x00sha256(file)\n" for every
+// source file in path order, with CRLF read as LF.
+func sourcesHash(t *testing.T) string {
+	t.Helper()
+	var files []string
+	for _, s := range sources {
+		if _, err := os.Stat(s); os.IsNotExist(err) {
+			continue
+		}
+		err := filepath.WalkDir(s, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.Type().IsRegular() {
+				files = append(files, filepath.ToSlash(p))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sort.Strings(files)
+	all := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")))
+		fmt.Fprintf(all, "%s\x00%s\n", f, hex.EncodeToString(sum[:]))
+	}
+	return hex.EncodeToString(all.Sum(nil))
+}
+
+// The committed build must be the build of the committed sources: a change to the inbox without
+// `make web` fails here (and so fails `make test`).
+func TestDistMatchesSources(t *testing.T) {
+	stamp, err := os.ReadFile("dist/.sources-sha256")
+	if err != nil {
+		t.Fatalf("web/dist has no .sources-sha256: run `make web` (%v)", err)
+	}
+	if got, want := sourcesHash(t), strings.TrimSpace(string(stamp)); got != want {
+		t.Fatalf("web/dist is stale: the inbox's sources hash to %s but dist was built from %s; run `make web` and commit web/dist", got, want)
+	}
+}
+
+func get(t *testing.T, h http.Handler, method, path string) *httptest.ResponseRecorder {
+	t.Helper()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(method, path, nil))
+	return w
+}
+
+func TestHandlerServesTheAppRoutes(t *testing.T) {
+	h := Handler()
+	for _, p := range []string{"/", "/asks/abc123", "/asks/abc123/", "/history"} {
+		w := get(t, h, http.MethodGet, p)
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d", p, w.Code)
+		}
+		if ct := w.Header().Get("Content-Type"); ct != "text/html; charset=utf-8" {
+			t.Errorf("GET %s: Content-Type %q", p, ct)
+		}
+		if csp := w.Header().Get("Content-Security-Policy"); csp != CSP {
+			t.Errorf("GET %s: CSP %q", p, csp)
+		}
+		if cc := w.Header().Get("Cache-Control"); cc != "no-cache" {
+			t.Errorf("GET %s: Cache-Control %q", p, cc)
+		}
+		if !strings.Contains(w.Body.String(), `<div id="app">`) {
+			t.Errorf("GET %s: not the inbox's index.html", p)
+		}
+	}
+	for _, p := range []string{"/asks/", "/asks/a/b", "/nope", "/index.html", "/.sources-sha256", "/assets/nope.js", "/../embed.go"} {
+		if w := get(t, h, http.MethodGet, p); w.Code != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", p, w.Code)
+		}
+	}
+	if w := get(t, h, http.MethodPost, "/"); w.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /: %d, want 405", w.Code)
+	}
+}
+
+func TestIndexHasNothingInline(t *testing.T) {
+	index, err := fs.ReadFile(Dist(), "index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(index)
+	// Every script has a src and every stylesheet is a link: the CSP allows nothing inline.
+	for _, m := range regexp.MustCompile(`(?is)<script\b[^>]*>`).FindAllString(html, -1) {
+		if !strings.Contains(m, `src="/assets/`) {
+			t.Errorf("inline or foreign script: %s", m)
+		}
+	}
+	if regexp.MustCompile(`(?i)<style\b|\sstyle=|\son[a-z]+=`).MatchString(html) {
+		t.Error("index.html has an inline style or event handler")
+	}
+}
+
+func TestAssetsAreHashedAndCachedForever(t *testing.T) {
+	h := Handler()
+	entries, err := fs.ReadDir(Dist(), "assets")
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("no assets in dist: %v", err)
+	}
+	hashed := regexp.MustCompile(`^[A-Za-z0-9_-]+-[A-Za-z0-9_-]{8,}\.(js|css)$`)
+	for _, e := range entries {
+		if !hashed.MatchString(e.Name()) {
+			t.Errorf("asset %s has no content hash in its name", e.Name())
+		}
+		w := get(t, h, http.MethodGet, "/assets/"+e.Name())
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET /assets/%s: %d", e.Name(), w.Code)
+		}
+		if cc := w.Header().Get("Cache-Control"); !strings.Contains(cc, "immutable") {
+			t.Errorf("GET /assets/%s: Cache-Control %q", e.Name(), cc)
+		}
+		if w.Header().Get("Content-Security-Policy") != CSP {
+			t.Errorf("GET /assets/%s: no CSP", e.Name())
+		}
+	}
+}
+
+func TestIsAppRoute(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/": true, "/history": true, "/asks/x": true, "/asks/x/": true,
+		"/asks/": false, "/asks/x/y": false, "/api/v1/snapshot": false, "/favicon.svg": false,
+	} {
+		if got := IsAppRoute(p); got != want {
+			t.Errorf("IsAppRoute(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+import { useEffect, useRef } from 'preact/hooks';
+import { findAsk, loadAsk, navigate, takeDetailFocus, useApp } from '../state';
+import type { Ask } from '../types';
+import { BriefingView } from './Briefing';
+import { askTitle, KIND_LABEL, StatusChips, Time, useNow } from './common';
+import { BackIcon, KindIcon } from './icons';
+import { QuestionView } from './Question';
+import { ReviewView } from './Review';
+
+export function AskView({ id }: { id: string }) {
+  const s = useApp();
+  useNow();
+  const ask = findAsk(s, id);
+  const missing = s.missing.has(id);
+  const heading = useRef<HTMLHeadingElement>(null);
+
+  // An ask the socket does not hold (closed long ago, or opened by link before the snapshot came).
+  useEffect(() => {
+    if (!ask && !missing && s.liveReady) void loadAsk(id);
+  }, [id, !!ask, missing, s.liveReady]);
+
+  // Focus the title when an ask is opened, so keyboard and screen-reader users land on it; but not
+  // while they move through the list with j/k or the mouse beside it.
+  useEffect(() => {
+    if (takeDetailFocus() || !document.activeElement?.closest('[data-ask-row]')) heading.current?.focus({ preventScroll: true });
+  }, [id, !!ask]);
+
+  const back = (
+    <button type="button" class="back-btn" onClick={() => navigate({ name: s.route.name === 'ask' && ask?.status === 'closed' ? 'history' : 'inbox' })}>
+      <BackIcon /> <span>{ask?.status === 'closed' ? 'History' : 'Inbox'}</span>
+    </button>
+  );
+
+  if (!ask) {
+    return (
+      <article class="ask-view">
+        {back}
+        <div class="empty">
+          {missing ? (
+            <>
+              <h2>Not found</h2>
+              <p>There is no ask {id} in this inbox. It may belong to another space.</p>
+            </>
+          ) : (
+            <p class="muted">Loading…</p>
+          )}
+        </div>
+      </article>
+    );
+  }
+
+  return (
+    <article class={`ask-view kind-${ask.kind} status-${ask.status}`} aria-labelledby={`title-${ask.id}`}>
+      {back}
+      <header class="ask-head">
+        <div class="meta">
+          <span class={`kind-badge kind-${ask.kind}`}>
+            <KindIcon kind={ask.kind} /> {KIND_LABEL[ask.kind]}
+          </span>
+          {ask.project && <span class="project-tag">{ask.project}</span>}
+          <span class="meta-item">
+            <Time at={ask.createdAt} prefix="asked " />
+          </span>
+          {ask.client && <span class="meta-item client">via {ask.client}</span>}
+          {ask.raisedBy?.name && <span class="meta-item">for {ask.raisedBy.name}</span>}
+        </div>
+        {/* A question's words are its title; they are rendered in full as markdown below. */}
+        <h2 id={`title-${ask.id}`} class={ask.kind === 'question' ? 'ask-title sr-only' : 'ask-title'} tabIndex={-1} ref={heading}>
+          {askTitle(ask, 200)}
+        </h2>
+        <div class="head-status">
+          <StatusChips ask={ask} />
+          {ask.closedAt && (
+            <span class="meta-item">
+              <Time at={ask.closedAt} prefix="closed " />
+            </span>
+          )}
+        </div>
+      </header>
+      {ask.status === 'closed' && <p class="readonly-note">This ask is closed. It is shown read-only, with its whole thread.</p>}
+      <Body ask={ask} />
+    </article>
+  );
+}
+
+function Body({ ask }: { ask: Ask }) {
+  const s = useApp();
+  const me = s.whoami?.actor ?? null;
+  switch (ask.kind) {
+    case 'question':
+      return <QuestionView ask={ask} me={me} />;
+    case 'review':
+      return <ReviewView ask={ask} me={me} />;
+    case 'briefing':
+      return <BriefingView ask={ask} me={me} />;
+    default:
+      return <p class="muted">This inbox does not know this kind of ask. Reload to get a newer inbox.</p>;
+  }
+}

@@ -1,0 +1,217 @@
+// Pieces every view uses: an ask's title, its status chips, its thread, and small helpers.
+
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { plainText } from '../markdown';
+import { navigate } from '../state';
+import { age, fullTime } from '../time';
+import type { Actor, Ask, Entry, Reply } from '../types';
+import { Blocks, Markdown } from './Blocks';
+
+/** Re-renders every `ms` so ages stay current. */
+export function useNow(ms = 30_000): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(t);
+  }, [ms]);
+  return now;
+}
+
+/** One line that names an ask: the review's or briefing's title, or the question's first words. */
+export function askTitle(a: Ask, max = 140): string {
+  return a.kind === 'question' ? plainText(a.prompt.question, max) || 'Question' : plainText(a.prompt.title, max);
+}
+
+export const KIND_LABEL = { question: 'Question', review: 'Review', briefing: 'Briefing' } as const;
+
+export function outcomeLabel(r: Reply): string {
+  switch (r.outcome) {
+    case 'answered':
+      return 'Answered';
+    case 'approved':
+      return 'Approved';
+    case 'changes_requested':
+      return 'Changes requested';
+    case 'follow_up':
+      return 'Asked back';
+    case 'dismissed':
+      return 'Dismissed';
+    case 'responded':
+      return 'Replied';
+  }
+}
+
+/** The reply that closed an ask, if it is closed. */
+export function closingReply(a: Ask): Reply | null {
+  if (a.status !== 'closed') return null;
+  for (let i = a.thread.length - 1; i >= 0; i--) {
+    const e = a.thread[i];
+    if (e.author === 'human') return e.reply;
+  }
+  return null;
+}
+
+export function closedLabel(a: Ask): string {
+  const r = closingReply(a);
+  if (!r) return 'Closed';
+  if (r.outcome === 'responded') return 'All points resolved';
+  return outcomeLabel(r);
+}
+
+/** Whose move it is, and whether an agent is following right now. */
+export function StatusChips({ ask, compact = false }: { ask: Ask; compact?: boolean }) {
+  const r = closingReply(ask);
+  return (
+    <span class="chips">
+      {ask.status === 'awaiting_human' && <span class="chip chip-you">Your move</span>}
+      {ask.status === 'awaiting_agent' && <span class="chip chip-agent">Agent's move</span>}
+      {ask.status === 'closed' && (
+        <span class={`chip chip-closed outcome-${r?.outcome ?? 'none'}`}>{closedLabel(ask)}</span>
+      )}
+      {ask.status !== 'closed' &&
+        (ask.waiting ? (
+          <span class="chip chip-waiting" title="An agent is waiting on this ask right now">
+            <span class="pulse" aria-hidden="true" />
+            {compact ? 'Agent waiting' : 'Agent waiting now'}
+          </span>
+        ) : (
+          <span
+            class="chip chip-idle"
+            title="No agent is waiting right now; your reply is kept and the agent gets it when it calls await_reply"
+          >
+            No agent waiting
+          </span>
+        ))}
+    </span>
+  );
+}
+
+export function Time({ at, prefix = '' }: { at: string; prefix?: string }) {
+  return (
+    <time dateTime={at} title={fullTime(at)}>
+      {prefix}
+      {age(at)}
+    </time>
+  );
+}
+
+export function actorName(by: Actor | undefined, me: Actor | null | undefined): string {
+  if (!by) return 'You';
+  if (me && by.id === me.id) return 'You';
+  return by.name || by.id;
+}
+
+/** The person's own words: shown as plain text, never as HTML. */
+export function Words({ text }: { text: string }) {
+  return <div class="words">{text}</div>;
+}
+
+/** One turn of a question's or a review's thread. */
+export function EntryView({ entry, me }: { entry: Entry; me?: Actor | null }) {
+  if (entry.author === 'agent') {
+    return (
+      <li class="entry entry-agent">
+        <div class="entry-head">
+          <span class="who agent">Agent</span> answered <Time at={entry.at} />
+        </div>
+        <Markdown text={entry.answer} />
+        <Blocks blocks={entry.content} />
+      </li>
+    );
+  }
+  const r = entry.reply;
+  const who = actorName(entry.by, me);
+  return (
+    <li class={`entry entry-human outcome-${r.outcome}`}>
+      <div class="entry-head">
+        <span class="who">{who}</span> {verb(r)} <Time at={entry.at} />
+      </div>
+      {r.outcome === 'answered' && (
+        <>
+          {r.selected.length > 0 && (
+            <div class="picked">
+              {r.selected.map((s) => (
+                <span class="chip chip-pick" key={s}>
+                  {s}
+                </span>
+              ))}
+            </div>
+          )}
+          {r.text && <Words text={r.text} />}
+        </>
+      )}
+      {r.outcome === 'approved' && r.note && <Words text={r.note} />}
+      {r.outcome === 'changes_requested' && <Words text={r.feedback} />}
+      {r.outcome === 'follow_up' && <Words text={r.question} />}
+      {r.outcome === 'responded' && (
+        <ul class="point-replies">
+          {r.points.map((p) => (
+            <li key={p.point}>
+              <span class="point-id">{p.point}</span>
+              {p.resolved && <span class="chip chip-resolved">resolved</span>}
+              {p.text && <Words text={p.text} />}
+            </li>
+          ))}
+        </ul>
+      )}
+    </li>
+  );
+}
+
+function verb(r: Reply): string {
+  switch (r.outcome) {
+    case 'answered':
+      return 'answered';
+    case 'approved':
+      return 'approved';
+    case 'changes_requested':
+      return 'requested changes';
+    case 'follow_up':
+      return 'asked';
+    case 'dismissed':
+      return 'dismissed this';
+    case 'responded':
+      return 'replied on points';
+  }
+}
+
+export function Thread({ ask, me }: { ask: Ask; me?: Actor | null }) {
+  if (!ask.thread.length) return null;
+  return (
+    <section class="thread" aria-label="Thread">
+      <h3 class="section-title">Thread</h3>
+      <ol class="entries">
+        {ask.thread.map((e, i) => (
+          <EntryView key={i} entry={e} me={me} />
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+/** An in-app link: a real <a href> (so it can be opened in a new tab) that navigates in place. */
+export function AskLink({ id, children, class: cls }: { id: string; children: ComponentChildren; class?: string }) {
+  return (
+    <a
+      href={'/asks/' + encodeURIComponent(id)}
+      class={cls}
+      onClick={(e) => {
+        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+        e.preventDefault();
+        navigate({ name: 'ask', id });
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
+/** Why a button is disabled, said next to it and tied to it for screen readers. */
+export function Reason({ id, text }: { id: string; text: string | null }) {
+  return (
+    <p id={id} class="reason" role="status" aria-live="polite">
+      {text ?? ''}
+    </p>
+  );
+}

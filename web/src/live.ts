@@ -1,0 +1,168 @@
+// The event socket (docs/design/events.md). A browser cannot send headers on a WebSocket, so the page
+// first asks for a one-time ticket with its token (POST /api/v1/events/tickets) and offers it as the
+// subprotocol `loopback.ticket.<ticket>` beside `loopback.v1`. The server sends a snapshot, then every
+// change. When the socket closes for any reason the page reconnects with a new ticket, waiting
+// 1 s, 2 s, 4 s … up to 30 s (with jitter) between tries, and starts again from the new snapshot.
+
+import { api, ApiError } from './api';
+import type { Ask, EventTicket, ServerEvent, Snapshot } from './types';
+
+export type ConnState =
+  | { status: 'connecting'; attempt: number }
+  | { status: 'live' }
+  | { status: 'retrying'; at: number; attempt: number; reason: string }
+  | { status: 'offline' }
+  | { status: 'stopped' };
+
+export interface LiveHandlers {
+  snapshot(s: Snapshot): void;
+  ask(type: 'ask.opened' | 'ask.updated', a: Ask): void;
+  state(s: ConnState): void;
+}
+
+export const BACKOFF_BASE_MS = 1000;
+export const BACKOFF_MAX_MS = 30_000;
+const SNAPSHOT_TIMEOUT_MS = 15_000;
+
+/** How long to wait before try number `attempt` (1-based), with ±20 % jitter from `rand`. */
+export function backoff(attempt: number, rand: () => number = Math.random): number {
+  const base = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1));
+  return Math.round(base * (0.8 + 0.4 * rand()));
+}
+
+export class Live {
+  private ws: WebSocket | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private attempt = 0;
+  private running = false;
+  private generation = 0;
+
+  constructor(private readonly h: LiveHandlers) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    addEventListener('online', this.onOnline);
+    addEventListener('offline', this.onOffline);
+    document.addEventListener('visibilitychange', this.onVisible);
+    void this.connect();
+  }
+
+  stop(): void {
+    this.running = false;
+    this.generation++;
+    removeEventListener('online', this.onOnline);
+    removeEventListener('offline', this.onOffline);
+    document.removeEventListener('visibilitychange', this.onVisible);
+    this.clearTimer();
+    this.closeSocket();
+    this.h.state({ status: 'stopped' });
+  }
+
+  /** Skips the wait and tries again now. */
+  retryNow(): void {
+    if (!this.running || this.ws) return;
+    this.clearTimer();
+    void this.connect();
+  }
+
+  private onOnline = () => this.retryNow();
+  private onOffline = () => {
+    if (!this.running) return;
+    this.generation++;
+    this.clearTimer();
+    this.closeSocket();
+    this.h.state({ status: 'offline' });
+  };
+  private onVisible = () => {
+    if (document.visibilityState === 'visible') this.retryNow();
+  };
+
+  private async connect(): Promise<void> {
+    const gen = ++this.generation;
+    this.attempt++;
+    this.h.state({ status: 'connecting', attempt: this.attempt });
+    let ticket: EventTicket;
+    try {
+      ticket = await api<EventTicket>('POST', '/events/tickets');
+    } catch (err) {
+      if (gen !== this.generation) return;
+      if (err instanceof ApiError && err.status === 401) {
+        this.stop(); // the app signs out
+        return;
+      }
+      this.retry(gen, (err as Error).message);
+      return;
+    }
+    if (gen !== this.generation) return;
+
+    const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/v1/events';
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(url, ['loopback.v1', 'loopback.ticket.' + ticket.ticket]);
+    } catch (err) {
+      this.retry(gen, (err as Error).message);
+      return;
+    }
+    this.ws = ws;
+    let gotSnapshot = false;
+    const watchdog = setTimeout(() => {
+      if (!gotSnapshot) ws.close(4000, 'no snapshot');
+    }, SNAPSHOT_TIMEOUT_MS);
+
+    ws.onmessage = (ev) => {
+      if (gen !== this.generation) return;
+      let frame: ServerEvent;
+      try {
+        frame = JSON.parse(String(ev.data)) as ServerEvent;
+      } catch {
+        return;
+      }
+      if (frame.type === 'snapshot') {
+        gotSnapshot = true;
+        clearTimeout(watchdog);
+        this.attempt = 0;
+        this.h.snapshot(frame.snapshot);
+        this.h.state({ status: 'live' });
+      } else if ((frame.type === 'ask.opened' || frame.type === 'ask.updated') && frame.ask) {
+        this.h.ask(frame.type, frame.ask);
+      }
+    };
+    ws.onclose = (ev) => {
+      clearTimeout(watchdog);
+      if (this.ws === ws) this.ws = null;
+      if (gen !== this.generation) return;
+      this.retry(gen, ev.reason || (gotSnapshot ? 'connection lost' : 'could not connect'));
+    };
+  }
+
+  private retry(gen: number, reason: string): void {
+    if (!this.running || gen !== this.generation) return;
+    if (typeof navigator !== 'undefined' && navigator.onLine === false) {
+      this.h.state({ status: 'offline' });
+      return; // 'online' brings it back
+    }
+    const wait = backoff(Math.max(1, this.attempt));
+    this.h.state({ status: 'retrying', at: Date.now() + wait, attempt: this.attempt, reason });
+    this.clearTimer();
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.running && gen === this.generation) void this.connect();
+    }, wait);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private closeSocket(): void {
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) {
+      ws.onmessage = null;
+      ws.onclose = null;
+      ws.close(1000, 'bye');
+    }
+  }
+}

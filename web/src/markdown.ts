@@ -1,0 +1,125 @@
+// Markdown from agents, rendered and sanitised. Everything an agent writes is untrusted: marked turns
+// it into HTML (GitHub-flavoured), and DOMPurify, with an allow-list of the tags and attributes
+// markdown produces, removes everything else before any of it reaches the page: no script, no event
+// handler, no style, no form or frame, links only to http(s):, mailto: or within the page, and images
+// only from the API's own files (/api/v1/files/{id}), which the page then fetches with its
+// credentials (files.ts). Any other image is replaced by a note saying it was not loaded.
+//
+// The page's Content-Security-Policy (no inline script, images only from 'self' and blob:) is the
+// second wall behind this one.
+
+import DOMPurify from 'dompurify';
+import { Marked, type Tokens } from 'marked';
+import { escapeHtml, highlight, languageFor } from './highlight';
+
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: {
+    code({ text, lang }: Tokens.Code) {
+      const language = languageFor((lang ?? '').split(/\s/)[0]);
+      const cls = language ? ` class="hljs language-${escapeHtml(language)}"` : ' class="hljs"';
+      return `<pre><code${cls}>${highlight(text.replace(/\n$/, ''), language)}</code></pre>\n`;
+    },
+  },
+});
+
+const ALLOWED_TAGS = [
+  'a', 'abbr', 'b', 'blockquote', 'br', 'code', 'dd', 'del', 'details', 'div', 'dl', 'dt', 'em',
+  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'i', 'img', 'input', 'ins', 'kbd', 'li', 'mark', 'ol',
+  'p', 'pre', 'q', 's', 'samp', 'small', 'span', 'strong', 'sub', 'summary', 'sup', 'table',
+  'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'u', 'ul', 'var',
+];
+const ALLOWED_ATTR = [
+  'href', 'title', 'src', 'alt', 'class', 'align', 'colspan', 'rowspan', 'start', 'type',
+  'checked', 'disabled', 'open', 'reversed',
+];
+/** Link targets allowed: http(s), mailto, a fragment, or a path on this origin (not `//host`). */
+const SAFE_HREF = /^(?:https?:|mailto:|#|\/(?![/\\]))/i;
+/** The only images shown: uploads, by their API path. */
+const FILE_SRC = /^\/api\/v1\/files\/([A-Za-z0-9._~-]{1,200})$/;
+
+let purifier: ReturnType<typeof DOMPurify> | null = null;
+
+function getPurifier(): ReturnType<typeof DOMPurify> {
+  if (purifier) return purifier;
+  const p = DOMPurify(window);
+  p.addHook('uponSanitizeAttribute', (_node, data) => {
+    if (data.attrName === 'class') {
+      // Only the highlighter's classes survive, so agent HTML cannot borrow the inbox's own
+      // (a fake button, a fake "approved" badge).
+      const kept = data.attrValue.split(/\s+/).filter((c) => /^(hljs[\w-]*|language-[\w+#.-]+)$/.test(c));
+      if (kept.length) data.attrValue = kept.join(' ');
+      else data.keepAttr = false;
+    }
+  });
+  p.addHook('afterSanitizeAttributes', (node) => {
+    const el = node as Element;
+    if (el.tagName === 'A') {
+      const href = el.getAttribute('href');
+      if (href !== null && !SAFE_HREF.test(href.trim())) el.removeAttribute('href');
+      if (/^https?:/i.test(el.getAttribute('href') ?? '')) {
+        el.setAttribute('target', '_blank');
+        el.setAttribute('rel', 'noopener noreferrer nofollow');
+      }
+    } else if (el.tagName === 'IMG') {
+      const src = (el.getAttribute('src') ?? '').trim();
+      el.removeAttribute('src');
+      const m = FILE_SRC.exec(src);
+      if (m) el.setAttribute('data-upload-id', m[1]);
+      else el.setAttribute('data-blocked-src', src.slice(0, 200));
+    } else if (el.tagName === 'INPUT') {
+      // Task-list checkboxes only, and inert.
+      if (el.getAttribute('type') !== 'checkbox') el.setAttribute('type', 'checkbox');
+      el.setAttribute('disabled', '');
+    }
+  });
+  purifier = p;
+  return p;
+}
+
+/**
+ * Renders untrusted markdown into a sanitised fragment of this document. Images of uploads carry
+ * `data-upload-id` and no `src` (the caller loads them); other images are replaced by a note.
+ */
+export function renderMarkdown(src: string): DocumentFragment {
+  const html = marked.parse(src ?? '') as string;
+  return sanitizeHtml(html);
+}
+
+/** Sanitises HTML as renderMarkdown does (exported for tests and for agent HTML in markdown). */
+export function sanitizeHtml(html: string): DocumentFragment {
+  const frag = getPurifier().sanitize(html, {
+    ALLOWED_TAGS,
+    ALLOWED_ATTR,
+    ALLOW_DATA_ATTR: false,
+    ALLOW_ARIA_ATTR: false,
+    ALLOW_UNKNOWN_PROTOCOLS: false,
+    ALLOWED_URI_REGEXP: SAFE_HREF,
+    ADD_URI_SAFE_ATTR: [],
+    RETURN_DOM_FRAGMENT: true,
+  }) as DocumentFragment;
+  for (const img of Array.from(frag.querySelectorAll('img[data-blocked-src]'))) {
+    const note = document.createElement('span');
+    note.className = 'blocked-image';
+    const alt = img.getAttribute('alt');
+    note.textContent = `[image not loaded${alt ? `: ${alt}` : ''} — only uploaded images are shown]`;
+    note.title = img.getAttribute('data-blocked-src') ?? '';
+    img.replaceWith(note);
+  }
+  return frag;
+}
+
+/** Markdown as plain text, for one-line previews (titles in lists, notifications). */
+export function plainText(src: string, max = 140): string {
+  const text = (src ?? '')
+    .replace(/```[\s\S]*?```/g, ' ')
+    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/[*_`#>~|]+/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return text.length > max ? text.slice(0, max - 1).trimEnd() + '…' : text;
+}

@@ -1,0 +1,668 @@
+// The inbox in a real browser (Debian's headless Chromium, driven by playwright-core) against the
+// real binary. Agents ask over MCP (raw JSON-RPC over HTTP); the person answers through the page;
+// each test checks that the agent's blocking call returns exactly the reply the page sent.
+//
+//   go build -o bin/loopback ./cmd/loopback && cd web && npm run test:e2e
+//
+// See docs/design/inbox.md for what each test stands for.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { launch } from './lib/browser.mjs';
+import { background, cspViolations, openInbox, png, scrollsSideways, uploadPng, waitForAsk } from './lib/helpers.mjs';
+import { Agent } from './lib/mcp.mjs';
+import { Server } from './lib/server.mjs';
+
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; font-src 'self'; " +
+  "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; frame-src 'none'; worker-src 'none'; manifest-src 'self'";
+
+let server;
+let agent;
+let browser;
+let seq = 0;
+const project = (name) => `${name}-${++seq}`;
+
+before(async () => {
+  server = await new Server().start();
+  agent = await new Agent(server, { name: 'e2e-agent', version: '1.0.0' }).init();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.dispose();
+});
+
+describe('serving', () => {
+  it('serves the inbox at /, /asks/{id} and /history with a strict CSP', async () => {
+    for (const path of ['/', '/asks/abc', '/history']) {
+      const res = await fetch(server.origin + path);
+      assert.equal(res.status, 200, path);
+      assert.equal(res.headers.get('content-security-policy'), CSP, path);
+      assert.equal(res.headers.get('x-frame-options'), 'DENY');
+      const html = await res.text();
+      assert.match(html, /<div id="app"><\/div>/);
+      assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+      assert.doesNotMatch(html, /<style|\sstyle=/, 'no inline style');
+    }
+    assert.equal((await fetch(server.origin + '/nope')).status, 404);
+    // The API is still the API.
+    assert.equal((await fetch(server.origin + '/api/v1/snapshot')).status, 401);
+  });
+});
+
+describe('signing in', () => {
+  it('takes the token from the link, out of the address bar, and keeps it; sign-out and a bad token lead to sign-in', async () => {
+    const page = await openInbox(browser, server);
+    assert.equal(page.url(), server.origin + '/');
+    assert.equal(await page.evaluate(() => localStorage.getItem('loopback.token')), server.token);
+    assert.ok(!page.requests.some((u) => u.includes(server.token)), 'the token is in no request URL');
+    // The token was replaced in the history entry, not left behind in one.
+    assert.equal(await page.evaluate(() => history.length), 2); // about:blank, then the inbox
+
+    await page.reload();
+    await page.locator('[data-conn="live"]').waitFor();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You signed out.').waitFor();
+    assert.equal(await page.evaluate(() => localStorage.getItem('loopback.token')), null);
+
+    await page.goto(server.origin + '/asks/x#token=not-the-token');
+    await page.getByRole('alert').filter({ hasText: 'did not accept your sign-in' }).waitFor();
+    assert.equal(page.url(), server.origin + '/asks/x');
+    assert.equal(await page.evaluate(() => localStorage.getItem('loopback.token')), null);
+
+    // Pasting the token signs in too.
+    await page.getByLabel('Or paste your token').fill(server.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('[data-conn="live"]').waitFor();
+    await page.context().close();
+  });
+});
+
+describe('questions', () => {
+  it('shows a new question live, and the answer picked on the page reaches the waiting agent', async () => {
+    const page = await openInbox(browser, server);
+    const p = project('alpha');
+    const call = agent.call('ask_question', {
+      project: p,
+      question: 'Which **storage** should we use?',
+      context: 'It must be pure Go.',
+      options: [{ label: 'SQLite', description: 'modernc.org/sqlite' }, { label: 'Bolt' }, { label: 'Files' }],
+      multiple: true,
+    });
+    const ask = await waitForAsk(server, (a) => a.project === p);
+    const row = page.locator(`[data-ask-row="${ask.id}"]`);
+    await row.waitFor(); // live, without a reload
+    const rowText = await row.innerText();
+    for (const want of ['QUESTION', p, 'e2e-agent 1.0.0', 'Your move', 'Agent waiting', 'just now']) {
+      assert.ok(rowText.includes(want), `row shows ${want}: ${rowText}`);
+    }
+    await row.click();
+    assert.equal(page.url(), `${server.origin}/asks/${ask.id}`);
+    await page.locator('.prompt-text strong', { hasText: 'storage' }).waitFor();
+    const send = page.getByRole('button', { name: 'Send answer' });
+    assert.ok(await send.isDisabled());
+    await page.getByText('Pick a choice or write an answer to send.').waitFor();
+    await page.getByRole('button', { name: /SQLite/ }).click();
+    await page.getByRole('button', { name: /Files/ }).click();
+    assert.equal(await page.getByRole('button', { name: /SQLite/ }).getAttribute('aria-pressed'), 'true');
+    await page.getByLabel(/In your own words/).fill('SQLite for data, files for blobs.');
+    await send.click();
+    const reply = await call;
+    assert.deepEqual(reply, {
+      askId: ask.id,
+      reply: { outcome: 'answered', selected: ['SQLite', 'Files'], text: 'SQLite for data, files for blobs.' },
+    });
+    await page.locator('.head-status .chip-closed', { hasText: 'Answered' }).waitFor();
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  it('keeps a draft through a reload and clears it once sent', async () => {
+    const page = await openInbox(browser, server);
+    const p = project('drafts');
+    const call = agent.call('ask_question', {
+      project: p,
+      question: 'Ship it today?',
+      options: [{ label: 'Yes' }, { label: 'No' }],
+    });
+    const ask = await waitForAsk(server, (a) => a.project === p);
+    await page.goto(`${server.origin}/asks/${ask.id}`);
+    await page.getByRole('button', { name: 'No', exact: true }).click();
+    await page.getByLabel(/In your own words/).fill('Not before the migration runs');
+    await page.reload();
+    await page.locator('[data-conn="live"]').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'No', exact: true }).getAttribute('aria-pressed'), 'true');
+    assert.equal(await page.getByLabel(/In your own words/).inputValue(), 'Not before the migration runs');
+    await page.getByLabel(/In your own words/).fill('Not before the migration runs, tomorrow.');
+    // The list marks asks with a draft.
+    await page.locator(`[data-ask-row="${ask.id}"] .chip-draft`).waitFor();
+    await page.getByRole('button', { name: 'Send answer' }).click();
+    assert.deepEqual((await call).reply, { outcome: 'answered', selected: ['No'], text: 'Not before the migration runs, tomorrow.' });
+    assert.equal(await page.evaluate((id) => localStorage.getItem('loopback.draft.' + id), ask.id), null);
+    await page.context().close();
+  });
+});
+
+describe('reviews', () => {
+  it('shows markdown, highlighted code, a real diff and an uploaded image; approving with a note reaches the agent', async () => {
+    const page = await openInbox(browser, server);
+    const p = project('review');
+    const uploadId = await uploadPng(agent, png(320, 180));
+    const call = agent.call('request_review', {
+      project: p,
+      title: 'Retry cold starts',
+      summary: 'Retries idempotent requests **three** times.',
+      content: [
+        { type: 'markdown', text: 'Before and after:\n\n![inline](/api/v1/files/' + uploadId + ')' },
+        { type: 'code', filename: 'src/retry.ts', code: 'export const retries = 3;\nfunction go() { return retries; }\n' },
+        {
+          type: 'diff',
+          diff:
+            'diff --git a/src/api.ts b/src/api.ts\n--- a/src/api.ts\n+++ b/src/api.ts\n@@ -10,3 +10,4 @@ export async function api() {\n' +
+            '   const headers = {};\n-  const res = await fetch(path);\n+  // cold starts\n+  const res = await retry(() => fetch(path));\n   return res;\n',
+        },
+        { type: 'image', uploadId, caption: 'The new settings page' },
+      ],
+    });
+    const ask = await waitForAsk(server, (a) => a.project === p);
+    await page.locator(`[data-ask-row="${ask.id}"]`).click();
+    await page.getByRole('heading', { name: 'Retry cold starts' }).waitFor();
+
+    // Code: highlighted, with its file name.
+    const code = page.locator('.code-block').first();
+    assert.equal(await code.locator('.file-name').innerText(), 'src/retry.ts');
+    assert.ok((await code.locator('.hljs-keyword').count()) >= 2, 'code is highlighted');
+
+    // Diff: its file, its hunk, line numbers and added/removed lines.
+    const diff = page.locator('.diff-file');
+    assert.equal(await diff.locator('.file-name').innerText(), 'src/api.ts');
+    assert.match(await diff.locator('.hunk-row').innerText(), /^@@ -10,3 \+10,4 @@/);
+    const rows = await diff.locator('tr.line').evaluateAll((trs) =>
+      trs.map((tr) => [tr.className.replace('line ', ''), ...[...tr.querySelectorAll('.ln')].map((td) => td.dataset.ln)]),
+    );
+    assert.deepEqual(rows, [
+      ['ctx', '10', '10'],
+      ['del', '11', ''],
+      ['add', '', '11'],
+      ['add', '', '12'],
+      ['ctx', '12', '13'],
+    ]);
+    assert.notEqual(
+      await diff.locator('tr.line.add').first().evaluate((el) => getComputedStyle(el).backgroundColor),
+      await diff.locator('tr.line.del').first().evaluate((el) => getComputedStyle(el).backgroundColor),
+    );
+    assert.equal(await diff.locator('.diff-stat').innerText(), '+2 −1');
+
+    // Images: fetched with the token, shown from blob: URLs, actually decoded.
+    const img = page.locator(`.image-block img[data-upload="${uploadId}"]`);
+    await img.waitFor();
+    await page.waitForFunction(() => [...document.querySelectorAll('.blocks img')].every((i) => i.complete && i.naturalWidth > 0));
+    assert.match(await img.getAttribute('src'), /^blob:/);
+    assert.equal(await img.evaluate((i) => i.naturalWidth), 320);
+    assert.equal(await page.locator('.image-block figcaption').innerText(), 'The new settings page');
+    assert.match(await page.locator('.block-markdown img').getAttribute('src'), /^blob:/);
+    assert.ok(page.requests.includes(`${server.origin}/api/v1/files/${uploadId}`));
+
+    await page.getByLabel('Note for the agent (optional)').fill('Ship it.');
+    await page.getByRole('button', { name: 'Approve', exact: true }).last().click();
+    assert.deepEqual(await call, { askId: ask.id, reply: { outcome: 'approved', note: 'Ship it.' } });
+    await page.locator('.head-status .chip-closed', { hasText: 'Approved' }).waitFor();
+    assert.deepEqual(await cspViolations(page), []);
+    await page.context().close();
+  });
+
+  it('requires feedback to request changes, and a revision links to what it revises', async () => {
+    const page = await openInbox(browser, server);
+    const p = project('revise');
+    const first = agent.call('request_review', {
+      project: p,
+      title: 'Rename the flag',
+      content: [{ type: 'markdown', text: 'Rename `--wait` to `--max-wait`.' }],
+    });
+    const a1 = await waitForAsk(server, (a) => a.project === p);
+    await page.goto(`${server.origin}/asks/${a1.id}`);
+    await page.getByRole('radio', { name: 'Request changes' }).click();
+    const submit = page.locator('.reply-panel button[type=submit]');
+    assert.equal(await submit.innerText(), 'Request changes');
+    assert.ok(await submit.isDisabled());
+    await page.getByText('Say what needs to change to request changes.').waitFor();
+    await page.getByLabel('What needs to change (required)').fill('Keep --wait as an alias.');
+    await submit.click();
+    assert.deepEqual((await first).reply, { outcome: 'changes_requested', feedback: 'Keep --wait as an alias.' });
+
+    const second = agent.call('request_review', {
+      project: p,
+      title: 'Rename the flag, keeping an alias',
+      revises: a1.id,
+      content: [{ type: 'markdown', text: 'Now with `--wait` kept as an alias.' }],
+    });
+    const a2 = await waitForAsk(server, (a) => a.project === p && a.id !== a1.id);
+    await page.locator(`[data-ask-row="${a2.id}"]`).click();
+    const link = page.locator('.revises-link');
+    assert.equal(await link.innerText(), 'Rename the flag');
+    await link.click();
+    assert.equal(page.url(), `${server.origin}/asks/${a1.id}`);
+    await page.locator('.readonly-note').waitFor();
+    await page.locator('.entry-human.outcome-changes_requested', { hasText: 'Keep --wait as an alias.' }).waitFor();
+    await page.locator('.revised-by a', { hasText: 'Rename the flag, keeping an alias' }).click();
+    await page.getByRole('button', { name: 'Approve', exact: true }).last().click();
+    assert.deepEqual((await second).reply, { outcome: 'approved' });
+    await page.context().close();
+  });
+
+  it('asks a question back; the agent answers on the thread live; then approve', async () => {
+    const page = await openInbox(browser, server);
+    const p = project('followup');
+    const first = agent.call('request_review', {
+      project: p,
+      title: 'Drop the cache',
+      content: [{ type: 'code', language: 'go', code: 'cache = nil' }],
+    });
+    const ask = await waitForAsk(server, (a) => a.project === p);
+    await page.goto(`${server.origin}/asks/${ask.id}`);
+    await page.getByRole('radio', { name: 'Ask a question' }).click();
+    await page.getByLabel('Your question for the agent (required)').fill('What does it cost at startup?');
+    await page.getByRole('button', { name: 'Send question' }).click();
+    assert.deepEqual((await first).reply, { outcome: 'follow_up', question: 'What does it cost at startup?' });
+    await page.locator('.head-status .chip-agent').waitFor();
+    await page.getByText("You asked a question. The agent's answer will appear").waitFor();
+
+    const second = agent.call('answer_follow_up', {
+      askId: ask.id,
+      answer: 'About **40 ms** on a cold start.',
+      content: [{ type: 'code', language: 'text', code: 'cold: 41ms\nwarm: 2ms' }],
+    });
+    await page.locator('.entry-agent strong', { hasText: '40 ms' }).waitFor(); // live
+    const entries = await page.locator('.entries > li').evaluateAll((lis) => lis.map((li) => li.className));
+    assert.deepEqual(entries, ['entry entry-human outcome-follow_up', 'entry entry-agent']);
+    await page.getByRole('button', { name: 'Approve', exact: true }).last().click();
+    assert.deepEqual((await second).reply, { outcome: 'approved' });
+    await page.context().close();
+  });
+});
+
+describe('briefings', () => {
+  it('goes two rounds with sub-points; submit is disabled, with the reason, until the reply is one the server takes', async () => {
+    const page = await openInbox(browser, server);
+    const p = project('briefing');
+    const first = agent.call('send_briefing', {
+      project: p,
+      title: 'Audit findings',
+      summary: 'Three findings.',
+      sections: [
+        { title: 'High', points: [{ title: 'Tokens in logs', detail: 'The token is printed on **start**.' }, { title: 'No rate limit' }] },
+        { title: 'Low', points: [{ title: 'No HSTS', content: [{ type: 'code', language: 'go', code: 'w.Header().Set("Strict-Transport-Security", "max-age=63072000")' }] }] },
+      ],
+    });
+    const ask = await waitForAsk(server, (a) => a.project === p);
+    await page.goto(`${server.origin}/asks/${ask.id}`);
+    const send = page.locator('.submit-bar button.primary');
+    const reason = page.locator('.submit-bar .reason');
+    assert.ok(await send.isDisabled());
+    assert.equal(await reason.innerText(), 'Write on a point or resolve one first.');
+
+    // Folded to titles; opening shows the detail and content.
+    assert.equal(await page.locator('[data-point="1"] .point-body').count(), 0);
+    await page.locator('[data-point="3"] .point-toggle').click();
+    await page.locator('[data-point="3"] .point-body .code-block .hljs-string').first().waitFor();
+
+    // Resolving one point and writing on none: the server would refuse it (422), so the page won't send it.
+    await page.getByRole('button', { name: 'Resolve point 2' }).click();
+    assert.ok(await send.isDisabled());
+    assert.match(await reason.innerText(), /This would leave 2 points open \(1, 3\) with nothing for the agent to answer/);
+    const refused = await server.api('POST', `/asks/${ask.id}/reply`, { outcome: 'responded', points: [{ point: '2', resolved: true }] });
+    assert.equal(refused.status, 422);
+
+    await page.locator('[data-point="1"] .point-toggle').click();
+    await page.getByLabel('Reply on point 1').fill('Which logs?');
+    assert.ok(await send.isEnabled());
+    assert.match(await page.locator('.submit-summary').innerText(), /the agent answers 1/);
+    await send.click();
+    assert.deepEqual(await first, {
+      askId: ask.id,
+      reply: { outcome: 'responded', points: [{ point: '1', text: 'Which logs?' }, { point: '2', resolved: true }] },
+    });
+    await page.getByText('the agent is answering point 1').waitFor();
+    await page.locator('[data-point="2"] .point-state', { hasText: 'Resolved' }).waitFor();
+
+    // The agent answers point 1 and splits it; it shows up live, nested, with ids.
+    const second = agent.call('answer_briefing', {
+      askId: ask.id,
+      answers: [{ point: '1', answer: 'Two places **print** it.', points: [{ title: 'serve banner' }, { title: 'debug log', detail: 'At level debug.' }] }],
+    });
+    await page.locator('[data-point="1"] .turn-agent strong', { hasText: 'print' }).waitFor();
+    const nested = await page.locator('[data-point="1"] > .sub-points > [data-point]').evaluateAll((lis) => lis.map((li) => li.dataset.point));
+    assert.deepEqual(nested, ['1.1', '1.2']);
+    assert.equal(await page.locator('[data-point="1.2"] .point-id').innerText(), '1.2');
+    await page.locator('[data-point="1"] .turn-human', { hasText: 'Which logs?' }).waitFor();
+
+    // Round two: resolving 1.1, 1.2 and 3 leaves 1 open with nothing to answer.
+    for (const id of ['1.1', '1.2', '3']) await page.getByRole('button', { name: `Resolve point ${id}`, exact: true }).click();
+    assert.ok(await send.isDisabled());
+    assert.match(await reason.innerText(), /leave 1 point open \(1\)/);
+    // Resolve all resolves point 1 too (and 1.1 and 1.2 with it): the briefing closes.
+    await page.getByRole('button', { name: 'Resolve all' }).click();
+    assert.equal(await send.innerText(), 'Send and close');
+    await send.click();
+    assert.deepEqual(await second, {
+      askId: ask.id,
+      reply: { outcome: 'responded', points: [{ point: '1', resolved: true }, { point: '3', resolved: true }] },
+    });
+    await page.locator('.head-status .chip-closed', { hasText: 'All points resolved' }).waitFor();
+    assert.equal(await page.locator('.submit-bar').count(), 0);
+    await page.context().close();
+  });
+
+  it('can be dismissed while it is the agent’s move', async () => {
+    const page = await openInbox(browser, server);
+    const p = project('dismiss');
+    const first = agent.call('send_briefing', { project: p, title: 'Plan', sections: [{ points: [{ title: 'Step one' }] }] });
+    const ask = await waitForAsk(server, (a) => a.project === p);
+    await page.goto(`${server.origin}/asks/${ask.id}`);
+    await page.locator('[data-point="1"] .point-toggle').click();
+    await page.getByLabel('Reply on point 1').fill('Why first?');
+    await page.locator('.submit-bar button.primary').click();
+    await first;
+    await page.locator('.waiting-bar').waitFor();
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    await page.getByRole('button', { name: 'Yes, dismiss' }).click();
+    await page.locator('.head-status .chip-closed', { hasText: 'Dismissed' }).waitFor();
+    assert.deepEqual((await agent.call('await_reply', { askId: ask.id })).reply, { outcome: 'dismissed' });
+    await page.context().close();
+  });
+});
+
+describe('history', () => {
+  it('pages back through closed asks; a closed ask opens read-only with its whole thread', async () => {
+    const own = await new Server().start();
+    try {
+      const a = await new Agent(own).init();
+      const n = 55; // more than the snapshot's 50 recent, so paging must reach the rest
+      const calls = [];
+      for (let i = 0; i < n; i++) calls.push(a.call('ask_question', { project: i % 2 ? 'odd' : 'even', question: `Question number ${i}` }));
+      let asks = [];
+      while (asks.length < n) asks = (await own.api('GET', '/snapshot')).body.open;
+      for (const q of asks) await own.api('POST', `/asks/${q.id}/reply`, { outcome: 'answered', selected: [], text: `answer to ${q.prompt.question}` });
+      await Promise.all(calls);
+
+      const page = await openInbox(browser, own);
+      await page.getByRole('link', { name: 'History' }).click();
+      assert.equal(page.url(), own.origin + '/history');
+      const rows = page.locator('[data-ask-row]');
+      await page.getByRole('button', { name: 'Load older' }).waitFor();
+      assert.equal(await rows.count(), 20);
+      // Replied to newest first, so question 0 closed last.
+      assert.match(await rows.first().innerText(), /Question number 0\b/);
+      await page.getByRole('button', { name: 'Load older' }).click();
+      await page.waitForFunction(() => document.querySelectorAll('[data-ask-row]').length === 40);
+      await page.getByRole('button', { name: 'Load older' }).click();
+      await page.getByText('That is everything.').waitFor();
+      assert.equal(await rows.count(), n);
+      assert.match(await rows.last().innerText(), /Question number 54/);
+      assert.equal(page.requests.filter((u) => u.includes('/api/v1/asks?') && u.includes('before=')).length, 2);
+
+      // The project filter applies to history too.
+      await page.locator('.project-filter select').selectOption('odd');
+      assert.equal(await rows.count(), 27);
+      await page.locator('.project-filter select').selectOption('');
+
+      await rows.last().click();
+      await page.locator('.readonly-note').waitFor();
+      await page.locator('.entry-human', { hasText: 'answer to Question number 54' }).waitFor();
+      assert.equal(await page.locator('.reply-panel').count(), 0);
+      assert.equal(await page.locator('textarea').count(), 0);
+      // Opened by link on a fresh page, an old closed ask (not among the snapshot's 50) is read from the API.
+      const old = asks.find((q) => q.prompt.question === 'Question number 54');
+      const fresh = await openInbox(browser, own, { path: `/asks/${old.id}` });
+      await fresh.locator('.entry-human', { hasText: 'answer to Question number 54' }).waitFor();
+      assert.ok(fresh.requests.includes(`${own.origin}/api/v1/asks/${old.id}`));
+      await fresh.context().close();
+      await page.context().close();
+    } finally {
+      await own.dispose();
+    }
+  });
+});
+
+describe('safety', () => {
+  const XSS = [
+    '<script>window.__pwned = "script"</script>',
+    '<img src=x onerror="window.__pwned = \'onerror\'">',
+    '[click me](javascript:window.__pwned=\'js-link\')',
+    '<a href="data:text/html,<script>alert(1)</script>">data link</a>',
+    '![remote](https://example.com/pixel.png)',
+    '<img srcset="https://example.com/a.png 2x">',
+    '<iframe src="https://example.com/frame"></iframe>',
+    '<svg onload="window.__pwned=\'svg\'"><circle r=1 /></svg>',
+    '<style>body{background:url(https://example.com/bg.png)}</style>',
+    '<p style="background:url(https://example.com/p.png)">styled</p>',
+    '<form action="https://example.com/post"><button>go</button></form>',
+    '<video poster="https://example.com/poster.png"></video>',
+    '<link rel="stylesheet" href="https://example.com/x.css">',
+    '<meta http-equiv="refresh" content="0;url=https://example.com/">',
+    '<object data="https://example.com/x"></object>',
+    '<input autofocus onfocus="window.__pwned=\'onfocus\'">',
+    '<details open ontoggle="window.__pwned=\'ontoggle\'"><summary>s</summary></details>',
+    '<a href="//example.com/x">protocol-relative</a>',
+  ].join('\n\n');
+  const short = '<img src=x onerror=window.__pwned=1>';
+
+  it('renders every agent-written field without running anything or fetching from elsewhere', async () => {
+    const page = await openInbox(browser, server);
+    const p = project('xss');
+    const uploadId = await uploadPng(agent);
+    const q = background(agent.call('ask_question', {
+      project: p,
+      question: XSS,
+      context: XSS,
+      options: [{ label: short, description: XSS }, { label: '<script>x</script>' }],
+    }));
+    const r = background(agent.call('request_review', {
+      project: p,
+      title: short,
+      summary: XSS,
+      content: [
+        { type: 'markdown', text: XSS },
+        { type: 'code', filename: short, language: '<script>', code: XSS },
+        { type: 'diff', filename: short, diff: '@@ -1 +1 @@\n-' + short + '\n+' + short + '\n' },
+        { type: 'image', uploadId, caption: short },
+      ],
+    }));
+    const b = background(agent.call('send_briefing', {
+      project: p,
+      title: short,
+      summary: XSS,
+      sections: [{ title: short, points: [{ title: short, detail: XSS, content: [{ type: 'markdown', text: XSS }] }] }],
+    }));
+    let asks = [];
+    while (asks.length < 3) asks = (await server.api('GET', '/snapshot')).body.open.filter((a) => a.project === p);
+    // An agent's answers too: ask the review's agent back, and it answers with the corpus.
+    const review = asks.find((a) => a.kind === 'review');
+    await server.api('POST', `/asks/${review.id}/reply`, { outcome: 'follow_up', question: 'Why?' });
+    await r;
+    const answered = background(agent.call('answer_follow_up', { askId: review.id, answer: XSS, content: [{ type: 'markdown', text: XSS }] }));
+
+    for (const a of asks) {
+      await page.locator(`[data-ask-row="${a.id}"]`).click();
+      await page.locator(`.ask-view.kind-${a.kind}`).waitFor();
+      if (a.kind === 'briefing') await page.locator('[data-point="1"] .point-toggle').click();
+      if (a.kind === 'review') await page.locator('.entry-agent').waitFor();
+      await page.waitForTimeout(300);
+      const found = await page.evaluate(() => {
+        const bad = [];
+        for (const el of document.querySelectorAll('#app *')) {
+          for (const attr of el.attributes) {
+            if (/^on/i.test(attr.name)) bad.push(`${el.tagName} ${attr.name}`);
+            if (attr.name === 'style') bad.push(`${el.tagName} style`);
+            if (/^(href|src|srcset|action|poster|data)$/.test(attr.name) && /^(javascript|data|vbscript):|^\/\/|example\.com/i.test(attr.value.trim())) {
+              bad.push(`${el.tagName} ${attr.name}=${attr.value}`);
+            }
+          }
+          // What agents wrote is rendered inside .md (markdown) and blocks; the inbox's own forms are not.
+          if (/^(SCRIPT|IFRAME|OBJECT|EMBED|FORM|STYLE|LINK|META|VIDEO|SVG|BASE|INPUT|BUTTON|TEXTAREA)$/i.test(el.tagName) && el.closest('.md, .block')) {
+            const taskBox = el.tagName === 'INPUT' && el.type === 'checkbox' && el.disabled; // GFM task lists, inert
+            if (!taskBox && !el.closest('svg.icon') && !el.closest('.block-head')) bad.push(el.tagName);
+          }
+        }
+        return { bad, pwned: window.__pwned ?? null };
+      });
+      assert.deepEqual(found, { bad: [], pwned: null }, `${a.kind}: ${JSON.stringify(found)}`);
+    }
+    // The words survived as text where they are text (titles, labels).
+    await page.locator(`[data-ask-row="${review.id}"] .row-title`, { hasText: '<img src=x onerror=window.__pwned=1>' }).waitFor();
+    // Remote images became notes.
+    assert.ok((await page.locator('.blocked-image').count()) > 0);
+
+    assert.deepEqual(page.foreign, [], 'no request left the origin');
+    assert.deepEqual(page.errors, []);
+    // Nothing even reached the CSP: the sanitiser had already removed it.
+    assert.deepEqual(await cspViolations(page), []);
+    await page.context().close();
+    void q;
+    void b;
+    void answered;
+  });
+});
+
+describe('live', () => {
+  it('shows the connection state, reconnects after a restart, and starts again from a fresh snapshot', async () => {
+    const own = await new Server().start();
+    try {
+      const page = await openInbox(browser, own);
+      await own.stop();
+      await page.locator('.conn-down, .conn-connecting').first().waitFor();
+      assert.notEqual(await page.locator('.conn').getAttribute('data-conn'), 'live');
+      await own.start();
+      const a = await new Agent(own).init();
+      const call = background(a.call('ask_question', { project: 'after-restart', question: 'Still there?' }));
+      await page.locator('[data-conn="live"]').waitFor({ timeout: 15_000 });
+      const ask = await waitForAsk(own, (x) => x.project === 'after-restart');
+      await page.locator(`[data-ask-row="${ask.id}"]`).waitFor();
+      await own.api('POST', `/asks/${ask.id}/reply`, { outcome: 'dismissed' });
+      await call;
+      // Closed elsewhere: the page follows.
+      await page.locator(`[data-ask-row="${ask.id}"]`).waitFor({ state: 'detached' });
+      await page.context().close();
+    } finally {
+      await own.dispose();
+    }
+  });
+
+  it('offers a reload when the server is newer than the page, or refuses the page with 409 reload', async () => {
+    const page = await openInbox(browser, server, { signIn: false });
+    await page.route('**/api/v1/whoami', async (route) => {
+      const res = await route.fetch();
+      await route.fulfill({ response: res, headers: { ...res.headers(), 'loopback-revision': '2' } });
+    });
+    await page.goto(server.origin + '/#token=' + server.token);
+    await page.locator('[data-banner="server-newer"]').waitFor();
+    assert.match(await page.locator('.banner').innerText(), /newer version of Loopback/);
+
+    const p = project('reload');
+    background(agent.call('ask_question', { project: p, question: 'Reload?', options: [{ label: 'A' }, { label: 'B' }] }));
+    const ask = await waitForAsk(server, (a) => a.project === p);
+    await page.route('**/api/v1/asks/*/reply', (route) =>
+      route.fulfill({ status: 409, contentType: 'application/json', body: JSON.stringify({ code: 'reload', message: 'this client is newer than the server' }) }),
+    );
+    await page.locator(`[data-ask-row="${ask.id}"]`).click();
+    await page.getByRole('button', { name: 'A', exact: true }).click();
+    await page.getByRole('button', { name: 'Send answer' }).click();
+    await page.locator('[data-banner="reload"]').waitFor();
+    await page.unrouteAll();
+    await page.getByRole('button', { name: 'Reload' }).click();
+    await page.locator('[data-conn="live"]').waitFor();
+    assert.equal(await page.locator('.banner').count(), 0);
+    // The draft survived the reload.
+    assert.equal(await page.getByRole('button', { name: 'A', exact: true }).getAttribute('aria-pressed'), 'true');
+    await page.context().close();
+  });
+
+  it('counts and notifies asks that arrive while the tab is hidden', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.grantPermissions(['notifications'], { origin: server.origin });
+    const page = await context.newPage();
+    await page.addInitScript(() => {
+      // Record notifications as the page makes them (the browser's own Notification, observed).
+      const Real = window.Notification;
+      window.__notes = [];
+      window.Notification = class extends Real {
+        constructor(title, opts) {
+          super(title, opts);
+          window.__notes.push(title);
+        }
+      };
+    });
+    await page.goto(server.origin + '/#token=' + server.token);
+    await page.locator('[data-conn="live"]').waitFor();
+    const other = await context.newPage();
+    await other.bringToFront();
+    await page.waitForFunction(() => document.visibilityState === 'hidden');
+    const p = project('hidden');
+    background(agent.call('ask_question', { project: p, question: 'Are you there?' }));
+    await page.waitForFunction(() => /^\(1\) /.test(document.title));
+    assert.deepEqual(await page.evaluate(() => window.__notes), [`${p}: new question`]);
+    await page.bringToFront();
+    await page.waitForFunction(() => !/^\(\d+\) /.test(document.title));
+    await context.close();
+  });
+});
+
+describe('keyboard', () => {
+  it('moves through the list with j/k, opens with Enter, goes back with Esc, and shows help with ?', async () => {
+    const page = await openInbox(browser, server);
+    const rows = page.locator('.ask-list [data-ask-row]');
+    assert.ok((await rows.count()) >= 2, 'open asks from earlier tests');
+    await page.keyboard.press('j');
+    const first = await rows.nth(0).getAttribute('data-ask-row');
+    assert.equal(await page.evaluate(() => document.activeElement.dataset.askRow), first);
+    await page.waitForURL(`**/asks/${first}`); // on a wide screen the ask opens beside the list
+    await page.keyboard.press('j');
+    const second = await rows.nth(1).getAttribute('data-ask-row');
+    await page.waitForURL(`**/asks/${second}`);
+    await page.keyboard.press('k');
+    await page.waitForURL(`**/asks/${first}`);
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.activeElement.classList.contains('ask-title')), true);
+    await page.keyboard.press('Escape');
+    await page.waitForURL(server.origin + '/');
+    await page.keyboard.press('?');
+    await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    await page.context().close();
+  });
+});
+
+describe('phone', () => {
+  for (const width of [390, 375]) {
+    it(`fits a ${width}-pixel-wide phone without sideways scrolling, with big tap targets`, async () => {
+      const page = await openInbox(browser, server, { viewport: { width, height: 844 }, isMobile: true, hasTouch: true });
+      assert.equal(await scrollsSideways(page), false, 'list');
+      const p = project('phone');
+      background(agent.call('request_review', {
+        project: p,
+        title: 'A long line of code that must scroll inside its block, never the page',
+        content: [
+          { type: 'code', filename: 'a/very/long/path/to/some/file/that/goes/on/and/on/for/a/while.ts', code: 'const x = "' + 'y'.repeat(300) + '";' },
+          { type: 'diff', diff: '@@ -1 +1 @@\n-' + 'a'.repeat(300) + '\n+' + 'b'.repeat(300) + '\n' },
+          { type: 'markdown', text: '| a | b | c | d | e | f |\n|---|---|---|---|---|---|\n| ' + 'long cell '.repeat(8) + ' | 2 | 3 | 4 | 5 | 6 |\n\n' + 'x'.repeat(400) },
+        ],
+      }));
+      const ask = await waitForAsk(server, (a) => a.project === p);
+      await page.locator(`[data-ask-row="${ask.id}"]`).tap();
+      await page.locator('.back-btn').waitFor();
+      assert.equal(await page.locator('.pane-list').isVisible(), false, 'one pane at a time');
+      assert.equal(await scrollsSideways(page), false, 'review');
+      const small = await page.locator('.ask-view button:visible').evaluateAll((bs) =>
+        bs.filter((b) => !b.classList.contains('small') && b.getBoundingClientRect().height < 40).map((b) => b.textContent),
+      );
+      assert.deepEqual(small, [], 'tap targets at least 40 px tall');
+      await page.locator('.back-btn').tap();
+      await page.locator(`[data-ask-row="${ask.id}"]`).waitFor();
+      await page.context().close();
+    });
+  }
+});

@@ -1,0 +1,129 @@
+// Starts the real loopback binary for the browser tests: a temporary data folder, a random owner
+// token in LOOPBACK_TOKEN, a free port on 127.0.0.1 (the address is read from the `API:` line it
+// prints), and a restart on the same address and folder.
+
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const BIN = process.env.LOOPBACK_BIN ? resolve(process.env.LOOPBACK_BIN) : resolve(here, '../../../../bin/loopback');
+
+const running = new Set();
+process.on('exit', () => {
+  for (const c of running) c.kill('SIGKILL');
+});
+
+export class Server {
+  constructor({ args = [] } = {}) {
+    this.args = args;
+    this.token = 'lb_test_' + randomBytes(18).toString('hex');
+    this.log = [];
+    this.addr = null;
+    this.child = null;
+  }
+
+  async start() {
+    if (!existsSync(BIN)) throw new Error(`no binary at ${BIN}: run \`go build -o bin/loopback ./cmd/loopback\``);
+    this.dataDir ??= await mkdtemp(join(tmpdir(), 'loopback-web-'));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#spawn(this.addr ?? '127.0.0.1:0');
+        return this;
+      } catch (err) {
+        if (!this.addr || attempt >= 10 || !/address already in use/.test(String(err.message))) throw err;
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
+  }
+
+  #spawn(addr) {
+    const child = spawn(BIN, ['serve', '--addr', addr, '--data', this.dataDir, ...this.args], {
+      env: { ...process.env, LOOPBACK_TOKEN: this.token },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    running.add(child);
+    child.exited = new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
+    child.exited.then(() => running.delete(child));
+    return new Promise((resolve, reject) => {
+      let done = false;
+      const timer = setTimeout(() => fail(new Error('loopback did not print its API address in 15 s')), 15_000);
+      const fail = (err) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        child.kill('SIGKILL');
+        reject(new Error(`${err.message}\n${this.log.slice(-30).join('\n')}`));
+      };
+      const onData = (stream) => {
+        let buf = '';
+        return (chunk) => {
+          buf += chunk;
+          let i;
+          while ((i = buf.indexOf('\n')) >= 0) {
+            const line = buf.slice(0, i);
+            buf = buf.slice(i + 1);
+            // Never keep the token in the log a failing test prints.
+            this.log.push(`[${stream}] ${line.split(this.token).join('<token>')}`);
+            const m = /^\s*API:\s+(\S+)\s*$/.exec(line);
+            if (m && !done) {
+              done = true;
+              clearTimeout(timer);
+              const api = new URL(m[1]);
+              this.origin = api.origin;
+              this.addr = api.host;
+              this.child = child;
+              resolve();
+            }
+          }
+        };
+      };
+      child.stdout.setEncoding('utf8').on('data', onData('stdout'));
+      child.stderr.setEncoding('utf8').on('data', onData('stderr'));
+      child.once('error', fail);
+      child.exited.then(({ code, signal }) => fail(new Error(`loopback exited (code ${code}, signal ${signal})`)));
+    });
+  }
+
+  async stop() {
+    const c = this.child;
+    if (!c) return;
+    this.child = null;
+    c.kill('SIGTERM');
+    const t = setTimeout(() => c.kill('SIGKILL'), 10_000);
+    await c.exited;
+    clearTimeout(t);
+  }
+
+  async restart() {
+    await this.stop();
+    await this.start();
+  }
+
+  async dispose() {
+    await this.stop();
+    if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true });
+  }
+
+  /** The HTTP API as the person (plain fetch): { status, headers, body }. */
+  async api(method, path, body) {
+    const res = await fetch(this.origin + '/api/v1' + path, {
+      method,
+      headers: {
+        Authorization: `Bearer ${this.token}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    return { status: res.status, headers: res.headers, body: parsed };
+  }
+}

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { parseUnifiedDiff } from '../../src/diff';
+import { highlight, languageFor } from '../../src/highlight';
+import { plainText, renderMarkdown } from '../../src/markdown';
+
+function html(md: string): string {
+  const div = document.createElement('div');
+  div.append(renderMarkdown(md));
+  return div.innerHTML;
+}
+
+describe('markdown', () => {
+  it('renders GitHub-flavoured markdown with highlighted code', () => {
+    const out = html('# Title\n\n**bold** and `code`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfunc main() {}\n```');
+    expect(out).toContain('<h1>Title</h1>');
+    expect(out).toContain('<strong>bold</strong>');
+    expect(out).toContain('<table>');
+    expect(out).toMatch(/<code class="hljs language-go">.*<span class="hljs-keyword">func<\/span>/);
+  });
+
+  it('removes scripts, event handlers, styles, frames and forms', () => {
+    const out = html(
+      '<script>alert(1)</script><img src=x onerror="alert(2)"><p onclick="alert(3)" style="color:red">x</p>' +
+        '<iframe src="https://evil.example"></iframe><form action="https://evil.example"><input type="text"></form>' +
+        '<svg onload="alert(4)"></svg><style>body{}</style><a href="#" onmouseover="alert(5)">h</a>',
+    );
+    expect(out).not.toMatch(/script|onerror|onclick|onload|onmouseover|style|iframe|form|svg|alert/i);
+  });
+
+  it('allows only safe link targets', () => {
+    const out = html('[a](javascript:alert(1)) [b](data:text/html,<script>alert(1)</script>) [c](vbscript:x) [d](//evil.example/x) [e](https://ok.example/) [f](mailto:a@b.c) [g](#top)');
+    expect(out).not.toMatch(/javascript:|data:|vbscript:|evil\.example/);
+    expect(out).toContain('href="https://ok.example/"');
+    expect(out).toContain('target="_blank"');
+    expect(out).toContain('rel="noopener noreferrer nofollow"');
+    expect(out).toContain('href="mailto:a@b.c"');
+    expect(out).toContain('href="#top"');
+  });
+
+  it('shows only uploaded images, and never with a src before the token fetch', () => {
+    const out = html('![remote](https://evil.example/x.png) ![data](data:image/png;base64,AAAA) ![ok](/api/v1/files/up_123)' +
+      '<img srcset="https://evil.example/y.png 2x"><img src="/api/v1/files/../asks">');
+    expect(out).not.toMatch(/\ssrc(set)?=/);
+    const div = document.createElement('div');
+    div.innerHTML = out;
+    expect(div.querySelectorAll('img').length).toBe(1); // the upload; the rest are notes
+    expect(out).toContain('data-upload-id="up_123"');
+    expect(out).toMatch(/image not loaded: remote/);
+  });
+
+  it('keeps only highlighter classes', () => {
+    const out = html('<span class="chip chip-you hljs-keyword">Approved</span>');
+    expect(out).toContain('class="hljs-keyword"');
+    expect(out).not.toContain('chip');
+  });
+
+  it('makes one-line previews', () => {
+    expect(plainText('## Use **SQLite**?\n\n[docs](https://x)', 40)).toBe('Use SQLite? docs');
+  });
+});
+
+describe('highlighting', () => {
+  it('finds the language by name or file name', () => {
+    expect(languageFor('ts')).toBe('ts');
+    expect(languageFor(undefined, 'cmd/main.go')).toBe('go');
+    expect(languageFor('nonsense', 'Dockerfile')).toBe('dockerfile');
+    expect(languageFor(undefined, 'README')).toBeNull();
+  });
+  it('escapes what it does not know', () => {
+    expect(highlight('<b>&', null)).toBe('&lt;b&gt;&amp;');
+    expect(highlight('<img src=x onerror=alert(1)>', 'xml')).not.toContain('<img');
+  });
+});
+
+describe('diffs', () => {
+  it('parses files, hunks and line numbers', () => {
+    const files = parseUnifiedDiff(
+      'diff --git a/a.go b/a.go\n--- a/a.go\n+++ b/a.go\n@@ -1,3 +1,3 @@ func x() {\n ctx\n-old\n+new\n ctx2\n' +
+        'diff --git a/old.txt b/new.txt\nsimilarity index 90%\nrename from old.txt\nrename to new.txt\n--- a/old.txt\n+++ b/new.txt\n@@ -1 +1 @@\n-a\n+b\n\\ No newline at end of file\n',
+    );
+    expect(files).toHaveLength(2);
+    const [a, b] = files;
+    expect(a.name).toBe('a.go');
+    expect(a.hunks[0].header).toMatch(/^@@ -1,3 \+1,3 @@/);
+    expect(a.hunks[0].lines.map((l) => [l.kind, l.oldNo, l.newNo, l.text])).toEqual([
+      ['ctx', 1, 1, 'ctx'],
+      ['del', 2, null, 'old'],
+      ['add', null, 2, 'new'],
+      ['ctx', 3, 3, 'ctx2'],
+    ]);
+    expect(b.status).toBe('renamed');
+    expect(b.name).toBe('old.txt → new.txt');
+    expect(b.hunks[0].lines.at(-1)!.kind).toBe('note');
+  });
+  it('names a bare hunk after the block', () => {
+    const [f] = parseUnifiedDiff('@@ -1 +1 @@\n-a\n+b\n', 'x.py');
+    expect(f.name).toBe('x.py');
+    expect(f.additions).toBe(1);
+  });
+});

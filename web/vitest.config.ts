@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+// Unit tests of the state merging, the briefing rules and the renderers. The renderers' sanitiser
+// runs on jsdom here; the browser suite (test/e2e) runs the same code in real Chromium.
+export default defineConfig({
+  test: {
+    include: ['test/unit/**/*.test.ts'],
+    environment: 'jsdom',
+  },
+  esbuild: false,
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+} as never);
