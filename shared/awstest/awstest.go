@@ -46,10 +46,9 @@ type Server struct {
 	// URL is the server's root, such as http://127.0.0.1:41234.
 	URL string
 
-	cmd    *exec.Cmd
-	done   chan struct{} // closed when the process has exited
-	waitMu sync.Mutex
-	log    *tail // the last lines it wrote, for failure messages
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	log  *tail         // the last lines it wrote, for failure messages
 
 	mu sync.Mutex // held for each request; see Config
 }

@@ -237,14 +237,14 @@ func (s *Server) pump(ctx context.Context, conn *websocket.Conn, sub *events.Sub
 
 // sockets is the event sockets' shared state in a Server.
 type sockets struct {
-	once      sync.Once
-	closingCh chan struct{}
-	closeOnce sync.Once
-	frames    frameCache
+	closingInit sync.Once
+	closingCh   chan struct{}
+	closingDone sync.Once
+	frames      frameCache
 }
 
 func (s *Server) closing() <-chan struct{} {
-	s.once.Do(func() { s.closingCh = make(chan struct{}) })
+	s.closingInit.Do(func() { s.closingCh = make(chan struct{}) })
 	return s.closingCh
 }
 
@@ -253,7 +253,7 @@ func (s *Server) closing() <-chan struct{} {
 // connections: register this with its RegisterOnShutdown.
 func (s *Server) CloseSockets() {
 	s.closing()
-	s.closeOnce.Do(func() { close(s.closingCh) })
+	s.closingDone.Do(func() { close(s.closingCh) })
 }
 
 // frameCache encodes each change once for all the sockets it goes to: the hub hands every
@@ -362,16 +362,32 @@ func (s *Server) socketSpace(r *http.Request, ticket string) (string, error) {
 
 // sameOrigin reports whether a browser's Origin is this deployment's own. Clients that are not
 // browsers send none. Without a PublicURL, no browser origin is accepted.
-func (s *Server) sameOrigin(origin string) bool {
+func (s *Server) sameOrigin(origin string) bool { return SameOrigin(s.PublicURL, origin) }
+
+// SameOrigin reports whether a request's Origin is the deployment's own (the rule the MCP
+// transport and the event socket share against DNS rebinding): no Origin at all (not a browser),
+// or scheme and host of publicURL. On a loopback address, 127.0.0.1, localhost and [::1] with the
+// same port are one origin, so an inbox opened at either name works.
+func SameOrigin(publicURL, origin string) bool {
 	if origin == "" {
 		return true
 	}
-	want, ok := originOf(s.PublicURL)
+	want, ok := originOf(publicURL)
 	if !ok {
 		return false
 	}
 	got, ok := originOf(origin)
-	return ok && got == want
+	return ok && (got == want || loopbackAlias(got) == loopbackAlias(want))
+}
+
+// loopbackAlias names every loopback host alike: http://localhost:8080 → http://loopback:8080.
+func loopbackAlias(origin string) string {
+	for _, h := range []string{"127.0.0.1", "localhost", "[::1]"} {
+		if rest, ok := strings.CutPrefix(origin, "http://"+h); ok && (rest == "" || rest[0] == ':') {
+			return "http://loopback" + rest
+		}
+	}
+	return origin
 }
 
 // originOf is scheme://host[:port] of a URL, lower case, without a default port.

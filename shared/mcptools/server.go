@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -175,14 +174,7 @@ func (m *rpcMessage) client() string {
 // originAllowed implements the transport's DNS-rebinding rule: a request from a browser page
 // must come from this deployment's own origin. Clients that are not browsers send no Origin.
 func (h *Handler) originAllowed(origin string) bool {
-	if origin == "" {
-		return true
-	}
-	u, err := url.Parse(h.cfg.PublicURL)
-	if err != nil {
-		return false
-	}
-	return strings.EqualFold(origin, u.Scheme+"://"+u.Host)
+	return httpapi.SameOrigin(h.cfg.PublicURL, origin)
 }
 
 func writeProblem(w http.ResponseWriter, status int, code, message string) {

@@ -1,22 +1,39 @@
-// Markdown from agents, rendered and sanitised. Everything an agent writes is untrusted: marked turns
-// it into HTML (GitHub-flavoured), and DOMPurify, with an allow-list of the tags and attributes
-// markdown produces, removes everything else before any of it reaches the page: no script, no event
-// handler, no style, no form or frame, links only to http(s):, mailto: or within the page, and images
-// only from the API's own files (/api/v1/files/{id}), which the page then fetches with its
-// credentials (files.ts). Any other image is replaced by a note saying it was not loaded.
+// Markdown from agents, rendered and sanitised. Everything an agent writes is untrusted. marked turns
+// it into HTML (GitHub-flavoured); raw HTML in it is shown as the text it is, but for a few bare
+// tags. DOMPurify, with an allow-list of the tags and attributes markdown produces, then removes
+// anything else before it reaches the page: no script, no event handler, no style, no form or frame,
+// links only to http(s):, mailto: or within the page, and images only from the API's own files
+// (/api/v1/files/{id}), which the page then fetches with its credentials (files.ts). Any other
+// image is replaced by a note saying it was not loaded.
 //
-// The page's Content-Security-Policy (no inline script, images only from 'self' and blob:) is the
-// second wall behind this one.
+// The page's Content-Security-Policy (no inline script or style, images only from 'self' and blob:)
+// is the wall behind these two.
 
 import DOMPurify from 'dompurify';
 import { Marked, type Tokens } from 'marked';
 import { escapeHtml, highlight, languageFor } from './highlight';
+
+/**
+ * Simple tags an agent may write as raw HTML in its markdown, bare (no attributes): they pass
+ * through. Any other raw HTML (a tag with attributes, a script, a comment) is shown as the text it
+ * is, so the person sees exactly what the agent wrote and no agent markup ever reaches an HTML
+ * parser: not even the sanitiser's scratch document, where an inline handler or style would
+ * already trip the page's CSP.
+ */
+const BARE_TAG = /^<\/?(b|i|em|strong|code|kbd|samp|var|sub|sup|mark|del|ins|s|u|small|br|hr|p|details|summary|blockquote|ul|ol|li|dl|dt|dd|table|thead|tbody|tr|th|td|h[1-6])\s*\/?>$/i;
+
+function rawHtml(text: string): string {
+  return text.replace(/<[^>]*>?|[^<]+/g, (part) => (part.startsWith('<') && BARE_TAG.test(part) ? part : escapeHtml(part)));
+}
 
 const marked = new Marked({
   gfm: true,
   breaks: false,
   async: false,
   renderer: {
+    html({ text }: Tokens.HTML | Tokens.Tag) {
+      return rawHtml(text);
+    },
     code({ text, lang }: Tokens.Code) {
       const language = languageFor((lang ?? '').split(/\s/)[0]);
       const cls = language ? ` class="hljs language-${escapeHtml(language)}"` : ' class="hljs"';

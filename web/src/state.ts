@@ -389,7 +389,7 @@ function announce(a: Ask, isNew: boolean) {
   setState((s) => ({ unseen: s.unseen + 1 }));
   if (state.notifications !== 'granted') return;
   try {
-    const what = a.kind === 'question' ? plainText(a.prompt.question, 120) : plainText(a.prompt.title, 120);
+    const what = a.kind === 'question' ? plainText(a.prompt.question, 120) : a.prompt.title.slice(0, 120);
     const n = new Notification(
       `${a.project ?? 'An agent'}: ${isNew ? `new ${a.kind}` : `your move on a ${a.kind}`}`,
       { body: what, tag: a.id },

@@ -18,9 +18,11 @@ export function useNow(ms = 30_000): number {
   return now;
 }
 
-/** One line that names an ask: the review's or briefing's title, or the question's first words. */
+/** One line that names an ask: the review's or briefing's title (plain text), or the question's first words (markdown). */
 export function askTitle(a: Ask, max = 140): string {
-  return a.kind === 'question' ? plainText(a.prompt.question, max) || 'Question' : plainText(a.prompt.title, max);
+  if (a.kind === 'question') return plainText(a.prompt.question, max) || 'Question';
+  const t = a.prompt.title.replace(/\s+/g, ' ').trim();
+  return t.length > max ? t.slice(0, max - 1).trimEnd() + '…' : t;
 }
 
 export const KIND_LABEL = { question: 'Question', review: 'Review', briefing: 'Briefing' } as const;

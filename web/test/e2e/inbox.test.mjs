@@ -385,6 +385,9 @@ describe('history', () => {
       for (let i = 0; i < n; i++) calls.push(a.call('ask_question', { project: i % 2 ? 'odd' : 'even', question: `Question number ${i}` }));
       let asks = [];
       while (asks.length < n) asks = (await own.api('GET', '/snapshot')).body.open;
+      // Close them from question 54 down to question 0, so 0 is the most recently closed.
+      const num = (q) => Number(/\d+/.exec(q.prompt.question)[0]);
+      asks.sort((x, y) => num(y) - num(x));
       for (const q of asks) await own.api('POST', `/asks/${q.id}/reply`, { outcome: 'answered', selected: [], text: `answer to ${q.prompt.question}` });
       await Promise.all(calls);
 
@@ -394,7 +397,6 @@ describe('history', () => {
       const rows = page.locator('[data-ask-row]');
       await page.getByRole('button', { name: 'Load older' }).waitFor();
       assert.equal(await rows.count(), 20);
-      // Replied to newest first, so question 0 closed last.
       assert.match(await rows.first().innerText(), /Question number 0\b/);
       await page.getByRole('button', { name: 'Load older' }).click();
       await page.waitForFunction(() => document.querySelectorAll('[data-ask-row]').length === 40);
@@ -585,7 +587,17 @@ describe('live', () => {
     await context.grantPermissions(['notifications'], { origin: server.origin });
     const page = await context.newPage();
     await page.addInitScript(() => {
-      // Record notifications as the page makes them (the browser's own Notification, observed).
+      // Headless Chromium keeps every page visible (another tab in front, a minimised window: it
+      // stays 'visible'), so the test hides the page by hand: visibilityState answers what
+      // window.__hidden says, and visibilitychange fires as it would. Notifications are the
+      // browser's own, observed as the page makes them.
+      window.__hidden = false;
+      Object.defineProperty(Document.prototype, 'visibilityState', { get: () => (window.__hidden ? 'hidden' : 'visible') });
+      Object.defineProperty(Document.prototype, 'hidden', { get: () => window.__hidden });
+      window.__setHidden = (h) => {
+        window.__hidden = h;
+        document.dispatchEvent(new Event('visibilitychange'));
+      };
       const Real = window.Notification;
       window.__notes = [];
       window.Notification = class extends Real {
@@ -597,15 +609,13 @@ describe('live', () => {
     });
     await page.goto(server.origin + '/#token=' + server.token);
     await page.locator('[data-conn="live"]').waitFor();
-    const other = await context.newPage();
-    await other.bringToFront();
-    await page.waitForFunction(() => document.visibilityState === 'hidden');
+    await page.evaluate(() => window.__setHidden(true));
     const p = project('hidden');
     background(agent.call('ask_question', { project: p, question: 'Are you there?' }));
-    await page.waitForFunction(() => /^\(1\) /.test(document.title));
+    await page.waitForFunction(() => /^\(1\) Loopback/.test(document.title));
     assert.deepEqual(await page.evaluate(() => window.__notes), [`${p}: new question`]);
-    await page.bringToFront();
-    await page.waitForFunction(() => !/^\(\d+\) /.test(document.title));
+    await page.evaluate(() => window.__setHidden(false));
+    await page.waitForFunction(() => /^Loopback \(\d+ waiting on you\)$/.test(document.title));
     await context.close();
   });
 });
@@ -613,8 +623,9 @@ describe('live', () => {
 describe('keyboard', () => {
   it('moves through the list with j/k, opens with Enter, goes back with Esc, and shows help with ?', async () => {
     const page = await openInbox(browser, server);
+    for (const n of [1, 2]) background(agent.call('ask_question', { project: project('keys'), question: `Key ${n}?` }));
     const rows = page.locator('.ask-list [data-ask-row]');
-    assert.ok((await rows.count()) >= 2, 'open asks from earlier tests');
+    await page.waitForFunction(() => document.querySelectorAll('.ask-list [data-ask-row]').length >= 2);
     await page.keyboard.press('j');
     const first = await rows.nth(0).getAttribute('data-ask-row');
     assert.equal(await page.evaluate(() => document.activeElement.dataset.askRow), first);
