@@ -5,7 +5,7 @@ LDFLAGS   := -s -w -X github.com/loopback-hq/loopback/shared/buildinfo.Build=$(B
 STATICCHECK ?= v0.8.2
 export CGO_ENABLED = 0
 
-.PHONY: build dev test test-e2e lint spec spec-check bench clean
+.PHONY: build dev test test-e2e web test-web lint spec spec-check bench clean
 
 ## build: the local binary at bin/loopback
 build:
@@ -20,14 +20,27 @@ test: spec-check lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	cfn-lint template.yaml
 	$(MAKE) test-e2e
+	$(MAKE) test-web
 
 ## test-e2e: the MCP end-to-end suite: the official TypeScript SDK against bin/loopback
 test-e2e: build
 	cd e2e && npm ci --no-audit --no-fund && npm test
 
+## web: rebuild the inbox into web/dist (embedded in the binary; commit it with the sources)
+web:
+	cd web && npm ci --no-audit --no-fund && npm run build
+
+## test-web: the inbox's unit tests (Vitest) and browser tests (Debian's headless Chromium against bin/loopback)
+test-web: build web/node_modules/.package-lock.json
+	cd web && npm run test:unit && npm run test:e2e
+
+# web/node_modules, installed again only when web/package-lock.json changes.
+web/node_modules/.package-lock.json: web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+
 ## lint: gofmt, go vet and staticcheck
 lint:
-	@out=$$(gofmt -l cmd shared functions); test -z "$$out" || { echo "gofmt would change: $$out"; exit 1; }
+	@out=$$(gofmt -l cmd shared functions web/*.go); test -z "$$out" || { echo "gofmt would change: $$out"; exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) ./...
 

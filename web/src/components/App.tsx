@@ -136,7 +136,11 @@ function ConnectionPill({ s }: { s: AppState }) {
   return (
     <span class={`conn conn-${cls}`} role="status" aria-live="polite" data-conn={c.status}>
       <span class="dot" aria-hidden="true" />
-      <span class="conn-label">{label}</span>
+      {/* The countdown changes every second: screen readers get one steady phrase instead. */}
+      <span class="conn-label" aria-hidden={retry ? 'true' : undefined}>
+        {label}
+      </span>
+      {retry && <span class="sr-only">Offline, retrying</span>}
       {retry && (
         <button type="button" class="link-btn" onClick={retryLive}>
           Retry now

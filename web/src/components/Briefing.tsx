@@ -76,6 +76,7 @@ export function BriefingView({ ask, me }: { ask: BriefingAsk; me: Actor | null }
         )}
       </p>
       <progress class="progress" value={ps.order.length - stillOpen.length} max={ps.order.length} aria-hidden="true" />
+      {open && <p class="muted small hint">Open a point to read it and reply on it, or resolve it. Everything is sent together.</p>}
 
       {ask.prompt.sections.map((sec, si) => (
         <section class="briefing-section" key={si}>
@@ -90,19 +91,15 @@ export function BriefingView({ ask, me }: { ask: BriefingAsk; me: Actor | null }
 
       {open && (
         <div class="submit-bar" role="region" aria-label="Send your replies">
-          <div class="submit-summary">
-            {replies.length === 0 ? (
-              <span>Write on points or resolve them, then send them all at once.</span>
-            ) : (
-              <span>
-                {written > 0 && <>{written} written on</>}
-                {written > 0 && resolving > 0 && ' · '}
-                {resolving > 0 && <>{resolving} resolved</>}
-                {verdict.ok && verdict.closes && ' · closes the briefing'}
-                {verdict.ok && !verdict.closes && ` · the agent answers ${verdict.handsOver.join(', ')}`}
-              </span>
-            )}
-          </div>
+          {verdict.ok ? (
+            <p class="submit-summary">
+              {written > 0 && <>{written} written on</>}
+              {written > 0 && resolving > 0 && ' · '}
+              {resolving > 0 && <>{resolving} resolved</>}
+              {verdict.closes ? ' · closes the briefing' : ` · the agent answers ${verdict.handsOver.join(', ')}`}
+            </p>
+          ) : null}
+          <Reason id={`why-${ask.id}`} text={verdict.ok ? null : verdict.reason} />
           <div class="actions">
             <button
               type="button"
@@ -121,7 +118,6 @@ export function BriefingView({ ask, me }: { ask: BriefingAsk; me: Actor | null }
             <span class="spacer" />
             <DismissButton busy={busy} onDismiss={() => void send({ outcome: 'dismissed' }, resetDraft)} />
           </div>
-          <Reason id={`why-${ask.id}`} text={verdict.ok ? null : verdict.reason} />
         </div>
       )}
       {ask.status === 'awaiting_agent' && (

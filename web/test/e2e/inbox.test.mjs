@@ -643,6 +643,10 @@ describe('keyboard', () => {
     await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    await page.keyboard.press('?');
+    await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    assert.deepEqual(await cspViolations(page), []);
     await page.context().close();
   });
 });

@@ -1,11 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { parseUnifiedDiff } from '../../src/diff';
 import { highlight, languageFor } from '../../src/highlight';
-import { plainText, renderMarkdown } from '../../src/markdown';
+import { plainText, renderMarkdown, sanitizeHtml } from '../../src/markdown';
 
 function html(md: string): string {
   const div = document.createElement('div');
   div.append(renderMarkdown(md));
+  return div.innerHTML;
+}
+
+function clean(raw: string): string {
+  const div = document.createElement('div');
+  div.append(sanitizeHtml(raw));
   return div.innerHTML;
 }
 
@@ -18,8 +24,18 @@ describe('markdown', () => {
     expect(out).toMatch(/<code class="hljs language-go">.*<span class="hljs-keyword">func<\/span>/);
   });
 
-  it('removes scripts, event handlers, styles, frames and forms', () => {
-    const out = html(
+  it('shows raw HTML as text, but for a few bare tags', () => {
+    const div = document.createElement('div');
+    div.append(renderMarkdown('<script>alert(1)</script>\n\nPress <kbd>Ctrl</kbd> and <img src=x onerror=alert(2)>.\n\n<details><summary>More</summary>\n\nHidden *text*\n\n</details>'));
+    expect(div.querySelector('script, img')).toBeNull();
+    expect(div.textContent).toContain('<script>alert(1)</script>');
+    expect(div.textContent).toContain('<img src=x onerror=alert(2)>');
+    expect(div.querySelector('kbd')?.textContent).toBe('Ctrl');
+    expect(div.querySelector('details summary')?.textContent).toBe('More');
+  });
+
+  it('sanitises: removes scripts, event handlers, styles, frames and forms', () => {
+    const out = clean(
       '<script>alert(1)</script><img src=x onerror="alert(2)"><p onclick="alert(3)" style="color:red">x</p>' +
         '<iframe src="https://evil.example"></iframe><form action="https://evil.example"><input type="text"></form>' +
         '<svg onload="alert(4)"></svg><style>body{}</style><a href="#" onmouseover="alert(5)">h</a>',
@@ -38,8 +54,8 @@ describe('markdown', () => {
   });
 
   it('shows only uploaded images, and never with a src before the token fetch', () => {
-    const out = html('![remote](https://evil.example/x.png) ![data](data:image/png;base64,AAAA) ![ok](/api/v1/files/up_123)' +
-      '<img srcset="https://evil.example/y.png 2x"><img src="/api/v1/files/../asks">');
+    const out = html('![remote](https://evil.example/x.png) ![data](data:image/png;base64,AAAA) ![ok](/api/v1/files/up_123) ![dots](/api/v1/files/../asks)') +
+      clean('<img srcset="https://evil.example/y.png 2x"><img src="https://evil.example/z.png">');
     expect(out).not.toMatch(/\ssrc(set)?=/);
     const div = document.createElement('div');
     div.innerHTML = out;
@@ -49,7 +65,7 @@ describe('markdown', () => {
   });
 
   it('keeps only highlighter classes', () => {
-    const out = html('<span class="chip chip-you hljs-keyword">Approved</span>');
+    const out = clean('<span class="chip chip-you hljs-keyword">Approved</span>');
     expect(out).toContain('class="hljs-keyword"');
     expect(out).not.toContain('chip');
   });

@@ -46,13 +46,14 @@ export class Agent {
     return this;
   }
 
-  /** Calls a tool; resolves with its structuredContent, rejects on a tool error. */
-  async call(name, args) {
+  /** Calls a tool; resolves with its structuredContent, rejects on a tool error. `signal` hangs up. */
+  async call(name, args, { signal } = {}) {
     const id = nextId++;
     const res = await fetch(this.server.origin + '/mcp', {
       method: 'POST',
       headers: this.headers(),
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+      signal,
     });
     if (!res.ok) throw new Error(`${name}: HTTP ${res.status} ${await res.text()}`);
     const msg = await readMessage(res, id);

@@ -1,0 +1,316 @@
+// Package wsapi is the event socket on API Gateway WebSocket: the $connect, $disconnect and
+// $default routes, the snapshot every connection starts with, and the fan-out of committed
+// changes (read from the DynamoDB stream) to every connection of a space. API Gateway holds the
+// sockets; Loopback knows them by id (ask.ConnectionStore) and writes to them through the
+// `@connections` management API (Poster).
+//
+// It keeps the promises of the local socket (shared/httpapi/events.go, docs/design/events.md):
+// the same handshake and refusals, the snapshot first, then every newer change of the space. How
+// that is kept without a process holding each socket is docs/design/events.md, "On AWS".
+package wsapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/buildinfo"
+	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/httpapi"
+)
+
+// ErrGone is what a Poster returns when API Gateway answers 410: the connection is gone (or, in
+// the first moments after $connect, not open yet).
+var ErrGone = errors.New("wsapi: the connection is gone")
+
+// ErrTooLarge is what a Poster returns when API Gateway refuses a message as too large.
+var ErrTooLarge = errors.New("wsapi: the message is too large for API Gateway")
+
+// Poster writes to connections that API Gateway holds: the `@connections` management API.
+type Poster interface {
+	// Post sends one message (a frame) to a connection. 410 Gone is ErrGone.
+	Post(ctx context.Context, connectionID string, data []byte) error
+	// Close disconnects a connection. One that is gone already is not an error.
+	Close(ctx context.Context, connectionID string) error
+}
+
+// Sockets serves the event socket's routes and delivers frames. Service, Gate, Conns and Poster
+// are required; Tickets too, for browsers.
+type Sockets struct {
+	Service *ask.Service
+	Gate    *gate.Gate
+	Tickets ask.TicketStore
+	Conns   ask.ConnectionStore
+	Poster  Poster
+	Logger  *slog.Logger
+
+	// PublicURL is where people reach this deployment, such as https://d111.cloudfront.net: a
+	// browser's Origin must be its scheme and host. When empty, the deployment's address is taken
+	// from the X-Forwarded-Host header CloudFront's viewer function sets (docs/deploy.md).
+	PublicURL string
+
+	// MaxFrame is the largest message posted: API Gateway refuses more than 128 KB.
+	MaxFrame int
+	// PostTimeout bounds each post, so one slow call cannot hold up the rest. Default 5 s.
+	PostTimeout time.Duration
+	// Concurrency bounds the posts of one change in flight at once. Default 16.
+	Concurrency int
+	// OpenGrace is how long after $connect a 410 is taken to mean "not open yet" rather than
+	// "gone", and the snapshot's post is retried. Default 5 s.
+	OpenGrace time.Duration
+}
+
+// DefaultMaxFrame is API Gateway's limit on a WebSocket message, 128 KB, taken as 128,000 bytes
+// so that it holds whichever kilobyte API Gateway means.
+const DefaultMaxFrame = 128_000
+
+func (s *Sockets) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+func (s *Sockets) now() time.Time {
+	if s.Service != nil && s.Service.Now != nil {
+		return s.Service.Now()
+	}
+	return ask.Truncate(time.Now())
+}
+
+func (s *Sockets) maxFrame() int {
+	if s.MaxFrame > 0 {
+		return s.MaxFrame
+	}
+	return DefaultMaxFrame
+}
+
+// Connect is the $connect route: the handshake's checks in the local socket's order, then the
+// connection is recorded (not ready) with its space, and loopback.v1 is selected. Nothing can be
+// posted to a connection during $connect; recording it puts an INSERT on the table's stream,
+// and the fan-out sends the snapshot from there (Greet).
+func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
+	h := headers(req.Headers, req.MultiValueHeaders)
+	if !hasToken(h, "Sec-WebSocket-Protocol", httpapi.Subprotocol) {
+		return refuse(ask.Errorf(ask.ERequestInvalid, "offer the subprotocol %s", httpapi.Subprotocol)), nil
+	}
+	if !s.sameOrigin(h.Get("Origin"), h.Get("X-Forwarded-Host")) {
+		return refuse(ask.Errorf(httpapi.EOriginForbidden, "the event socket only opens to pages of this deployment")), nil
+	}
+	ticket, err := offeredTicket(h)
+	if err != nil {
+		return refuse(err), nil
+	}
+	space, actor, err := s.authenticate(ctx, h, ticket)
+	if err != nil {
+		if ask.ErrorCode(err) == ask.EInternal || !isDomain(err) {
+			s.logger().ErrorContext(ctx, "$connect", "err", err)
+		}
+		return refuse(err), nil
+	}
+	now := s.now()
+	c := &ask.Connection{
+		ID: req.RequestContext.ConnectionID, Space: space, Actor: actor,
+		ConnectedAt: now, ExpiresAt: now.Add(ask.ConnectionTTL),
+	}
+	if err := s.Conns.PutConnection(ctx, c); err != nil {
+		s.logger().ErrorContext(ctx, "$connect: recording the connection", "err", err)
+		return refuse(err), nil
+	}
+	return events.APIGatewayProxyResponse{
+		StatusCode: http.StatusOK,
+		Headers: map[string]string{
+			"Sec-WebSocket-Protocol": httpapi.Subprotocol,
+			httpapi.HeaderRevision:   strconv.Itoa(buildinfo.Revision),
+			httpapi.HeaderBuild:      buildinfo.Build,
+		},
+	}, nil
+}
+
+// Disconnect is the $disconnect route: the connection is forgotten. API Gateway calls it on a
+// best-effort basis; a connection it misses is removed by the first post that meets 410, or by
+// its time to live.
+func (s *Sockets) Disconnect(ctx context.Context, req events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
+	if err := s.Conns.DeleteConnection(ctx, req.RequestContext.ConnectionID); err != nil {
+		s.logger().ErrorContext(ctx, "$disconnect", "connection", req.RequestContext.ConnectionID, "err", err)
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError}, nil
+	}
+	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
+}
+
+// Default is the $default route: a message from the client. Clients send nothing on the event
+// socket, and the local socket closes on a data message (1008); so does this one: the
+// connection is closed and forgotten. (API Gateway picks the close code itself.)
+func (s *Sockets) Default(ctx context.Context, req events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
+	s.drop(ctx, req.RequestContext.ConnectionID, "the client sent a message; clients send nothing on the event socket")
+	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
+}
+
+// drop closes a connection at API Gateway and forgets it; its client reconnects for a fresh
+// snapshot.
+func (s *Sockets) drop(ctx context.Context, id, why string) {
+	ctx = context.WithoutCancel(ctx)
+	s.logger().InfoContext(ctx, "closing a connection", "connection", id, "why", why)
+	if err := s.Poster.Close(ctx, id); err != nil {
+		s.logger().WarnContext(ctx, "closing a connection", "connection", id, "err", err)
+	}
+	if err := s.Conns.DeleteConnection(ctx, id); err != nil {
+		s.logger().WarnContext(ctx, "forgetting a connection", "connection", id, "err", err)
+	}
+}
+
+// authenticate decides which space a connection follows: the ticket's, consumed here so it never
+// works twice, or else the bearer credential's.
+func (s *Sockets) authenticate(ctx context.Context, h http.Header, ticket string) (string, ask.Actor, error) {
+	if ticket != "" {
+		if s.Tickets == nil {
+			return "", ask.Actor{}, ask.Errorf(ask.EUnauthorized, "this deployment issues no event tickets")
+		}
+		t, err := s.Tickets.ConsumeTicket(ctx, httpapi.TicketPurpose, gate.Hash(ticket), s.now())
+		if err != nil {
+			return "", ask.Actor{}, err
+		}
+		return t.Space, t.Actor, nil
+	}
+	token := gate.BearerToken(h.Get("Authorization"))
+	if token == "" {
+		return "", ask.Actor{}, ask.Errorf(ask.EUnauthorized, "offer a ticket from POST /api/v1/events/tickets as the subprotocol %s<ticket>, or send Authorization: Bearer <token>", httpapi.TicketPrefix)
+	}
+	c, err := s.Gate.Check(ctx, token)
+	if err != nil {
+		return "", ask.Actor{}, err
+	}
+	return c.Space, c.Actor, nil
+}
+
+func isDomain(err error) bool {
+	var e *ask.Error
+	return errors.As(err, &e)
+}
+
+// refuse answers a handshake with its Problem, as the local socket does before the upgrade.
+// API Gateway turns a $connect response other than 2xx into a refused handshake.
+func refuse(err error) events.APIGatewayProxyResponse {
+	code := ask.ErrorCode(err)
+	status := httpapi.StatusOf(code)
+	msg := ask.ErrorMessage(err)
+	body, _ := json.Marshal(httpapi.Problem{Code: code, Message: msg})
+	h := map[string]string{
+		"Content-Type":         "application/json",
+		"Cache-Control":        "no-store",
+		httpapi.HeaderRevision: strconv.Itoa(buildinfo.Revision),
+		httpapi.HeaderBuild:    buildinfo.Build,
+	}
+	if status == http.StatusUnauthorized {
+		h["WWW-Authenticate"] = `Bearer realm="loopback"`
+	}
+	return events.APIGatewayProxyResponse{StatusCode: status, Headers: h, Body: string(body)}
+}
+
+// PublicURL is the deployment's public address for a request: configured, or else
+// https://<X-Forwarded-Host> when that is a plain host name (CloudFront's viewer function sets
+// it from the Host the viewer asked for). It is "" when neither is known.
+func PublicURL(configured, forwardedHost string) string {
+	if configured != "" {
+		return strings.TrimRight(configured, "/")
+	}
+	host := strings.ToLower(strings.TrimSpace(forwardedHost))
+	if host == "" || !hostName.MatchString(host) {
+		return ""
+	}
+	return "https://" + host
+}
+
+var hostName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[0-9]{1,5})?$`)
+
+// sameOrigin reports whether a browser's Origin is this deployment's own. Clients that are not
+// browsers send none. Without a known public URL, no browser origin is accepted.
+func (s *Sockets) sameOrigin(origin, forwardedHost string) bool {
+	if origin == "" {
+		return true
+	}
+	want, ok := originOf(PublicURL(s.PublicURL, forwardedHost))
+	if !ok {
+		return false
+	}
+	got, ok := originOf(origin)
+	return ok && got == want
+}
+
+// originOf is scheme://host[:port] of a URL, lower case, without a default port.
+func originOf(raw string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", false
+	}
+	host := strings.ToLower(u.Host)
+	if port := u.Port(); (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		host = strings.TrimSuffix(host, ":"+port)
+	}
+	return u.Scheme + "://" + host, true
+}
+
+// headers builds an http.Header from an event's headers (API Gateway sends both forms).
+func headers(single map[string]string, multi map[string][]string) http.Header {
+	h := http.Header{}
+	if len(multi) > 0 {
+		for k, vs := range multi {
+			for _, v := range vs {
+				h.Add(k, v)
+			}
+		}
+		return h
+	}
+	for k, v := range single {
+		h.Add(k, v)
+	}
+	return h
+}
+
+// tokens splits a comma-separated header, over all of its lines.
+func tokens(h http.Header, key string) []string {
+	var out []string
+	for _, v := range h.Values(key) {
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+func hasToken(h http.Header, key, token string) bool {
+	for _, t := range tokens(h, key) {
+		if strings.EqualFold(t, token) {
+			return true
+		}
+	}
+	return false
+}
+
+// offeredTicket returns the ticket offered as a subprotocol, or "" when there is none.
+func offeredTicket(h http.Header) (string, error) {
+	ticket := ""
+	for _, p := range tokens(h, "Sec-WebSocket-Protocol") {
+		t, ok := strings.CutPrefix(p, httpapi.TicketPrefix)
+		if !ok {
+			continue
+		}
+		if ticket != "" {
+			return "", ask.Errorf(ask.ERequestInvalid, "offer at most one %s<ticket> subprotocol", httpapi.TicketPrefix)
+		}
+		ticket = t
+	}
+	return ticket, nil
+}

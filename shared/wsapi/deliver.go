@@ -1,0 +1,277 @@
+package wsapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/events"
+)
+
+// Greet sends a new connection its snapshot, then marks it ready and sends the asks that changed
+// meanwhile (noted on it by Fanout). The connection was recorded before this reads the snapshot:
+// a change committed before the recording is in the snapshot; one committed after is either
+// noted (and sent here, after the snapshot) or meets the connection ready (and Fanout sends it).
+// See docs/design/events.md, "On AWS".
+//
+// A connection already ready (Greet ran before, as on a retried stream record) is left alone; one
+// that is gone is forgotten. An error means the snapshot may not have gone out: the stream record
+// is retried, and a client may then get the snapshot twice, which it takes as the whole state
+// each time.
+func (s *Sockets) Greet(ctx context.Context, c *ask.Connection) error {
+	c, err := s.Conns.FindConnection(ctx, c.ID, s.now())
+	if ask.ErrorCode(err) == ask.ENotFound {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if c.Ready {
+		return nil
+	}
+	snap, err := s.Service.Snapshot(ctx, c.Space)
+	if err != nil {
+		return err
+	}
+	frames, sent, err := SnapshotFrames(snap, s.maxFrame())
+	if err != nil {
+		return err
+	}
+	for i, f := range frames {
+		err := s.postOpening(ctx, c, f)
+		if errors.Is(err, ErrGone) {
+			return s.forget(ctx, c.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("greeting connection %s (frame %d of %d): %w", c.ID, i+1, len(frames), err)
+		}
+	}
+	missed, err := s.Conns.MarkReady(ctx, c.Space, c.ID)
+	if ask.ErrorCode(err) == ask.ENotFound {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	for _, id := range missed {
+		a, err := s.Service.Find(ctx, c.Space, id)
+		if ask.ErrorCode(err) == ask.ENotFound {
+			continue
+		} else if err != nil {
+			s.drop(ctx, c.ID, "a change it missed could not be read: "+err.Error())
+			return nil
+		}
+		v, had := sent[id]
+		if had && a.Version <= v {
+			continue
+		}
+		b, err := events.Encode(events.Frame(ask.Change{Ask: a, Opened: !had && a.Version == 1}))
+		if err != nil {
+			return err
+		}
+		if len(b) > s.maxFrame() {
+			s.tooLarge(ctx, a, len(b))
+			continue
+		}
+		if err := s.post(ctx, c.ID, b); errors.Is(err, ErrGone) {
+			return s.forget(ctx, c.ID)
+		} else if err != nil {
+			s.drop(ctx, c.ID, "posting a change it missed failed: "+err.Error())
+			return nil
+		}
+	}
+	return nil
+}
+
+// postOpening posts to a connection that may not be open yet: API Gateway answers 410 until the
+// handshake that $connect accepted has completed, so within OpenGrace of connecting a 410 is
+// retried, a little later each time.
+func (s *Sockets) postOpening(ctx context.Context, c *ask.Connection, b []byte) error {
+	grace := s.OpenGrace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	wait := 50 * time.Millisecond
+	for {
+		err := s.post(ctx, c.ID, b)
+		if !errors.Is(err, ErrGone) || s.now().After(c.ConnectedAt.Add(grace)) {
+			return err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// post sends one frame within PostTimeout.
+func (s *Sockets) post(ctx context.Context, id string, b []byte) error {
+	timeout := s.PostTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return s.Poster.Post(ctx, id, b)
+}
+
+// forget removes a connection API Gateway says is gone.
+func (s *Sockets) forget(ctx context.Context, id string) error {
+	if err := s.Conns.DeleteConnection(context.WithoutCancel(ctx), id); err != nil {
+		return fmt.Errorf("forgetting connection %s: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Sockets) tooLarge(ctx context.Context, a *ask.Ask, n int) {
+	s.logger().WarnContext(ctx, "frame.too_large: an ask's frame is over API Gateway's message limit; the inbox reads it over HTTP instead",
+		"ask", a.ID, "bytes", n, "limit", s.maxFrame())
+}
+
+// Fanout posts a committed change to every connection of its space: ready ones get the frame,
+// ones still waiting for their snapshot get the ask noted (Greet sends it). Posts run
+// concurrently, at most Concurrency at a time, each within PostTimeout, so one slow connection
+// holds up no other. A connection API Gateway says is gone is forgotten; one whose post fails
+// otherwise is closed and forgotten, and its client reconnects for a fresh snapshot. Only a
+// failure to read or note (the store) is an error: the stream record is then retried, and
+// connections that had the frame get it again, which is harmless (a client keeps the newer of
+// two by updatedAt).
+func (s *Sockets) Fanout(ctx context.Context, ch ask.Change) error {
+	a := ch.Ask
+	conns, err := s.Conns.Connections(ctx, a.Space, s.now())
+	if err != nil || len(conns) == 0 {
+		return err
+	}
+	b, err := events.Encode(events.Frame(ch))
+	if err != nil {
+		return err
+	}
+	if len(b) > s.maxFrame() {
+		s.tooLarge(ctx, a, len(b))
+		return nil
+	}
+	limit := s.Concurrency
+	if limit <= 0 {
+		limit = 16
+	}
+	sem := make(chan struct{}, limit)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	for _, c := range conns {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if !c.Ready {
+				ready, err := s.Conns.MarkMissed(ctx, c.Space, c.ID, a.ID)
+				switch {
+				case ask.ErrorCode(err) == ask.ENotFound:
+					return
+				case ask.ErrorCode(err) == ask.ETooLarge:
+					s.drop(ctx, c.ID, "its snapshot has not gone out for too many changes")
+					return
+				case err != nil:
+					fail(err)
+					return
+				case !ready:
+					return
+				}
+			}
+			err := s.post(ctx, c.ID, b)
+			switch {
+			case err == nil:
+			case errors.Is(err, ErrGone):
+				if err := s.forget(ctx, c.ID); err != nil {
+					fail(err)
+				}
+			default:
+				s.drop(ctx, c.ID, "posting a change failed: "+err.Error())
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// SnapshotFrames turns a snapshot into what goes out first on a connection: a snapshot frame of
+// at most max bytes, holding as many of the snapshot's asks as fit in their order (open ones
+// first, newest first, then the recently closed), and after it an ask.updated frame for each ask
+// that did not fit. A client that merges them as docs/design/events.md says ends up with exactly
+// the snapshot. An ask whose own frame is over max cannot go out at all and is left out (the
+// inbox reads it over HTTP). sent maps each ask that goes out to its version.
+func SnapshotFrames(snap *ask.Snapshot, max int) (frames [][]byte, sent map[string]int, err error) {
+	sent = map[string]int{}
+	whole, err := events.Encode(events.SnapshotFrame(snap))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(whole) <= max {
+		for _, list := range [][]*ask.Ask{snap.Open, snap.Recent} {
+			for _, a := range list {
+				sent[a.ID] = a.Version
+			}
+		}
+		return [][]byte{whole}, sent, nil
+	}
+	first := &ask.Snapshot{Open: []*ask.Ask{}, Recent: []*ask.Ask{}}
+	// The frame's JSON is its envelope plus each ask's JSON and a comma between neighbours.
+	envelope, err := events.Encode(events.SnapshotFrame(first))
+	if err != nil {
+		return nil, nil, err
+	}
+	size := len(envelope)
+	var rest []*ask.Ask
+	for i, list := range [][]*ask.Ask{snap.Open, snap.Recent} {
+		for _, a := range list {
+			b, err := json.Marshal(a)
+			if err != nil {
+				return nil, nil, err
+			}
+			target := &first.Open
+			if i == 1 {
+				target = &first.Recent
+			}
+			n := len(b)
+			if len(*target) > 0 {
+				n++
+			}
+			if size+n <= max {
+				*target = append(*target, a)
+				size += n
+				sent[a.ID] = a.Version
+			} else {
+				rest = append(rest, a)
+			}
+		}
+	}
+	head, err := events.Encode(events.SnapshotFrame(first))
+	if err != nil {
+		return nil, nil, err
+	}
+	frames = append(frames, head)
+	for _, a := range rest {
+		b, err := events.Encode(events.Frame(ask.Change{Ask: a}))
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(b) > max {
+			continue
+		}
+		frames = append(frames, b)
+		sent[a.ID] = a.Version
+	}
+	return frames, sent, nil
+}
