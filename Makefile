@@ -19,6 +19,7 @@ dev: build
 test: spec-check lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	cfn-lint template.yaml
+	$(MAKE) build-lambdas
 	$(MAKE) test-e2e
 	$(MAKE) test-web
 
@@ -58,4 +59,87 @@ bench: build
 	$(GO) run ./bench/mcpwait -bin bin/loopback -replies 200 -waiters 10000 -settle 35s
 
 clean:
-	rm -rf bin
+	rm -rf bin .aws-sam
+
+# --- Lambdas ------------------------------------------------------------------------------------
+# `sam build` runs `make build-<LogicalId>` in the repository root with ARTIFACTS_DIR set
+# (template.yaml: BuildMethod makefile, CodeUri .); each target leaves one `bootstrap` there, for
+# provided.al2023 on arm64. `make build-lambdas` runs every one of them, as sam build would, into a
+# scratch folder (part of `make test`).
+LAMBDA_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -ldflags '$(LDFLAGS)'
+LAMBDAS = ApiWhoamiFunction ApiSnapshotFunction ApiAsksListFunction ApiAsksReadFunction ApiAsksReplyFunction ApiTicketsFunction ApiFilesFunction ApiUploadsFunction ApiDefaultFunction WsConnectFunction WsDisconnectFunction WsDefaultFunction StreamFanoutFunction McpFunction SweeperFunction
+
+build-ApiWhoamiFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-whoami
+build-ApiSnapshotFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-snapshot
+build-ApiAsksListFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-asks-list
+build-ApiAsksReadFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-asks-read
+build-ApiAsksReplyFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-asks-reply
+build-ApiTicketsFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-tickets
+build-ApiFilesFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-files
+build-ApiUploadsFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-uploads
+build-ApiDefaultFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-default
+build-WsConnectFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/ws-connect
+build-WsDisconnectFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/ws-disconnect
+build-WsDefaultFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/ws-default
+build-StreamFanoutFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/stream-fanout
+build-McpFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/mcp
+build-SweeperFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/sweeper
+
+## build-lambdas: every function through its build-<LogicalId> target, into a scratch ARTIFACTS_DIR
+build-lambdas:
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	for id in $(LAMBDAS); do \
+	  $(MAKE) --no-print-directory build-$$id ARTIFACTS_DIR=$$dir/$$id >/dev/null || exit 1; \
+	  test -x $$dir/$$id/bootstrap || { echo "build-$$id left no bootstrap"; exit 1; }; \
+	  file_out=$$(head -c 20 $$dir/$$id/bootstrap | od -An -tx1 | tr -d ' \n'); \
+	  case $$file_out in 7f454c46020101*b700*) ;; *) echo "build-$$id: not a linux/arm64 ELF"; exit 1;; esac; \
+	  printf '%-22s %10d bytes\n' $$id $$(stat -c %s $$dir/$$id/bootstrap); \
+	done
+
+## bench-lambdas: each function's size and cold initialisation against moto (docs/benchmarks.md)
+bench-lambdas:
+	$(GO) run ./bench/coldstart -runs 20
+
+## sam-build: `sam build` itself (needs aws-sam-cli: pip install aws-sam-cli)
+sam-build:
+	sam build
+
+# Deploying (docs/deploy.md). STACK and REGION follow samconfig.toml unless given.
+STACK  ?= loopback
+REGION ?= $(shell aws configure get region 2>/dev/null)
+OUTPUT  = aws cloudformation describe-stacks --stack-name $(STACK) $(if $(REGION),--region $(REGION)) --query "Stacks[0].Outputs[?OutputKey=='$(1)'].OutputValue" --output text
+
+## deploy: build the inbox, sam build, sam deploy, upload the inbox to its bucket, refresh CloudFront
+deploy:
+	cd web && npm ci --no-audit --no-fund && npm run build
+	sam build
+	sam deploy --stack-name $(STACK) $(if $(REGION),--region $(REGION))
+	bucket=$$($(call OUTPUT,InboxBucketName)) && \
+	aws s3 sync web/dist s3://$$bucket --delete --exclude index.html --exclude .sources-sha256 \
+	  --cache-control 'public, max-age=31536000, immutable' && \
+	aws s3 cp web/dist/index.html s3://$$bucket/index.html --cache-control 'no-cache' --content-type 'text/html; charset=utf-8'
+	aws cloudfront create-invalidation --distribution-id $$($(call OUTPUT,DistributionId)) --paths /index.html >/dev/null
+	@echo "Inbox: $$($(call OUTPUT,InboxUrl))"
+	@echo "MCP:   $$($(call OUTPUT,McpUrl))"
+	@echo "First deploy? Create your credential: make bootstrap NAME=you"
+
+## bootstrap: the first credential on a deployed stack: make bootstrap NAME=you
+bootstrap:
+	@test -n "$(NAME)" || { echo "usage: make bootstrap NAME=you"; exit 2; }
+	$(GO) run ./infra/bootstrap --name '$(NAME)' --table $$($(call OUTPUT,AskTableName)) \
+	  --url $$($(call OUTPUT,InboxUrl)) --mcp $$($(call OUTPUT,McpUrl))

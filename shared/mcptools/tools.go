@@ -290,17 +290,20 @@ func (h *Handler) wait(ctx context.Context, space, askID string, token mcp.Progr
 			"message":       fmt.Sprintf("Waiting for the person to answer (%s so far)", waited.Round(time.Second)),
 		})
 	}
+	if token == nil || srv == nil {
+		progress = nil // nothing to report to: a quiet wait (Waiter.QuietMaxWait)
+	}
 	reply, err := h.cfg.Waiter.Wait(ctx, space, askID, progress)
-	return h.outcome(askID, reply, err)
+	return h.outcome(askID, reply, err, h.cfg.Waiter.Limit(progress != nil))
 }
 
 // outcome is a wait's result: the ToolReply, or an error that tells the agent what to do next.
-func (h *Handler) outcome(askID string, reply *ask.Reply, err error) *mcp.CallToolResult {
+func (h *Handler) outcome(askID string, reply *ask.Reply, err error, limit time.Duration) *mcp.CallToolResult {
 	switch {
 	case errors.Is(err, ErrStillWaiting):
 		return mcp.NewToolResultError(fmt.Sprintf(
 			"No reply yet on ask %s after waiting %s. The ask stays open and the person's reply is kept: call await_reply with {\"askId\": %q} to keep waiting.",
-			askID, h.cfg.Waiter.MaxWait.Round(time.Second), askID))
+			askID, limit.Round(time.Second), askID))
 	case errors.Is(err, ErrShuttingDown):
 		return mcp.NewToolResultError(fmt.Sprintf("Loopback is restarting, so this wait on ask %s ended. The ask stays open and the person's reply is kept: call await_reply with {\"askId\": %q} to keep waiting.", askID, askID))
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -62,6 +62,12 @@ type Waiter struct {
 	Progress time.Duration // how often progress is reported and the lease renewed
 	MaxWait  time.Duration // how long one call waits before it tells the agent to call await_reply
 
+	// QuietMaxWait, when set, bounds instead a wait that reports no progress (Wait's progress is
+	// nil: the client sent no progressToken, or tasks/result). Such a response sends nothing
+	// until it ends, and a proxy in front may cut it first: CloudFront ends a response that sent
+	// nothing for its origin read timeout (60 s at most by default). Zero: MaxWait.
+	QuietMaxWait time.Duration
+
 	quitOnce sync.Once
 	quit     chan struct{}
 	pending  sync.WaitGroup // unfollows still being written
@@ -95,6 +101,15 @@ func (w *Waiter) Drain() { w.pending.Wait() }
 // short enough that a killed process stops showing as waiting within a minute or so.
 func (w *Waiter) leaseTTL() time.Duration { return max(3*w.Progress, 30*time.Second) }
 
+// Limit is how long one wait lasts: MaxWait, or QuietMaxWait (when set) for a wait that reports
+// no progress.
+func (w *Waiter) Limit(reportsProgress bool) time.Duration {
+	if !reportsProgress && w.QuietMaxWait > 0 {
+		return min(w.QuietMaxWait, w.MaxWait)
+	}
+	return w.MaxWait
+}
+
 // Wait returns the person's reply on the ask once they move; at once if they already have. The
 // progress callback runs every Progress interval with the time waited so far.
 func (w *Waiter) Wait(ctx context.Context, space, askID string, progress func(waited time.Duration)) (*ask.Reply, error) {
@@ -124,7 +139,7 @@ func (w *Waiter) Wait(ctx context.Context, space, askID string, progress func(wa
 	}()
 
 	start := time.Now()
-	deadline := time.NewTimer(w.MaxWait)
+	deadline := time.NewTimer(w.Limit(progress != nil))
 	defer deadline.Stop()
 	tick := time.NewTicker(w.Progress)
 	defer tick.Stop()

@@ -56,7 +56,7 @@ type Sockets struct {
 
 	// PublicURL is where people reach this deployment, such as https://d111.cloudfront.net: a
 	// browser's Origin must be its scheme and host. When empty, the deployment's address is taken
-	// from the X-Forwarded-Host header CloudFront's viewer function sets (docs/deploy.md).
+	// from the X-Loopback-Host header CloudFront's viewer function sets (docs/deploy.md).
 	PublicURL string
 
 	// MaxFrame is the largest message posted: API Gateway refuses more than 128 KB.
@@ -104,7 +104,7 @@ func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketPro
 	if !hasToken(h, "Sec-WebSocket-Protocol", httpapi.Subprotocol) {
 		return refuse(ask.Errorf(ask.ERequestInvalid, "offer the subprotocol %s", httpapi.Subprotocol)), nil
 	}
-	if !s.sameOrigin(h.Get("Origin"), h.Get("X-Forwarded-Host")) {
+	if !s.sameOrigin(h.Get("Origin"), h.Get(HostHeader)) {
 		return refuse(ask.Errorf(httpapi.EOriginForbidden, "the event socket only opens to pages of this deployment")), nil
 	}
 	ticket, err := offeredTicket(h)
@@ -217,8 +217,16 @@ func refuse(err error) events.APIGatewayProxyResponse {
 	return events.APIGatewayProxyResponse{StatusCode: status, Headers: h, Body: string(body)}
 }
 
+// HostHeader carries the host name a viewer asked CloudFront for: the distribution's viewer
+// function sets it on every request it forwards (template.yaml), since the origin gets its own
+// host name in Host. A request that did not come through CloudFront may carry anything here; it is
+// used only to name the deployment's own address in links and the Origin check, which a caller
+// can only turn against itself (a browser cannot set it on a WebSocket or, without a preflight
+// that nothing here answers, on a fetch).
+const HostHeader = "X-Loopback-Host"
+
 // PublicURL is the deployment's public address for a request: configured, or else
-// https://<X-Forwarded-Host> when that is a plain host name (CloudFront's viewer function sets
+// https://<X-Loopback-Host> when that is a plain host name (CloudFront's viewer function sets
 // it from the Host the viewer asked for). It is "" when neither is known.
 func PublicURL(configured, forwardedHost string) string {
 	if configured != "" {

@@ -46,6 +46,11 @@ export function hasDraft(askId: string): boolean {
   }
 }
 
+/** Forgets every draft (on signing out). */
+export function clearAllDrafts(): void {
+  pruneDrafts(Number.POSITIVE_INFINITY);
+}
+
 export function pruneDrafts(now = Date.now()): void {
   try {
     for (let i = localStorage.length - 1; i >= 0; i--) {

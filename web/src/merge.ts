@@ -3,8 +3,9 @@
 // The socket sends a snapshot first and then every change; a reply's response carries the ask as
 // the server left it; history pages and single reads bring asks too. They can arrive in any order
 // (a response may come after the event of a later change), so one rule decides: an ask replaces the
-// copy held under its id only when it is newer by `updatedAt`. A snapshot replaces everything the
-// socket gave before: whatever it no longer holds is gone (closed long ago, or never ours).
+// copy held under its id only when it is newer by `updatedAt` (a socket frame also on a tie: its
+// frames are in order). A snapshot replaces everything the socket gave before: whatever it no
+// longer holds is gone (closed long ago, or never ours).
 
 import { compareTimes } from './time';
 import type { Ask, Snapshot } from './types';
@@ -28,6 +29,19 @@ export function fromSnapshot(s: Snapshot): AskMap {
 /** Merges one ask in; returns the same map when it is not newer than the copy held. */
 export function mergeAsk(m: AskMap, a: Ask): AskMap {
   if (!isNewer(a, m.get(a.id))) return m;
+  const next = new Map(m);
+  next.set(a.id, a);
+  return next;
+}
+
+/**
+ * Merges an ask from a socket frame (docs/design/events.md, "How a client merges"): it replaces the
+ * copy held unless that copy is later by updatedAt; an equal updatedAt takes the frame, since a
+ * socket's frames are in order and two commits can share a microsecond.
+ */
+export function mergeFrame(m: AskMap, a: Ask): AskMap {
+  const held = m.get(a.id);
+  if (held && compareTimes(held.updatedAt, a.updatedAt) > 0) return m;
   const next = new Map(m);
   next.set(a.id, a);
   return next;

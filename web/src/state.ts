@@ -3,10 +3,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, setHooks, setToken } from './api';
 import { forgetToken, storeToken } from './auth';
-import { clearDraft } from './drafts';
+import { clearAllDrafts, clearDraft } from './drafts';
 import { forgetFiles } from './files';
 import { Live, type ConnState } from './live';
-import { fromSnapshot, isNewer, mergeAsk, mergeAsks, needsPerson, type AskMap } from './merge';
+import { fromSnapshot, isNewer, mergeAsk, mergeAsks, mergeFrame, needsPerson, type AskMap } from './merge';
 import { plainText } from './markdown';
 import { compareTimes } from './time';
 import type { Ask, AskPage, Reply, Whoami } from './types';
@@ -131,10 +131,10 @@ function startLive() {
     },
     ask(type, a) {
       const prev = state.live.get(a.id);
-      const next = mergeAsk(state.live, a);
+      const next = mergeFrame(state.live, a);
       if (next === state.live) return;
       const patch: Partial<AppState> = { live: next };
-      if (state.extra.has(a.id)) patch.extra = mergeAsk(state.extra, a);
+      if (state.extra.has(a.id)) patch.extra = mergeFrame(state.extra, a);
       setState(patch);
       if (needsPerson(prev, a)) announce(a, type === 'ask.opened' && !prev);
     },
@@ -152,6 +152,7 @@ export function retryLive(): void {
 // ------------------------------------------------------------------------------------ sign in/out --
 
 export async function signIn(token: string, message: string | null = null): Promise<void> {
+  if (state.token && state.token !== token) signOut(); // another credential: nothing of the last one stays
   setToken(token);
   setState({ token, signInMessage: message });
   try {
@@ -167,7 +168,13 @@ export async function signIn(token: string, message: string | null = null): Prom
   }
 }
 
-export function signOut(message: string | null = null): void {
+/**
+ * Signs out: forgets the token, the asks and the images' blob URLs. Drafts are kept when Loopback
+ * refused the token (the person signs in again and carries on), and forgotten when the person
+ * signs out themselves (`forgetDrafts`).
+ */
+export function signOut(message: string | null = null, forgetDrafts = false): void {
+  if (forgetDrafts) clearAllDrafts();
   live?.stop();
   live = null;
   setToken(null);

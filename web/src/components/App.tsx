@@ -96,7 +96,7 @@ function TopBar({ s }: { s: AppState }) {
       <button type="button" class="icon-btn" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={() => setState({ help: true })}>
         <HelpIcon />
       </button>
-      <button type="button" class="icon-btn" aria-label="Sign out" title="Sign out" onClick={() => signOut('You signed out.')}>
+      <button type="button" class="icon-btn" aria-label="Sign out" title="Sign out" onClick={() => signOut('You signed out. Your drafts on this device were removed.', true)}>
         <SignOutIcon />
       </button>
     </header>

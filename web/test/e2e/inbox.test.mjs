@@ -58,14 +58,19 @@ describe('signing in', () => {
     assert.equal(page.url(), server.origin + '/');
     assert.equal(await page.evaluate(() => localStorage.getItem('loopback.token')), server.token);
     assert.ok(!page.requests.some((u) => u.includes(server.token)), 'the token is in no request URL');
+    // Every API call names the revision the page was built for, and carries the token as a header.
+    assert.ok(page.apiHeaders.length >= 2, 'whoami and a ticket at least');
+    for (const h of page.apiHeaders) assert.deepEqual([h.revision, h.auth], ['1', `Bearer ${server.token}`], h.url);
     // The token was replaced in the history entry, not left behind in one.
     assert.equal(await page.evaluate(() => history.length), 2); // about:blank, then the inbox
 
     await page.reload();
     await page.locator('[data-conn="live"]').waitFor();
 
+    await page.evaluate(() => localStorage.setItem('loopback.draft.x', JSON.stringify({ savedAt: Date.now(), value: {} })));
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByText('You signed out.').waitFor();
+    assert.equal(await page.evaluate(() => localStorage.getItem('loopback.draft.x')), null, 'signing out forgets drafts');
     assert.equal(await page.evaluate(() => localStorage.getItem('loopback.token')), null);
 
     await page.goto(server.origin + '/asks/x#token=not-the-token');

@@ -186,7 +186,7 @@ async function ready(p) {
 async function shoot(p, name) {
   await ready(p);
   assert.equal(await scrollsSideways(p), false, `${name} scrolls sideways`);
-  await p.screenshot({ path: join(OUT, name + '.png') });
+  await p.screenshot({ path: join(OUT, name + '.png'), animations: 'disabled' });
 }
 
 const DESKTOP = { width: 1280, height: 960 };

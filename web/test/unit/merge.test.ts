@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fromSnapshot, historyList, isNewer, mergeAsk, needsPerson, openAsks, projectsOf } from '../../src/merge';
+import { fromSnapshot, historyList, isNewer, mergeAsk, mergeFrame, needsPerson, openAsks, projectsOf } from '../../src/merge';
 import { compareTimes, timeKey } from '../../src/time';
 import { question, withUpdate } from './fixtures';
 
@@ -27,6 +27,17 @@ describe('merging', () => {
     expect(same).toBe(m);
     expect(mergeAsk(m, newer)).toBe(m); // the same change twice
     expect(isNewer(older, undefined)).toBe(true);
+  });
+
+  it('takes a socket frame unless the copy held is later; a tie takes the frame', () => {
+    const a = question('a');
+    const t = '2030-01-01T00:00:00.000005Z';
+    let m = fromSnapshot({ open: [withUpdate(a, t, { waiting: true })], recent: [] });
+    m = mergeFrame(m, withUpdate(a, t, { waiting: false })); // two commits in one microsecond
+    expect(m.get('a')!.waiting).toBe(false);
+    const kept = mergeFrame(m, withUpdate(a, '2030-01-01T00:00:00.000004Z', { waiting: true }));
+    expect(kept).toBe(m);
+    expect(mergeAsk(m, withUpdate(a, t, { waiting: true }))).toBe(m); // other sources need newer
   });
 
   it('lets a snapshot replace everything held before', () => {

@@ -26,9 +26,13 @@ export async function openInbox(browser, server, { viewport = { width: 1280, hei
   page.foreign = [];
   page.errors = [];
   page.requests = [];
+  page.apiHeaders = [];
   page.on('request', (r) => {
     const url = r.url();
     page.requests.push(url);
+    if (url.startsWith(server.origin + '/api/v1/') && !url.startsWith(server.origin + '/api/v1/events?') && url !== server.origin + '/api/v1/events') {
+      page.apiHeaders.push({ url, revision: r.headers()['loopback-revision'], auth: r.headers()['authorization'] });
+    }
     if (!url.startsWith(server.origin + '/') && !url.startsWith('blob:') && !url.startsWith('data:')) page.foreign.push(url);
   });
   page.on('websocket', (ws) => page.requests.push(ws.url()));

@@ -1,0 +1,14 @@
+// Command api-files is the Lambda behind GET /api/v1/files/{uploadId}: the shared HTTP API
+// (shared/httpapi) on DynamoDB and S3, behind API Gateway's HTTP API (payload 2.0).
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/loopback-hq/loopback/shared/awsrt"
+)
+
+func main() {
+	lambda.Start(httpadapter.NewV2(awsrt.MustLoad().API()).ProxyWithContext)
+}

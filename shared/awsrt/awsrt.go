@@ -1,0 +1,213 @@
+// Package awsrt wires Loopback for AWS Lambda: the environment a function runs in → AWS clients
+// (DynamoDB, S3, API Gateway's @connections) → the shared handlers, the same ones the local
+// binary serves (cmd/loopback/serve.go). Every function under functions/ is a few lines: load the
+// runtime, start one of its handlers.
+//
+// Nothing here calls AWS while loading, so a cold start costs no request; clients connect on
+// first use. Endpoints can be pointed elsewhere (an emulator such as moto, or the tests'
+// stand-in for @connections) with the SDK's standard AWS_ENDPOINT_URL and
+// AWS_ENDPOINT_URL_<SERVICE> variables, and LOOPBACK_CONNECTIONS_URL.
+package awsrt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/blobs3"
+	"github.com/loopback-hq/loopback/shared/dynamo"
+	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/upload"
+	"github.com/loopback-hq/loopback/shared/wsapi"
+)
+
+// Env is what a function reads from its environment (template.yaml sets it).
+type Env struct {
+	// Table is the DynamoDB table (LOOPBACK_TABLE). Required.
+	Table string
+	// Bucket is the S3 bucket of uploaded images (LOOPBACK_BUCKET); "" keeps no uploads.
+	Bucket string
+	// ConnectionsURL is the WebSocket API's @connections endpoint, its stage URL over https
+	// (LOOPBACK_CONNECTIONS_URL): https://{api}.execute-api.{region}.amazonaws.com/{stage}.
+	ConnectionsURL string
+	// PublicURL is where people reach the deployment (LOOPBACK_PUBLIC_URL), such as a custom
+	// domain. When empty, it is taken per request from X-Loopback-Host, which CloudFront's
+	// viewer function sets (see docs/deploy.md).
+	PublicURL string
+	// MaxWait is how long one blocking MCP call waits (LOOPBACK_MAX_WAIT): just under the MCP
+	// function's timeout, so that the call ends with its await_reply result before Lambda
+	// stops it. Default 14m30s, for a 15-minute function.
+	MaxWait time.Duration
+	// Progress is how often a waiting call reports progress and renews its lease
+	// (LOOPBACK_PROGRESS). Default 15 s.
+	Progress time.Duration
+	// Poll is how often a waiting call reads its ask's head (LOOPBACK_POLL). Default 1 s.
+	Poll time.Duration
+}
+
+// Defaults of Env.
+const (
+	DefaultMaxWait  = 14*time.Minute + 30*time.Second
+	DefaultProgress = 15 * time.Second
+	DefaultPoll     = time.Second
+)
+
+// EnvFromOS reads Env from the process's environment.
+func EnvFromOS() (Env, error) {
+	e := Env{
+		Table:          os.Getenv("LOOPBACK_TABLE"),
+		Bucket:         os.Getenv("LOOPBACK_BUCKET"),
+		ConnectionsURL: os.Getenv("LOOPBACK_CONNECTIONS_URL"),
+		PublicURL:      os.Getenv("LOOPBACK_PUBLIC_URL"),
+	}
+	for _, d := range []struct {
+		name string
+		to   *time.Duration
+	}{{"LOOPBACK_MAX_WAIT", &e.MaxWait}, {"LOOPBACK_PROGRESS", &e.Progress}, {"LOOPBACK_POLL", &e.Poll}} {
+		if v := os.Getenv(d.name); v != "" {
+			t, err := time.ParseDuration(v)
+			if err != nil || t <= 0 {
+				return e, fmt.Errorf("%s=%q: want a duration such as 14m30s", d.name, v)
+			}
+			*d.to = t
+		}
+	}
+	if e.Table == "" {
+		return e, errors.New("LOOPBACK_TABLE is not set: the DynamoDB table's name")
+	}
+	return e, nil
+}
+
+func (e Env) withDefaults() Env {
+	if e.MaxWait <= 0 {
+		e.MaxWait = DefaultMaxWait
+	}
+	if e.Progress <= 0 {
+		e.Progress = DefaultProgress
+	}
+	if e.Poll <= 0 {
+		e.Poll = DefaultPoll
+	}
+	return e
+}
+
+// Runtime is a function's wired Loopback: clients, store, service. Build it once per process
+// (at init), and start one of its handlers.
+type Runtime struct {
+	Env     Env
+	Store   *dynamo.Store
+	Blobs   *blobs3.Blobs // nil without a bucket
+	Service *ask.Service
+	Gate    *gate.Gate
+	Uploads *upload.Service // nil without a bucket
+	Poster  wsapi.Poster    // nil without ConnectionsURL
+	Logger  *slog.Logger
+}
+
+// Load builds the runtime from the process's environment and the standard AWS configuration
+// (the function's role, AWS_REGION, and any AWS_ENDPOINT_URL* overrides).
+func Load(ctx context.Context) (*Runtime, error) {
+	env, err := EnvFromOS()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
+	}
+	return New(cfg, env)
+}
+
+// MustLoad is Load for a function's main: it exits when the runtime cannot be built, which
+// Lambda reports as an init error.
+func MustLoad() *Runtime {
+	rt, err := Load(context.Background())
+	if err != nil {
+		slog.Error("loopback: cannot start", "err", err)
+		os.Exit(1)
+	}
+	return rt
+}
+
+// New builds the runtime on an AWS configuration. With an endpoint of its own (an emulator), S3 is
+// addressed path-style.
+func New(cfg aws.Config, env Env) (*Runtime, error) {
+	if env.Table == "" {
+		return nil, errors.New("awsrt: no table")
+	}
+	env = env.withDefaults()
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	store := dynamo.New(dynamodb.NewFromConfig(cfg), env.Table)
+	svc := ask.NewService(store)
+	// On AWS, Changes is nil: the table's stream carries every change to the fan-out.
+	svc.Leases = store
+	rt := &Runtime{Env: env, Store: store, Service: svc, Gate: &gate.Gate{Credentials: store}, Logger: logger}
+	if env.Bucket != "" {
+		emulated := cfg.BaseEndpoint != nil || os.Getenv("AWS_ENDPOINT_URL_S3") != ""
+		client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+			o.UsePathStyle = emulated
+			o.DisableLogOutputChecksumValidationSkipped = emulated
+		})
+		rt.Blobs = blobs3.New(client, env.Bucket)
+		svc.Uploads = store
+		rt.Uploads = &upload.Service{Store: store, Blobs: rt.Blobs, Now: svc.Now, Logger: logger}
+	}
+	if env.ConnectionsURL != "" {
+		p, err := NewConnections(cfg, env.ConnectionsURL)
+		if err != nil {
+			return nil, err
+		}
+		rt.Poster = p
+	}
+	return rt, nil
+}
+
+// API is the HTTP API's route table (shared/httpapi), as every api-* function serves it behind
+// API Gateway: whoami, snapshot, asks, reply, event tickets, uploads and files. API Gateway sends
+// each function only its own route; each function's role allows only what that route needs.
+// The event socket is not here: API Gateway's WebSocket API holds it (Sockets).
+func (rt *Runtime) API() http.Handler {
+	srv := &httpapi.Server{
+		Service: rt.Service, Gate: rt.Gate, Logger: rt.Logger,
+		Tickets: rt.Store, Uploads: rt.Uploads, PublicURL: rt.Env.PublicURL,
+	}
+	return srv.Handler()
+}
+
+// Sockets serves the WebSocket API's routes and the stream fan-out.
+func (rt *Runtime) Sockets() *wsapi.Sockets {
+	return &wsapi.Sockets{
+		Service: rt.Service, Gate: rt.Gate, Tickets: rt.Store, Conns: rt.Store,
+		Poster: rt.poster(), Logger: rt.Logger, PublicURL: rt.Env.PublicURL,
+	}
+}
+
+// poster is the @connections client, or one that says it is missing.
+func (rt *Runtime) poster() wsapi.Poster {
+	if rt.Poster != nil {
+		return rt.Poster
+	}
+	return noPoster{}
+}
+
+type noPoster struct{}
+
+var errNoPoster = errors.New("awsrt: LOOPBACK_CONNECTIONS_URL is not set: no @connections endpoint")
+
+func (noPoster) Post(context.Context, string, []byte) error { return errNoPoster }
+func (noPoster) Close(context.Context, string) error        { return errNoPoster }
+
+// trimSlash drops a trailing slash.
+func trimSlash(s string) string { return strings.TrimRight(s, "/") }
