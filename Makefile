@@ -20,6 +20,7 @@ test: spec-check lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	cfn-lint template.yaml
 	$(MAKE) build-lambdas
+	$(MAKE) sam-build
 	$(MAKE) test-e2e
 	$(MAKE) test-web
 
@@ -60,6 +61,8 @@ bench: build
 
 clean:
 	rm -rf bin .aws-sam
+
+.PHONY: build-lambdas sam-build deploy bootstrap bench-lambdas $(addprefix build-,$(LAMBDAS))
 
 # --- Lambdas ------------------------------------------------------------------------------------
 # `sam build` runs `make build-<LogicalId>` in the repository root with ARTIFACTS_DIR set
@@ -115,9 +118,14 @@ build-lambdas:
 bench-lambdas:
 	$(GO) run ./bench/coldstart -runs 20
 
-## sam-build: `sam build` itself (needs aws-sam-cli: pip install aws-sam-cli)
+## sam-build: `sam build` itself, into a scratch folder (bash .ci/run installs aws-sam-cli into .venv-sam)
+SAM ?= $(firstword $(wildcard .venv-sam/bin/sam) sam)
 sam-build:
-	sam build
+	@if ! command -v $(SAM) >/dev/null 2>&1; then echo "sam-build: skipped, sam is not installed (bash .ci/run installs it into .venv-sam)"; exit 0; fi; \
+	dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	SAM_CLI_TELEMETRY=0 $(SAM) build --build-dir $$dir/build --cache-dir $$dir/cache >$$dir/log 2>&1 || { cat $$dir/log; exit 1; }; \
+	n=$$(ls $$dir/build/*/bootstrap | wc -l); echo "sam build: $$n functions built"; \
+	test $$n -eq $(words $(LAMBDAS)) || { echo "sam build built $$n functions, want $(words $(LAMBDAS))"; exit 1; }
 
 # Deploying (docs/deploy.md). STACK and REGION follow samconfig.toml unless given.
 STACK  ?= loopback

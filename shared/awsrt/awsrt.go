@@ -55,6 +55,11 @@ type Env struct {
 	Progress time.Duration
 	// Poll is how often a waiting call reads its ask's head (LOOPBACK_POLL). Default 1 s.
 	Poll time.Duration
+	// QuietMaxWait bounds a wait that reports no progress (LOOPBACK_QUIET_MAX_WAIT): it sends
+	// nothing until it ends, and CloudFront cuts a response that sent nothing for its origin
+	// read timeout (60 s at most without a quota increase; template.yaml sets 60 s on /mcp).
+	// Default 50 s.
+	QuietMaxWait time.Duration
 }
 
 // Defaults of Env.
@@ -62,6 +67,7 @@ const (
 	DefaultMaxWait  = 14*time.Minute + 30*time.Second
 	DefaultProgress = 15 * time.Second
 	DefaultPoll     = time.Second
+	DefaultQuiet    = 50 * time.Second
 )
 
 // EnvFromOS reads Env from the process's environment.
@@ -75,7 +81,7 @@ func EnvFromOS() (Env, error) {
 	for _, d := range []struct {
 		name string
 		to   *time.Duration
-	}{{"LOOPBACK_MAX_WAIT", &e.MaxWait}, {"LOOPBACK_PROGRESS", &e.Progress}, {"LOOPBACK_POLL", &e.Poll}} {
+	}{{"LOOPBACK_MAX_WAIT", &e.MaxWait}, {"LOOPBACK_PROGRESS", &e.Progress}, {"LOOPBACK_POLL", &e.Poll}, {"LOOPBACK_QUIET_MAX_WAIT", &e.QuietMaxWait}} {
 		if v := os.Getenv(d.name); v != "" {
 			t, err := time.ParseDuration(v)
 			if err != nil || t <= 0 {
@@ -99,6 +105,9 @@ func (e Env) withDefaults() Env {
 	}
 	if e.Poll <= 0 {
 		e.Poll = DefaultPoll
+	}
+	if e.QuietMaxWait <= 0 {
+		e.QuietMaxWait = DefaultQuiet
 	}
 	return e
 }

@@ -57,6 +57,7 @@ func deploy(t *testing.T) *deployment {
 	rt, err := awsrt.New(moto.Config(), awsrt.Env{
 		Table: table, Bucket: bucket, ConnectionsURL: conns.srv.URL,
 		MaxWait: 20 * time.Second, Progress: 300 * time.Millisecond, Poll: 50 * time.Millisecond,
+		QuietMaxWait: 700 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -434,5 +435,50 @@ func TestServerlessUploads(t *testing.T) {
 	// The sweeper runs on the same table.
 	if _, err := d.rt.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestServerlessQuietWait: a blocking call with nothing to report (no progress token) ends within
+// QuietMaxWait, before CloudFront would cut its silent response, with the await_reply result; the
+// reply given meanwhile is kept, and await_reply returns it.
+func TestServerlessQuietWait(t *testing.T) {
+	d := deploy(t)
+	token := d.owner(t, "sp_quiet", "ada")
+	agent, _, _ := d.agent(t, token)
+	var req mcp.CallToolRequest
+	req.Params.Name = "ask_question"
+	req.Params.Arguments = map[string]any{"question": "Quiet?", "project": "loopback"}
+	start := time.Now()
+	res, err := agent.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := ""
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			text += tc.Text
+		}
+	}
+	if !res.IsError || !strings.Contains(text, "await_reply") || time.Since(start) > 10*time.Second {
+		t.Fatalf("a quiet wait = %v %q after %s; want the await_reply result within QuietMaxWait", res.IsError, text, time.Since(start))
+	}
+	snap, err := d.rt.Service.Snapshot(context.Background(), "sp_quiet")
+	if err != nil || len(snap.Open) != 1 {
+		t.Fatalf("snapshot = %v, %v", snap, err)
+	}
+	id := snap.Open[0].ID
+	if res := callAPI(t, d.rt, "POST", "/api/v1/asks/"+id+"/reply", token, []byte(`{"outcome":"answered","selected":[],"text":"yes"}`),
+		"Content-Type", "application/json"); res.Status != http.StatusOK {
+		t.Fatalf("reply = %d %s", res.Status, res.Body)
+	}
+	req.Params.Name = "await_reply"
+	req.Params.Arguments = map[string]any{"askId": id}
+	res, err = agent.CallTool(context.Background(), req)
+	if err != nil || res.IsError {
+		t.Fatalf("await_reply = %v, %v", res, err)
+	}
+	var reply ask.ToolReply
+	if err := json.Unmarshal(mustJSON(t, res.StructuredContent), &reply); err != nil || reply.Reply.Text != "yes" {
+		t.Fatalf("await_reply's ToolReply = %+v, %v", reply, err)
 	}
 }

@@ -14,11 +14,6 @@ import (
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
 
-// QuietMaxWait bounds a wait that sends nothing until it ends (no progressToken; tasks/result):
-// CloudFront cuts a response that sends nothing for its origin read timeout, 60 s at most
-// without a quota increase (template.yaml sets 60 s on /mcp).
-const QuietMaxWait = 50 * time.Second
-
 // MCP is the mcp function's handler: /mcp on a Lambda function URL with response streaming
 // (lambdaurl), the same MCP server as the local binary (shared/mcptools) with three Lambda
 // differences:
@@ -34,7 +29,7 @@ const QuietMaxWait = 50 * time.Second
 func (rt *Runtime) MCP() http.Handler {
 	waiter := &mcptools.Waiter{
 		Service: rt.Service, Watcher: HeadWatcher{Heads: rt.Store, Interval: rt.Env.Poll},
-		Progress: rt.Env.Progress, MaxWait: rt.Env.MaxWait, QuietMaxWait: QuietMaxWait,
+		Progress: rt.Env.Progress, MaxWait: rt.Env.MaxWait, QuietMaxWait: rt.Env.QuietMaxWait,
 	}
 	return &mcpHandler{rt: rt, waiter: waiter, servers: map[string]*mcptools.Handler{}}
 }

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -241,31 +240,10 @@ func PublicURL(configured, forwardedHost string) string {
 
 var hostName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[0-9]{1,5})?$`)
 
-// sameOrigin reports whether a browser's Origin is this deployment's own. Clients that are not
-// browsers send none. Without a known public URL, no browser origin is accepted.
+// sameOrigin is the local socket's Origin rule (httpapi.SameOrigin) against this deployment's
+// public URL for the request.
 func (s *Sockets) sameOrigin(origin, forwardedHost string) bool {
-	if origin == "" {
-		return true
-	}
-	want, ok := originOf(PublicURL(s.PublicURL, forwardedHost))
-	if !ok {
-		return false
-	}
-	got, ok := originOf(origin)
-	return ok && got == want
-}
-
-// originOf is scheme://host[:port] of a URL, lower case, without a default port.
-func originOf(raw string) (string, bool) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", false
-	}
-	host := strings.ToLower(u.Host)
-	if port := u.Port(); (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-		host = strings.TrimSuffix(host, ":"+port)
-	}
-	return u.Scheme + "://" + host, true
+	return httpapi.SameOrigin(PublicURL(s.PublicURL, forwardedHost), origin)
 }
 
 // headers builds an http.Header from an event's headers (API Gateway sends both forms).
