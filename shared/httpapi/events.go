@@ -128,7 +128,7 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, ask.Errorf(EOriginForbidden, "the event socket only opens to pages of %s", s.PublicURL))
 		return
 	}
-	ticket, err := offeredTicket(r.Header)
+	ticket, err := OfferedTicket(r.Header)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -301,7 +301,7 @@ func writeTimeout(base time.Duration, n int) time.Duration {
 // checkHandshake refuses, with a Problem, a request that is not a WebSocket handshake the socket
 // can accept.
 func checkHandshake(w http.ResponseWriter, r *http.Request) error {
-	if !headerHasToken(r.Header, "Connection", "upgrade") || !headerHasToken(r.Header, "Upgrade", "websocket") {
+	if !HeaderHasToken(r.Header, "Connection", "upgrade") || !HeaderHasToken(r.Header, "Upgrade", "websocket") {
 		w.Header().Set("Upgrade", "websocket")
 		return ask.Errorf(ask.ERequestInvalid, "this is the event socket: open it as a WebSocket with the subprotocol %s", Subprotocol)
 	}
@@ -314,16 +314,17 @@ func checkHandshake(w http.ResponseWriter, r *http.Request) error {
 	} else if k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(keys[0])); err != nil || len(k) != 16 {
 		return ask.Errorf(ask.ERequestInvalid, "Sec-WebSocket-Key must be 16 bytes in base64")
 	}
-	if !headerHasToken(r.Header, "Sec-WebSocket-Protocol", Subprotocol) {
+	if !HeaderHasToken(r.Header, "Sec-WebSocket-Protocol", Subprotocol) {
 		return ask.Errorf(ask.ERequestInvalid, "offer the subprotocol %s", Subprotocol)
 	}
 	return nil
 }
 
-// offeredTicket returns the ticket offered as a subprotocol, or "" when there is none.
-func offeredTicket(h http.Header) (string, error) {
+// OfferedTicket returns the ticket offered as a subprotocol, or "" when there is none. The local
+// socket and API Gateway's $connect read the handshake alike.
+func OfferedTicket(h http.Header) (string, error) {
 	ticket := ""
-	for _, p := range headerTokens(h, "Sec-WebSocket-Protocol") {
+	for _, p := range HeaderTokens(h, "Sec-WebSocket-Protocol") {
 		t, ok := strings.CutPrefix(p, TicketPrefix)
 		if !ok {
 			continue
@@ -336,28 +337,35 @@ func offeredTicket(h http.Header) (string, error) {
 	return ticket, nil
 }
 
-// socketSpace decides which space a socket follows: the ticket's, consumed here so it never works
-// twice, or else the bearer credential's.
+// socketSpace decides which space a socket follows.
 func (s *Server) socketSpace(r *http.Request, ticket string) (string, error) {
+	space, _, err := AuthenticateSocket(r.Context(), s.Gate, s.Tickets, r.Header, ticket, s.now())
+	return space, err
+}
+
+// AuthenticateSocket decides which space an event socket follows, and for whom: the ticket's,
+// consumed here so it never works twice, or else the bearer credential's. The local socket and
+// API Gateway's $connect both call it.
+func AuthenticateSocket(ctx context.Context, g *gate.Gate, tickets ask.TicketStore, h http.Header, ticket string, now time.Time) (string, ask.Actor, error) {
 	if ticket != "" {
-		if s.Tickets == nil {
-			return "", ask.Errorf(ask.EUnauthorized, "this deployment issues no event tickets")
+		if tickets == nil {
+			return "", ask.Actor{}, ask.Errorf(ask.EUnauthorized, "this deployment issues no event tickets")
 		}
-		t, err := s.Tickets.ConsumeTicket(r.Context(), TicketPurpose, gate.Hash(ticket), s.now())
+		t, err := tickets.ConsumeTicket(ctx, TicketPurpose, gate.Hash(ticket), now)
 		if err != nil {
-			return "", err
+			return "", ask.Actor{}, err
 		}
-		return t.Space, nil
+		return t.Space, t.Actor, nil
 	}
-	token := gate.BearerToken(r.Header.Get("Authorization"))
+	token := gate.BearerToken(h.Get("Authorization"))
 	if token == "" {
-		return "", ask.Errorf(ask.EUnauthorized, "offer a ticket from POST /api/v1/events/tickets as the subprotocol %s<ticket>, or send Authorization: Bearer <token>", TicketPrefix)
+		return "", ask.Actor{}, ask.Errorf(ask.EUnauthorized, "offer a ticket from POST /api/v1/events/tickets as the subprotocol %s<ticket>, or send Authorization: Bearer <token>", TicketPrefix)
 	}
-	c, err := s.Gate.Check(r.Context(), token)
+	c, err := g.Check(ctx, token)
 	if err != nil {
-		return "", err
+		return "", ask.Actor{}, err
 	}
-	return c.Space, nil
+	return c.Space, c.Actor, nil
 }
 
 // sameOrigin reports whether a browser's Origin is this deployment's own. Clients that are not
@@ -404,7 +412,7 @@ func originOf(raw string) (string, bool) {
 }
 
 // headerTokens splits a comma-separated header, over all of its lines.
-func headerTokens(h http.Header, key string) []string {
+func HeaderTokens(h http.Header, key string) []string {
 	var tokens []string
 	for _, v := range h.Values(key) {
 		for _, t := range strings.Split(v, ",") {
@@ -416,8 +424,9 @@ func headerTokens(h http.Header, key string) []string {
 	return tokens
 }
 
-func headerHasToken(h http.Header, key, token string) bool {
-	for _, t := range headerTokens(h, key) {
+// HeaderHasToken reports whether a comma-separated header holds token, in any case.
+func HeaderHasToken(h http.Header, key, token string) bool {
+	for _, t := range HeaderTokens(h, key) {
 		if strings.EqualFold(t, token) {
 			return true
 		}

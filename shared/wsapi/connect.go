@@ -100,17 +100,17 @@ func (s *Sockets) maxFrame() int {
 // and the fan-out sends the snapshot from there (Greet).
 func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
 	h := headers(req.Headers, req.MultiValueHeaders)
-	if !hasToken(h, "Sec-WebSocket-Protocol", httpapi.Subprotocol) {
+	if !httpapi.HeaderHasToken(h, "Sec-WebSocket-Protocol", httpapi.Subprotocol) {
 		return refuse(ask.Errorf(ask.ERequestInvalid, "offer the subprotocol %s", httpapi.Subprotocol)), nil
 	}
 	if !s.sameOrigin(h.Get("Origin"), h.Get(HostHeader)) {
 		return refuse(ask.Errorf(httpapi.EOriginForbidden, "the event socket only opens to pages of this deployment")), nil
 	}
-	ticket, err := offeredTicket(h)
+	ticket, err := httpapi.OfferedTicket(h)
 	if err != nil {
 		return refuse(err), nil
 	}
-	space, actor, err := s.authenticate(ctx, h, ticket)
+	space, actor, err := httpapi.AuthenticateSocket(ctx, s.Gate, s.Tickets, h, ticket, s.now())
 	if err != nil {
 		if ask.ErrorCode(err) == ask.EInternal || !isDomain(err) {
 			s.logger().ErrorContext(ctx, "$connect", "err", err)
@@ -166,30 +166,6 @@ func (s *Sockets) drop(ctx context.Context, id, why string) {
 	if err := s.Conns.DeleteConnection(ctx, id); err != nil {
 		s.logger().WarnContext(ctx, "forgetting a connection", "connection", id, "err", err)
 	}
-}
-
-// authenticate decides which space a connection follows: the ticket's, consumed here so it never
-// works twice, or else the bearer credential's.
-func (s *Sockets) authenticate(ctx context.Context, h http.Header, ticket string) (string, ask.Actor, error) {
-	if ticket != "" {
-		if s.Tickets == nil {
-			return "", ask.Actor{}, ask.Errorf(ask.EUnauthorized, "this deployment issues no event tickets")
-		}
-		t, err := s.Tickets.ConsumeTicket(ctx, httpapi.TicketPurpose, gate.Hash(ticket), s.now())
-		if err != nil {
-			return "", ask.Actor{}, err
-		}
-		return t.Space, t.Actor, nil
-	}
-	token := gate.BearerToken(h.Get("Authorization"))
-	if token == "" {
-		return "", ask.Actor{}, ask.Errorf(ask.EUnauthorized, "offer a ticket from POST /api/v1/events/tickets as the subprotocol %s<ticket>, or send Authorization: Bearer <token>", httpapi.TicketPrefix)
-	}
-	c, err := s.Gate.Check(ctx, token)
-	if err != nil {
-		return "", ask.Actor{}, err
-	}
-	return c.Space, c.Actor, nil
 }
 
 func isDomain(err error) bool {
@@ -261,42 +237,4 @@ func headers(single map[string]string, multi map[string][]string) http.Header {
 		h.Add(k, v)
 	}
 	return h
-}
-
-// tokens splits a comma-separated header, over all of its lines.
-func tokens(h http.Header, key string) []string {
-	var out []string
-	for _, v := range h.Values(key) {
-		for _, t := range strings.Split(v, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				out = append(out, t)
-			}
-		}
-	}
-	return out
-}
-
-func hasToken(h http.Header, key, token string) bool {
-	for _, t := range tokens(h, key) {
-		if strings.EqualFold(t, token) {
-			return true
-		}
-	}
-	return false
-}
-
-// offeredTicket returns the ticket offered as a subprotocol, or "" when there is none.
-func offeredTicket(h http.Header) (string, error) {
-	ticket := ""
-	for _, p := range tokens(h, "Sec-WebSocket-Protocol") {
-		t, ok := strings.CutPrefix(p, httpapi.TicketPrefix)
-		if !ok {
-			continue
-		}
-		if ticket != "" {
-			return "", ask.Errorf(ask.ERequestInvalid, "offer at most one %s<ticket> subprotocol", httpapi.TicketPrefix)
-		}
-		ticket = t
-	}
-	return ticket, nil
 }
