@@ -261,5 +261,8 @@ func printWelcome(w io.Writer, base, token string) {
 Add it to Claude Code:
   claude mcp add --transport http loopback %[1]s/mcp --header "Authorization: Bearer %[2]s"
 
+Add it to Cursor (~/.cursor/mcp.json) or VS Code (.vscode/mcp.json, under "servers"):
+  "loopback": {"url": "%[1]s/mcp", "headers": {"Authorization": "Bearer %[2]s"}}
+
 `, base, token)
 }
