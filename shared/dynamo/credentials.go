@@ -51,17 +51,8 @@ func (s *Store) CreateCredential(ctx context.Context, c *ask.Credential) error {
 	}
 	tok := credentialItem(c, tokenKey(c.TokenHash), "token")
 	byID := credentialItem(c, credKey(c.Space, c.ID), "credential")
-	cond := func(it item) types.TransactWriteItem {
-		return types.TransactWriteItem{Put: &types.Put{
-			TableName: s.table, Item: it,
-			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-			ExpressionAttributeNames: names(attrPK),
-		}}
-	}
-	_, err := s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []types.TransactWriteItem{cond(tok), cond(byID)},
-	})
-	if r := cancelReasons(err); len(r) == 2 && (r[0] == "ConditionalCheckFailed" || r[1] == "ConditionalCheckFailed") {
+	taken, err := s.putNew(ctx, tok, byID)
+	if taken {
 		return fmt.Errorf("dynamodb: create credential %s: its id or token hash is already stored: %w", c.ID, err)
 	} else if err != nil {
 		return fmt.Errorf("dynamodb: create credential %s: %w", c.ID, err)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -238,6 +239,21 @@ func isConditionFailed(err error) (*types.ConditionalCheckFailedException, bool)
 
 // cancelReasons returns the reason codes of a cancelled transaction, one per action in order
 // ("None" for an action that was fine), or nil when err is something else.
+// putNew writes items in one transaction, each only where its key is not stored yet. taken reports
+// a transaction refused because one of the keys is (an id or a token hash already in use).
+func (s *Store) putNew(ctx context.Context, items ...item) (taken bool, err error) {
+	puts := make([]types.TransactWriteItem, len(items))
+	for i, it := range items {
+		puts[i] = types.TransactWriteItem{Put: &types.Put{
+			TableName: s.table, Item: it,
+			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+			ExpressionAttributeNames: names(attrPK),
+		}}
+	}
+	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: puts})
+	return slices.Contains(cancelReasons(err), "ConditionalCheckFailed"), err
+}
+
 func cancelReasons(err error) []string {
 	var e *types.TransactionCanceledException
 	if !errors.As(err, &e) {

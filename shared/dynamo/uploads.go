@@ -77,17 +77,8 @@ func (s *Store) CreateUpload(ctx context.Context, u *ask.Upload) error {
 		up[attrTTL] = ttl(u.ExpiresAt.Add(uploadGrace))
 		tok[attrTTL] = up[attrTTL]
 	}
-	put := func(it item) types.TransactWriteItem {
-		return types.TransactWriteItem{Put: &types.Put{
-			TableName: s.table, Item: it,
-			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-			ExpressionAttributeNames: names(attrPK),
-		}}
-	}
-	_, err := s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []types.TransactWriteItem{put(up), put(tok)},
-	})
-	if r := cancelReasons(err); len(r) == 2 && (r[0] == "ConditionalCheckFailed" || r[1] == "ConditionalCheckFailed") {
+	taken, err := s.putNew(ctx, up, tok)
+	if taken {
 		return fmt.Errorf("dynamodb: create upload: upload %s (or its token) is already stored: %w", u.ID, err)
 	} else if err != nil {
 		return fmt.Errorf("dynamodb: create upload: %w", err)
