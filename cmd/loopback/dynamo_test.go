@@ -17,6 +17,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/awstest"
 	"github.com/loopback-hq/loopback/shared/blobs3"
 	"github.com/loopback-hq/loopback/shared/dynamo"
+	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/upload"
 )
 
@@ -157,5 +158,29 @@ func TestServeOnDynamoDB(t *testing.T) {
 	}
 	if code, body := call("GET", "/api/v1/files/"+tk.UploadID, nil); code != http.StatusOK || !bytes.Equal(body, img.Bytes()) {
 		t.Fatalf("reading the image back: %d, %d bytes", code, len(body))
+	}
+
+	// `loopback token` manages the table's credentials as it does SQLite's: the new agent token
+	// opens the space the server serves from the table.
+	var tokOut, tokErr bytes.Buffer
+	if err := run(context.Background(), []string{"token", "create", "--name", "cursor", "--data", t.TempDir(), "--store", "dynamodb", "--table", table}, &tokOut, &tokErr); err != nil {
+		t.Fatalf("token create on DynamoDB: %v %s", err, tokErr.String())
+	}
+	agentToken := ""
+	for _, f := range strings.Fields(tokOut.String()) {
+		if strings.HasPrefix(f, gate.TokenPrefix) {
+			agentToken = f
+		}
+	}
+	req, _ := http.NewRequest("GET", base+"/api/v1/whoami", nil)
+	req.Header.Set("Authorization", "Bearer "+agentToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whoami, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if agentToken == "" || res.StatusCode != http.StatusOK || !strings.Contains(string(whoami), `"name":"cursor"`) {
+		t.Fatalf("the token made on DynamoDB (%q) gets %d %s", agentToken, res.StatusCode, whoami)
 	}
 }

@@ -38,6 +38,7 @@ const usage = `Loopback: agents ask, a person answers, the agent's call returns 
 Usage:
   loopback serve [--addr 127.0.0.1:8080] [--data DIR]   run Loopback locally
   loopback token create --name NAME [--data DIR]         a credential for an agent, printed once
+                                                         (token commands take --store/--table like serve)
   loopback token list [--data DIR]                       credentials of the local space
   loopback token revoke ID [--data DIR]                  revoke a credential
   loopback version                                       the contract revision and build

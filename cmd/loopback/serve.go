@@ -35,12 +35,6 @@ type app struct {
 	dir   string
 }
 
-// openApp opens (or creates) the data folder and its SQLite database.
-func openApp(ctx context.Context, dir string) (*app, error) {
-	a, _, err := openAppOn(ctx, storageConfig{kind: "sqlite", dir: dir})
-	return a, err
-}
-
 // openAppOn opens the data folder and the storage c names (storage.go).
 func openAppOn(ctx context.Context, c storageConfig) (*app, *backend, error) {
 	b, err := openStorage(ctx, c)

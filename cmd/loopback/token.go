@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,6 +24,8 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	data := fs.String("data", defaultDataDir(), "data folder")
 	name := fs.String("name", "", "who the credential is for, such as claude-code@laptop (create)")
+	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where credentials are kept: sqlite or dynamodb, as for serve")
+	table := fs.String("table", os.Getenv("LOOPBACK_TABLE"), "the DynamoDB table, with --store dynamodb")
 	// Accept the credential's ID before or after the flags: `token revoke ID --data DIR`.
 	rest, positional := args[1:], []string(nil)
 	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
@@ -32,7 +35,7 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	positional = append(positional, fs.Args()...)
-	a, err := openApp(ctx, *data)
+	a, _, err := openAppOn(ctx, storageConfig{kind: *store, dir: *data, table: *table})
 	if err != nil {
 		return err
 	}
