@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -91,22 +90,10 @@ func (s *server) refused(t *testing.T, o eventstest.Options, status int, code st
 	}
 }
 
-// frame reads one frame, checked against the contract.
-func frame(t *testing.T, conn *websocket.Conn) events.ServerEvent {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	e, err := eventstest.Next(ctx, conn)
-	if err != nil {
-		t.Fatalf("reading a frame: %v", err)
-	}
-	return e
-}
-
 // snapshotFirst reads the first frame, which must be the snapshot.
 func snapshotFirst(t *testing.T, conn *websocket.Conn) *ask.Snapshot {
 	t.Helper()
-	e := frame(t, conn)
+	e := eventstest.MustNext(t, conn)
 	if e.Type != events.TypeSnapshot {
 		t.Fatalf("the first frame is %s, want snapshot", e.Type)
 	}
@@ -118,7 +105,7 @@ func snapshotFirst(t *testing.T, conn *websocket.Conn) *ask.Snapshot {
 func untilAsk(t *testing.T, conn *websocket.Conn, id string, allowed map[string]bool) events.ServerEvent {
 	t.Helper()
 	for {
-		e := frame(t, conn)
+		e := eventstest.MustNext(t, conn)
 		if e.Ask == nil {
 			t.Fatalf("a %s frame after the first", e.Type)
 		}
@@ -383,7 +370,7 @@ func TestEventSocketFrames(t *testing.T) {
 	// An agent asks; the person replies: every change arrives, in order, and only its own.
 	agent := s.agent(t, ownerToken)
 	call := askInBackground(t, agent, map[string]any{"question": "Merge?", "project": "alpha", "options": []map[string]any{{"label": "Yes"}, {"label": "No"}}})
-	first := frame(t, mine)
+	first := eventstest.MustNext(t, mine)
 	if first.Type != events.TypeAskOpened || first.Ask.Project != "alpha" || first.Ask.Question == nil || first.Ask.Question.Question != "Merge?" {
 		t.Fatalf("the first event is %s %+v, want ask.opened of the new question", first.Type, first.Ask)
 	}
@@ -391,7 +378,7 @@ func TestEventSocketFrames(t *testing.T) {
 	seq := []events.ServerEvent{first}
 	more := func(until func(*ask.Ask) bool) {
 		for !until(seq[len(seq)-1].Ask) {
-			e := frame(t, mine)
+			e := eventstest.MustNext(t, mine)
 			if e.Ask == nil || e.Ask.ID != id || e.Type != events.TypeAskUpdated {
 				t.Fatalf("event %d: %s of %+v, want ask.updated of %s", len(seq), e.Type, e.Ask, id)
 			}
@@ -430,7 +417,7 @@ func TestEventSocketFrames(t *testing.T) {
 
 	// The other space: its first event is its own ask, though ours changed first.
 	call = askInBackground(t, s.agent(t, otherToken), map[string]any{"question": "Secret?", "project": "secret"})
-	e := frame(t, theirs)
+	e := eventstest.MustNext(t, theirs)
 	if e.Type != events.TypeAskOpened || e.Ask.Project != "secret" {
 		t.Fatalf("the other space's first event: %s %+v", e.Type, e.Ask)
 	}
@@ -477,17 +464,6 @@ func jsonSame(t *testing.T, a, b []byte) bool {
 	return string(mustJSON(t, x)) == string(mustJSON(t, y))
 }
 
-// smallReceiveBuffer is an HTTP client whose connections have a small kernel receive buffer, so a
-// client that stops reading backs up into the server sooner.
-func smallReceiveBuffer() *http.Client {
-	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
-		return errors.Join(err, serr)
-	}}
-	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
-}
-
 // A client that stops reading is dropped once its queue (256 changes) is full, while a client
 // beside it receives every change.
 func TestEventSocketSlowClient(t *testing.T) {
@@ -515,7 +491,7 @@ func TestEventSocketSlowClient(t *testing.T) {
 	}
 
 	start := time.Now()
-	slow := s.socket(t, eventstest.Options{Ticket: s.ticket(t, ownerToken), HTTPClient: smallReceiveBuffer()})
+	slow := s.socket(t, eventstest.Options{Ticket: s.ticket(t, ownerToken), HTTPClient: eventstest.SmallReceiveBuffer()})
 	fast := s.socket(t, eventstest.Options{Token: ownerToken})
 	type result struct {
 		updated int

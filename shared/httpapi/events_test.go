@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -78,17 +76,6 @@ func dial(t *testing.T, s *socketServer, o eventstest.Options) *websocket.Conn {
 	return conn
 }
 
-func next(t *testing.T, conn *websocket.Conn) events.ServerEvent {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	e, err := eventstest.Next(ctx, conn)
-	if err != nil {
-		t.Fatalf("reading a frame: %v", err)
-	}
-	return e
-}
-
 // bigAsk is a question of this space carrying about size bytes, at a version.
 func bigAsk(version, size int) *ask.Ask {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(version) * time.Millisecond)
@@ -99,25 +86,14 @@ func bigAsk(version, size int) *ask.Ask {
 	}
 }
 
-// smallReceiveBuffer is an HTTP client whose connections have a small kernel receive buffer, so a
-// client that stops reading backs up into the server quickly.
-func smallReceiveBuffer() *http.Client {
-	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
-		return errors.Join(err, serr)
-	}}
-	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
-}
-
 // A client that stops reading is dropped when its bounded queue fills, with a close reason that
 // says what to do; a client beside it receives every change, in step, the whole time.
 func TestSlowClientIsDropped(t *testing.T) {
 	s := newSocketServer(t, httpapi.SocketConfig{Queue: 4, Ping: time.Hour, WriteTimeout: time.Minute}, "")
-	slow := dial(t, s, eventstest.Options{HTTPClient: smallReceiveBuffer()})
+	slow := dial(t, s, eventstest.Options{HTTPClient: eventstest.SmallReceiveBuffer()})
 	fast := dial(t, s, eventstest.Options{})
-	next(t, slow) // the snapshot; then slow reads no more
-	next(t, fast)
+	eventstest.MustNext(t, slow) // the snapshot; then slow reads no more
+	eventstest.MustNext(t, fast)
 	if s.hub.Len() != 2 {
 		t.Fatalf("hub has %d subscriptions, want 2", s.hub.Len())
 	}
@@ -132,7 +108,7 @@ func TestSlowClientIsDropped(t *testing.T) {
 		}
 		changes = v
 		s.hub.Publish(ask.Change{Ask: bigAsk(v, size), Opened: v == 1})
-		e := next(t, fast)
+		e := eventstest.MustNext(t, fast)
 		if e.Ask == nil || !e.Ask.UpdatedAt.Equal(bigAsk(v, 0).UpdatedAt) {
 			t.Fatalf("change %d: the fast client got %+v", v, e)
 		}
@@ -174,7 +150,7 @@ func TestKeepalive(t *testing.T) {
 	s := newSocketServer(t, httpapi.SocketConfig{Ping: 50 * time.Millisecond}, "")
 	var pings atomic.Int32
 	alive := dial(t, s, eventstest.Options{OnPing: func() bool { pings.Add(1); return true }})
-	next(t, alive)
+	eventstest.MustNext(t, alive)
 	go alive.Read(context.Background()) // read, so pings are answered
 	deadline := time.Now().Add(5 * time.Second)
 	for pings.Load() < 3 && time.Now().Before(deadline) {
@@ -187,7 +163,7 @@ func TestKeepalive(t *testing.T) {
 	var answered atomic.Bool
 	answered.Store(true)
 	dead := dial(t, s, eventstest.Options{OnPing: func() bool { return answered.Load() }})
-	next(t, dead)
+	eventstest.MustNext(t, dead)
 	answered.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -301,7 +277,7 @@ func TestSocketOrdersByVersion(t *testing.T) {
 	}
 	conn := dial(t, s, eventstest.Options{})
 	var view eventstest.View
-	if err := view.Apply(next(t, conn)); err != nil || view.Asks[a.ID] == nil {
+	if err := view.Apply(eventstest.MustNext(t, conn)); err != nil || view.Asks[a.ID] == nil {
 		t.Fatalf("snapshot: %v", err)
 	}
 	at := func(v int) *ask.Ask {
@@ -317,7 +293,7 @@ func TestSocketOrdersByVersion(t *testing.T) {
 	s.hub.Publish(ask.Change{Ask: at(4)})
 	var got []string
 	for range 2 {
-		e := next(t, conn)
+		e := eventstest.MustNext(t, conn)
 		if err := view.Apply(e); err != nil {
 			t.Fatal(err)
 		}

@@ -6,10 +6,15 @@ package eventstest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
+	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -154,4 +159,27 @@ func JSON(a *ask.Ask) string {
 		return "error: " + err.Error()
 	}
 	return string(b)
+}
+
+// MustNext reads one frame within 10 s, checked against the contract, failing the test otherwise.
+func MustNext(t testing.TB, conn *websocket.Conn) events.ServerEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := Next(ctx, conn)
+	if err != nil {
+		t.Fatalf("reading a frame: %v", err)
+	}
+	return e
+}
+
+// SmallReceiveBuffer is an HTTP client whose connections have a small kernel receive buffer, so a
+// client that stops reading backs up into the server quickly.
+func SmallReceiveBuffer() *http.Client {
+	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10) })
+		return errors.Join(err, serr)
+	}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
 }
