@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // runs on jsdom here; the browser suite (test/e2e) runs the same code in real Chromium.
 export default defineConfig({
   test: {
-    include: ['test/unit/**/*.test.ts'],
+    include: ['test/unit/**/*.test.{ts,tsx}'],
     environment: 'jsdom',
   },
   esbuild: false,

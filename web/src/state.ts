@@ -1,6 +1,6 @@
 // The inbox's state and everything that changes it: one small store the views subscribe to.
 
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import { api, ApiError, setHooks, setToken } from './api';
 import { forgetToken, storeToken } from './auth';
 import { clearAllDrafts, clearDraft } from './drafts';
@@ -108,12 +108,18 @@ export function setState(patch: Partial<AppState> | ((s: AppState) => Partial<Ap
   updateTitle();
 }
 
-/** The app state in a component, re-rendering on every change. */
+/**
+ * The app state in a component, re-rendering on every change. A component subscribes only after
+ * it has rendered, so a change made in between (a fast 401 to the first whoami, say) is caught by
+ * comparing the state it rendered with the state at subscription.
+ */
 export function useApp(): AppState {
   const [, force] = useState(0);
-  useEffect(() => {
+  const rendered = state;
+  useLayoutEffect(() => {
     const l = () => force((n) => n + 1);
     listeners.add(l);
+    if (state !== rendered) l();
     return () => void listeners.delete(l);
   }, []);
   return state;
