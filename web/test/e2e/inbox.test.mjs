@@ -146,7 +146,8 @@ describe('questions', () => {
     await page.locator(`[data-ask-row="${ask.id}"] .chip-draft`).waitFor();
     await page.getByRole('button', { name: 'Send answer' }).click();
     assert.deepEqual((await call).reply, { outcome: 'answered', selected: ['No'], text: 'Not before the migration runs, tomorrow.' });
-    assert.equal(await page.evaluate((id) => localStorage.getItem('loopback.draft.' + id), ask.id), null);
+    // The agent is woken when the reply commits, which can be before the page has read the 200.
+    await page.waitForFunction((id) => localStorage.getItem('loopback.draft.' + id) === null, ask.id, { timeout: 10_000 });
     await page.context().close();
   });
 });
@@ -628,11 +629,17 @@ describe('live', () => {
 describe('keyboard', () => {
   it('moves through the list with j/k, opens with Enter, goes back with Esc, and shows help with ?', async () => {
     const page = await openInbox(browser, server);
-    for (const n of [1, 2]) background(agent.call('ask_question', { project: project('keys'), question: `Key ${n}?` }));
+    const p = project('keys');
+    for (const n of [1, 2]) background(agent.call('ask_question', { project: p, question: `Key ${n}?` }));
     const rows = page.locator('.ask-list [data-ask-row]');
-    await page.waitForFunction(() => document.querySelectorAll('.ask-list [data-ask-row]').length >= 2);
+    // Both asks on the page before the first key, so the list no longer moves under it (they are the
+    // newest, so they are its first two rows).
+    const ids = [];
+    for (const n of [1, 2]) ids.push((await waitForAsk(server, (a) => a.project === p && a.prompt.question === `Key ${n}?`)).id);
+    await page.waitForFunction((ids) => ids.every((id) => document.querySelector(`.ask-list [data-ask-row="${id}"]`)), ids);
     await page.keyboard.press('j');
     const first = await rows.nth(0).getAttribute('data-ask-row');
+    assert.ok(ids.includes(first));
     assert.equal(await page.evaluate(() => document.activeElement.dataset.askRow), first);
     await page.waitForURL(`**/asks/${first}`); // on a wide screen the ask opens beside the list
     await page.keyboard.press('j');
