@@ -25,6 +25,7 @@ const (
 	EUploadTooLarge   = "upload.too_large"   // more bytes than the ticket's maxBytes
 	EUploadInvalid    = "upload.invalid"     // not an image of the ticket's type, or an empty body
 	ERouteNotFound    = "route.not_found"    // no such endpoint
+	ESessionNotFound  = "session.not_found"  // an MCP session id this server did not issue: initialize again
 	EMethodNotAllowed = "method.not_allowed"
 	EInternal         = "internal" // our fault; details are logged, not sent
 )

@@ -12,6 +12,7 @@ import (
 var statusByCode = map[string]int{
 	ask.ENotFound:         http.StatusNotFound,
 	ask.ERouteNotFound:    http.StatusNotFound,
+	ask.ESessionNotFound:  http.StatusNotFound,
 	ask.EClosed:           http.StatusConflict,
 	ask.EAgentsTurn:       http.StatusConflict,
 	ask.EHumansTurn:       http.StatusConflict,

@@ -128,3 +128,58 @@ func TestGateRefusesTheMCPClient(t *testing.T) {
 		t.Fatalf("%d asks exist", n)
 	}
 }
+
+// TestSessionHeader: a session-based request without Mcp-Session-Id is a 400 Problem, as the
+// transport says (a 404 would tell the client its session had expired); a malformed one is a 404,
+// which sends the client back to initialize. Initialize and 2026-07-28 requests need none.
+func TestSessionHeader(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{})
+	const toolsList = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	tests := []struct {
+		name       string
+		body       string
+		session    string
+		version    string // the Mcp-Protocol-Version header
+		wantStatus int
+	}{
+		{"initialize needs none", initializeBody, "", "", http.StatusOK},
+		{"tools/list without one", toolsList, "", "2025-11-25", http.StatusBadRequest},
+		{"tools/list without one or a version", toolsList, "", "", http.StatusBadRequest},
+		{"a notification without one", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "", "2025-11-25", http.StatusBadRequest},
+		{"a malformed one", toolsList, "not a session", "2025-11-25", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest("POST", d.MCP, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+d.Token)
+			if tt.session != "" {
+				req.Header.Set("Mcp-Session-Id", tt.session)
+			}
+			if tt.version != "" {
+				req.Header.Set("Mcp-Protocol-Version", tt.version)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.wantStatus, b)
+			}
+			if tt.wantStatus != http.StatusOK {
+				if err := contract.ValidateModel("Problem", b); err != nil {
+					t.Errorf("the refusal is not a Problem: %v", err)
+				}
+				if !strings.Contains(string(b), "Mcp-Session-Id") {
+					t.Errorf("the refusal does not say what is missing: %s", b)
+				}
+			}
+		})
+	}
+}

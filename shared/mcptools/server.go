@@ -119,6 +119,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		var msg rpcMessage
 		_ = json.Unmarshal(body, &msg) // mcp-go answers malformed JSON-RPC itself
+		if msg.needsSession() && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+			switch id := r.Header.Get(mcp.HeaderSessionID); {
+			case id == "":
+				// The transport says 400 here; a 404 would tell the client its session expired.
+				writeProblem(w, http.StatusBadRequest, ask.ERequestInvalid,
+					"missing Mcp-Session-Id header: send initialize first, then carry the session id it returned on every request")
+				return
+			case !validSessionID(id):
+				// 404 sends the client back to initialize, as the transport says.
+				writeProblem(w, http.StatusNotFound, ask.ESessionNotFound,
+					"unknown Mcp-Session-Id: this server did not issue it; send initialize to start a new session")
+				return
+			}
+		}
 		client := msg.client()
 		if client == "" {
 			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
@@ -152,6 +166,12 @@ type rpcMessage struct {
 		TaskID     string              `json:"taskId,omitempty"`
 		Cursor     string              `json:"cursor,omitempty"`
 	} `json:"params"`
+}
+
+// needsSession reports whether the message is a request or notification of the session-based
+// protocol (before 2026-07-28), which must carry the session id that initialize returned.
+func (m *rpcMessage) needsSession() bool {
+	return m.Method != "" && m.Method != string(mcp.MethodInitialize) && !mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion())
 }
 
 // client is the MCP client's name and version: from initialize, or from a request's _meta (the

@@ -61,6 +61,12 @@ func clientFromSessionID(id string) (string, error) {
 	return string(client), nil
 }
 
+// validSessionID reports whether id is one newSessionID could have made.
+func validSessionID(id string) bool {
+	_, err := clientFromSessionID(id)
+	return err == nil
+}
+
 // sessionIDs is mcp-go's session id manager for one request: it mints ids carrying the client
 // of an initialize, and accepts any well-formed id, so sessions work across instances.
 type sessionIDs struct{ client string }
