@@ -59,24 +59,7 @@ func TestGate(t *testing.T) {
 			if tt.method == "POST" {
 				body = strings.NewReader(initializeBody)
 			}
-			req, err := http.NewRequest(tt.method, d.MCP, body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			if tt.auth != "" {
-				req.Header.Set("Authorization", tt.auth)
-			}
-			if tt.origin != "" {
-				req.Header.Set("Origin", tt.origin)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
+			resp, b := sendMCP(t, tt.method, d.MCP, body, map[string]string{"Authorization": tt.auth, "Origin": tt.origin})
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.wantStatus, b)
 			}
@@ -150,25 +133,8 @@ func TestSessionHeader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := http.NewRequest("POST", d.MCP, strings.NewReader(tt.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Authorization", "Bearer "+d.Token)
-			if tt.session != "" {
-				req.Header.Set("Mcp-Session-Id", tt.session)
-			}
-			if tt.version != "" {
-				req.Header.Set("Mcp-Protocol-Version", tt.version)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
+			resp, b := sendMCP(t, "POST", d.MCP, strings.NewReader(tt.body),
+				map[string]string{"Authorization": "Bearer " + d.Token, "Mcp-Session-Id": tt.session, "Mcp-Protocol-Version": tt.version})
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.wantStatus, b)
 			}
@@ -182,4 +148,31 @@ func TestSessionHeader(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sendMCP sends one request to /mcp as an MCP client would, with the headers given (empty values
+// are left out), and returns the response and its body.
+func sendMCP(t *testing.T, method, url string, body io.Reader, headers map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
 }
