@@ -199,7 +199,8 @@ func TestEndToEnd(t *testing.T) {
 	local := ask.Origin{Space: LocalSpace, Client: "e2e 1.0", RaisedBy: &ask.Actor{ID: "owner"}}
 
 	for _, want := range []string{"Inbox:", "#token=" + ownerToken, "/mcp", "claude mcp add --transport http",
-		`"loopback": {"url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + ownerToken + `"}}`} {
+		`"loopback": {"url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + ownerToken + `"}}`,
+		`"loopback": {"type": "http", "url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + ownerToken + `"}}`} {
 		if !strings.Contains(s.out.String(), want) {
 			t.Errorf("the welcome does not mention %q:\n%s", want, s.out.String())
 		}

@@ -255,8 +255,11 @@ func printWelcome(w io.Writer, base, token string) {
 Add it to Claude Code:
   claude mcp add --transport http loopback %[1]s/mcp --header "Authorization: Bearer %[2]s"
 
-Add it to Cursor (~/.cursor/mcp.json) or VS Code (.vscode/mcp.json, under "servers"):
+Add it to Cursor (~/.cursor/mcp.json, under "mcpServers"):
   "loopback": {"url": "%[1]s/mcp", "headers": {"Authorization": "Bearer %[2]s"}}
+
+Add it to VS Code (.vscode/mcp.json, under "servers"):
+  "loopback": {"type": "http", "url": "%[1]s/mcp", "headers": {"Authorization": "Bearer %[2]s"}}
 
 `, base, token)
 }
