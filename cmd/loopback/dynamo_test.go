@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"image"
@@ -34,53 +33,16 @@ func TestServeOnDynamoDB(t *testing.T) {
 	t.Cleanup(moto.Close)
 	table, bucket := awstest.Name("serve"), awstest.Name("serve-images")
 	nowhere := filepath.Join(t.TempDir(), "none")
-	for k, v := range map[string]string{
+	const token = "lbt_dynamo_owner_token_for_the_test"
+	s := startServe(t, 30*time.Second, map[string]string{
 		"AWS_ENDPOINT_URL": moto.URL, "AWS_REGION": awstest.Region,
 		"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "",
 		"AWS_PROFILE": "", "AWS_CONFIG_FILE": nowhere, "AWS_SHARED_CREDENTIALS_FILE": nowhere,
-		"LOOPBACK_TOKEN": "lbt_dynamo_owner_token_for_the_test", "LOOPBACK_STORE": "", "LOOPBACK_TABLE": "", "LOOPBACK_BUCKET": "",
-	} {
-		t.Setenv(k, v)
-	}
-	const token = "lbt_dynamo_owner_token_for_the_test"
-
-	ctx, cancel := context.WithCancel(context.Background())
-	out, errOut := &syncBuffer{}, &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(),
-			"--store", "dynamodb", "--table", table, "--bucket", bucket, "--create"}, out, errOut)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve returned %v; log:\n%s", err, errOut.String())
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("serve did not shut down within 15s")
-		}
-	})
-	base := ""
-	for deadline := time.Now().Add(30 * time.Second); base == "" && time.Now().Before(deadline); {
-		sc := bufio.NewScanner(strings.NewReader(out.String()))
-		for sc.Scan() {
-			if api, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "API:"); ok {
-				base = strings.TrimSuffix(strings.TrimSpace(api), "/api/v1")
-			}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve exited early: %v\n%s", err, errOut.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	if base == "" {
-		t.Fatalf("serve printed no address:\n%s\n%s", out.String(), errOut.String())
-	}
-	if !strings.Contains(errOut.String(), "store=\"dynamodb:"+table+" s3:"+bucket+"\"") {
-		t.Errorf("the log does not say the store is the table and bucket:\n%s", errOut.String())
+		"LOOPBACK_TOKEN": token, "LOOPBACK_STORE": "", "LOOPBACK_TABLE": "", "LOOPBACK_BUCKET": "",
+	}, "--store", "dynamodb", "--table", table, "--bucket", bucket, "--create")
+	base := s.base
+	if !strings.Contains(s.log.String(), "store=\"dynamodb:"+table+" s3:"+bucket+"\"") {
+		t.Errorf("the log does not say the store is the table and bucket:\n%s", s.log.String())
 	}
 
 	call := func(method, path string, body io.Reader, headers ...string) (int, []byte) {

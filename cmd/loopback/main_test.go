@@ -28,7 +28,8 @@ const ownerToken = "lb_e2e-owner-token-0123456789abcdefghijklmnopqrstuv"
 type server struct {
 	base string
 	dir  string
-	out  *syncBuffer
+	out  *syncBuffer // what it prints for the person
+	log  *syncBuffer // its slog output
 }
 
 // syncBuffer lets the test read what the server prints while it is still printing.
@@ -49,7 +50,15 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// startServer runs `loopback serve` on SQLite, as `make dev` does.
 func startServer(t *testing.T, env map[string]string) *server {
+	t.Helper()
+	return startServe(t, 15*time.Second, env)
+}
+
+// startServe runs `loopback serve --addr 127.0.0.1:0 --data DIR` with flags added, and waits up
+// to within for it to print its address. It is stopped, and must return cleanly, at cleanup.
+func startServe(t *testing.T, within time.Duration, env map[string]string, flags ...string) *server {
 	t.Helper()
 	for k, v := range env {
 		t.Setenv(k, v)
@@ -58,7 +67,8 @@ func startServer(t *testing.T, env map[string]string) *server {
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, out, errOut) }()
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, flags...)
+	go func() { done <- run(ctx, args, out, errOut) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -70,12 +80,12 @@ func startServer(t *testing.T, env map[string]string) *server {
 			t.Error("serve did not shut down within 15s")
 		}
 	})
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		sc := bufio.NewScanner(strings.NewReader(out.String()))
 		for sc.Scan() {
 			if api, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "API:"); ok {
-				return &server{base: strings.TrimSuffix(strings.TrimSpace(api), "/api/v1"), dir: dir, out: out}
+				return &server{base: strings.TrimSuffix(strings.TrimSpace(api), "/api/v1"), dir: dir, out: out, log: errOut}
 			}
 		}
 		select {
