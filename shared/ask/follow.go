@@ -2,6 +2,7 @@ package ask
 
 import (
 	"context"
+	"encoding/base64"
 	"time"
 )
 
@@ -70,6 +71,28 @@ type TaskStore interface {
 	// ListTasks returns a space's unexpired tasks, newest first, after the cursor ("" for the
 	// first page), and the cursor of the next page ("" on the last).
 	ListTasks(ctx context.Context, space, cursor string, limit int, now time.Time) ([]*Task, string, error)
+}
+
+// EncodeTaskCursor makes ListTasks' cursor from the last task of a page: its creation time in the
+// contract's fixed width, then its id, as URL-safe base64. Every adapter gives out the same
+// cursors, so a client's cursor does not depend on the store behind the server.
+func EncodeTaskCursor(created time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(FormatTime(created) + id))
+}
+
+// DecodeTaskCursor reads a cursor EncodeTaskCursor made, as the stored form of the time and the
+// id; anything else is an *Error with ERequestInvalid.
+func DecodeTaskCursor(cursor string) (created, id string, err error) {
+	invalid := Errorf(ERequestInvalid, "the cursor %q is not one this server gave out", cursor)
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(b) <= len(TimeLayout) {
+		return "", "", invalid
+	}
+	created, id = string(b[:len(TimeLayout)]), string(b[len(TimeLayout):])
+	if _, err := time.Parse(TimeLayout, created); err != nil {
+		return "", "", invalid
+	}
+	return created, id, nil
 }
 
 // PersonsMove returns the reply that hands the move away from the person, if the person has moved:

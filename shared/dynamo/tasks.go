@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"time"
 
@@ -160,7 +159,7 @@ func (s *Store) ListTasks(ctx context.Context, space, cursor string, limit int, 
 	attrs := names(attrLPK)
 	values := item{":lpk": str(prefixTasks + space)}
 	if cursor != "" {
-		created, id, err := decodeCursor(cursor)
+		created, id, err := ask.DecodeTaskCursor(cursor)
 		if err != nil {
 			return nil, "", err
 		}
@@ -197,26 +196,7 @@ func (s *Store) ListTasks(ctx context.Context, space, cursor string, limit int, 
 	}
 	out = out[:limit]
 	last := out[limit-1]
-	return out, encodeCursor(last.CreatedAt, last.ID), nil
-}
-
-// A cursor is the creation time and id of the last task of a page, as URL-safe base64: the time
-// in its fixed width, then the id (the same cursors as the SQLite store's).
-func encodeCursor(created time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(formatTime(created) + id))
-}
-
-func decodeCursor(cursor string) (created, id string, err error) {
-	invalid := ask.Errorf(ask.ERequestInvalid, "the cursor %q is not one this server gave out", cursor)
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(b) <= len(ask.TimeLayout) {
-		return "", "", invalid
-	}
-	created, id = string(b[:len(ask.TimeLayout)]), string(b[len(ask.TimeLayout):])
-	if _, err := time.Parse(ask.TimeLayout, created); err != nil {
-		return "", "", invalid
-	}
-	return created, id, nil
+	return out, ask.EncodeTaskCursor(last.CreatedAt, last.ID), nil
 }
 
 func decodeTask(it item) (*ask.Task, error) {

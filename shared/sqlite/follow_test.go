@@ -98,7 +98,7 @@ func TestListTasksCursor(t *testing.T) {
 	if page, next, err := d.ListTasks(ctx, "s", "", 4, t0); err != nil || len(page) != 4 || next != "" {
 		t.Fatalf("one full page of all 4: %d tasks, cursor %q, %v; want no cursor", len(page), next, err)
 	}
-	for _, bad := range []string{"x", "!!!", encodeCursor(t0, "")[:10], "bm90IGEgdGltZSBhdCBhbGwsIG5vLCBub3QgYXQgYWxs"} {
+	for _, bad := range []string{"x", "!!!", ask.EncodeTaskCursor(t0, "")[:10], "bm90IGEgdGltZSBhdCBhbGwsIG5vLCBub3QgYXQgYWxs"} {
 		_, _, err := d.ListTasks(ctx, "s", bad, 2, t0)
 		if ask.ErrorCode(err) != ask.ERequestInvalid {
 			t.Errorf("ListTasks with cursor %q: got %v, want %s", bad, err, ask.ERequestInvalid)

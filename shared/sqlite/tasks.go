@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
@@ -88,7 +87,7 @@ func (d *DB) ListTasks(ctx context.Context, space, cursor string, limit int, now
 	query := `SELECT ` + taskColumns + ` FROM tasks WHERE space = ? AND expires_at > ?`
 	args := []any{space, formatTime(now)}
 	if cursor != "" {
-		created, id, err := decodeCursor(cursor)
+		created, id, err := ask.DecodeTaskCursor(cursor)
 		if err != nil {
 			return nil, "", err
 		}
@@ -118,7 +117,7 @@ func (d *DB) ListTasks(ctx context.Context, space, cursor string, limit int, now
 	}
 	out = out[:limit]
 	last := out[limit-1]
-	return out, encodeCursor(last.CreatedAt, last.ID), nil
+	return out, ask.EncodeTaskCursor(last.CreatedAt, last.ID), nil
 }
 
 // DeleteExpiredTasks deletes every task whose ExpiresAt is at or before now, and says how many.
@@ -132,25 +131,6 @@ func (d *DB) DeleteExpiredTasks(ctx context.Context, now time.Time) (int, error)
 		return 0, fmt.Errorf("sqlite: delete expired tasks: %w", err)
 	}
 	return int(n), nil
-}
-
-// A cursor is the creation time and id of the last task of a page, as URL-safe base64: the time
-// in its fixed width, then the id.
-func encodeCursor(created time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(formatTime(created) + id))
-}
-
-func decodeCursor(cursor string) (created, id string, err error) {
-	invalid := ask.Errorf(ask.ERequestInvalid, "the cursor %q is not one this server gave out", cursor)
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(b) <= len(ask.TimeLayout) {
-		return "", "", invalid
-	}
-	created, id = string(b[:len(ask.TimeLayout)]), string(b[len(ask.TimeLayout):])
-	if _, err := parseTime(created); err != nil {
-		return "", "", invalid
-	}
-	return created, id, nil
 }
 
 func scanTask(row scanner) (*ask.Task, error) {
