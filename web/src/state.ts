@@ -40,7 +40,6 @@ export interface AppState {
   toast: { text: string; kind: 'ok' | 'error'; id: number } | null;
   project: string;
   route: Route;
-  help: boolean;
   notifications: NotificationPermission | 'unsupported';
 }
 
@@ -91,7 +90,6 @@ let state: AppState = {
   toast: null,
   project: readProject(),
   route: parseRoute(location.pathname),
-  help: false,
   notifications: typeof Notification === 'undefined' ? 'unsupported' : Notification.permission,
 };
 
@@ -342,7 +340,7 @@ export function navigate(r: Route, replace = false): void {
     if (replace) history.replaceState(null, '', path);
     else history.pushState(null, '', path);
   }
-  setState({ route: r, help: false });
+  setState({ route: r });
   if (r.name !== 'ask') window.scrollTo(0, 0);
 }
 

@@ -1,6 +1,6 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { openAsks } from '../merge';
-import { enableNotifications, navigate, retryLive, setState, signIn, signOut, useApp, type AppState } from '../state';
+import { enableNotifications, getState, navigate, retryLive, signIn, signOut, useApp, type AppState } from '../state';
 import { AskView } from './AskView';
 import { ListPane, type Tab } from './AskList';
 import { useNow } from './common';
@@ -8,7 +8,7 @@ import { BellIcon, HelpIcon, InboxIcon, LogoIcon, SignOutIcon } from './icons';
 
 export function App() {
   const s = useApp();
-  useShortcuts(s);
+  useShortcuts();
   if (!s.token) return <SignIn message={s.signInMessage} />;
   const tab: Tab = s.route.name === 'history' ? 'history' : s.route.name === 'ask' ? lastTab.current : 'inbox';
   if (s.route.name !== 'ask') lastTab.current = tab;
@@ -33,7 +33,7 @@ export function App() {
           {s.toast.text}
         </div>
       )}
-      <Help open={s.help} />
+      <Help />
     </div>
   );
 }
@@ -93,7 +93,7 @@ function TopBar({ s }: { s: AppState }) {
           <BellIcon />
         </button>
       )}
-      <button type="button" class="icon-btn" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={() => setState({ help: true })}>
+      <button type="button" class="icon-btn" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={openHelp}>
         <HelpIcon />
       </button>
       <button type="button" class="icon-btn" aria-label="Sign out" title="Sign out" onClick={() => signOut('You signed out. Your drafts on this device were removed.', true)}>
@@ -213,16 +213,10 @@ function SignIn({ message }: { message: string | null }) {
   );
 }
 
-function Help({ open }: { open: boolean }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (open && !d.open) d.showModal();
-    if (!open && d.open) d.close();
-  }, [open]);
+/** The shortcuts dialog. It opens and closes itself (openHelp, Esc, Close), never through a render. */
+function Help() {
   return (
-    <dialog ref={ref} class="help" aria-labelledby="help-title" onClose={() => setState({ help: false })}>
+    <dialog class="help" aria-labelledby="help-title">
       <h2 id="help-title">Keyboard shortcuts</h2>
       <dl class="shortcuts">
         <dt>
@@ -260,17 +254,15 @@ function Help({ open }: { open: boolean }) {
 }
 
 /** j/k move through the list (and open the ask on a wide screen), Enter opens, Esc goes back, ? helps. */
-function useShortcuts(s: AppState) {
-  const stateRef = useRef(s);
-  stateRef.current = s;
+function useShortcuts() {
   useEffect(() => {
     let g = false;
     const onKey = (e: KeyboardEvent) => {
-      const st = stateRef.current;
+      const st = getState(); // the store, not the last render: a key can come before the render
       if (!st.token || e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey) return;
       const t = e.target as HTMLElement | null;
       if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
-      if (st.help) return; // the dialog handles its own keys
+      if (helpDialog()?.open) return; // the dialog handles its own keys
       if (g) {
         g = false;
         if (e.key === 'i') return navigate({ name: 'inbox' });
@@ -279,7 +271,7 @@ function useShortcuts(s: AppState) {
       switch (e.key) {
         case '?':
           e.preventDefault();
-          setState({ help: true });
+          openHelp();
           return;
         case 'g':
           g = true;
@@ -313,6 +305,19 @@ function useShortcuts(s: AppState) {
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
   }, []);
+}
+
+function helpDialog() {
+  return document.querySelector<HTMLDialogElement>('dialog.help');
+}
+
+/**
+ * Opens the help dialog directly. The dialog alone knows whether it is open: it once mirrored a state
+ * flag, and an effect left over from an earlier render could close it again right after a quick Esc, ?.
+ */
+function openHelp() {
+  const d = helpDialog();
+  if (d && !d.open) d.showModal();
 }
 
 function focusRow(id: string | null) {
