@@ -341,7 +341,13 @@ export function navigate(r: Route, replace = false): void {
     else history.pushState(null, '', path);
   }
   setState({ route: r });
+  closeDialogs();
   if (r.name !== 'ask') window.scrollTo(0, 0);
+}
+
+/** A modal left open would cover the page that was just navigated to (a notification's click, Back). */
+function closeDialogs(): void {
+  for (const d of document.querySelectorAll<HTMLDialogElement>('dialog[open]')) d.close();
 }
 
 let detailFocus = false;
@@ -357,7 +363,10 @@ export function takeDetailFocus(): boolean {
   return f;
 }
 
-addEventListener('popstate', () => setState({ route: parseRoute(location.pathname) }));
+addEventListener('popstate', () => {
+  setState({ route: parseRoute(location.pathname) });
+  closeDialogs();
+});
 
 export function setProject(project: string): void {
   try {

@@ -665,6 +665,12 @@ describe('keyboard', () => {
     await page.keyboard.press('?');
     await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
     await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    // Back with the dialog open: the page behind it changes, so the dialog closes.
+    await page.keyboard.press('?');
+    await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+    await page.goBack();
+    await page.waitForURL(`**/asks/${first}`);
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
     assert.deepEqual(await cspViolations(page), []);
     await page.context().close();
   });
