@@ -62,7 +62,7 @@ bench: build
 clean:
 	rm -rf bin .aws-sam
 
-.PHONY: build-lambdas sam-build deploy bootstrap bench-lambdas $(addprefix build-,$(LAMBDAS))
+.PHONY: build-lambdas sam-build deploy bootstrap teammate agent-token tokens revoke bench-lambdas $(addprefix build-,$(LAMBDAS))
 
 # --- Lambdas ------------------------------------------------------------------------------------
 # `sam build` runs `make build-<LogicalId>` in the repository root with ARTIFACTS_DIR set
@@ -146,8 +146,28 @@ deploy:
 	@echo "MCP:   $$($(call OUTPUT,McpUrl))"
 	@echo "First deploy? Create your credential: make bootstrap NAME=you"
 
-## bootstrap: the first credential on a deployed stack: make bootstrap NAME=you
+## bootstrap: a new space on a deployed stack, its owner's and an agent's credentials: make bootstrap NAME=you
+BOOTSTRAP = $(GO) run ./infra/bootstrap --table $$($(call OUTPUT,AskTableName))
 bootstrap:
 	@test -n "$(NAME)" || { echo "usage: make bootstrap NAME=you"; exit 2; }
-	$(GO) run ./infra/bootstrap --name '$(NAME)' --table $$($(call OUTPUT,AskTableName)) \
-	  --url $$($(call OUTPUT,InboxUrl)) --mcp $$($(call OUTPUT,McpUrl))
+	$(BOOTSTRAP) --name '$(NAME)' --url $$($(call OUTPUT,InboxUrl)) --mcp $$($(call OUTPUT,McpUrl))
+
+## teammate: a teammate's (person's) credential: make teammate SPACE=sp_… NAME=ada
+teammate:
+	@test -n "$(NAME)" -a -n "$(SPACE)" || { echo "usage: make teammate SPACE=sp_… NAME=ada"; exit 2; }
+	$(BOOTSTRAP) --space '$(SPACE)' --person --name '$(NAME)' --url $$($(call OUTPUT,InboxUrl))
+
+## agent-token: another agent's credential (MCP only): make agent-token SPACE=sp_… NAME=laptop
+agent-token:
+	@test -n "$(NAME)" -a -n "$(SPACE)" || { echo "usage: make agent-token SPACE=sp_… NAME=laptop"; exit 2; }
+	$(BOOTSTRAP) --space '$(SPACE)' --agent --name '$(NAME)' --mcp $$($(call OUTPUT,McpUrl))
+
+## tokens: a space's credentials: make tokens SPACE=sp_…
+tokens:
+	@test -n "$(SPACE)" || { echo "usage: make tokens SPACE=sp_…"; exit 2; }
+	$(BOOTSTRAP) --space '$(SPACE)' --list
+
+## revoke: revoke a credential; its sockets, waits, tickets and tasks end too: make revoke SPACE=sp_… ID=cred_…
+revoke:
+	@test -n "$(ID)" -a -n "$(SPACE)" || { echo "usage: make revoke SPACE=sp_… ID=cred_…"; exit 2; }
+	$(BOOTSTRAP) --space '$(SPACE)' --revoke '$(ID)'

@@ -2,9 +2,10 @@
 // parts land) MCP, the event socket and the inbox, all on one port. No AWS account needed.
 //
 //	loopback serve [--addr 127.0.0.1:8080] [--data DIR]
-//	loopback token create --name NAME [--data DIR]
+//	loopback token create [--person] --name NAME [--data DIR]
 //	loopback token list [--data DIR]
 //	loopback token revoke ID [--data DIR]
+//	loopback token rotate [--data DIR]
 //	loopback version
 package main
 
@@ -37,14 +38,17 @@ const usage = `Loopback: agents ask, a person answers, the agent's call returns 
 
 Usage:
   loopback serve [--addr 127.0.0.1:8080] [--data DIR]   run Loopback locally
-  loopback token create --name NAME [--data DIR]         a credential for an agent, printed once
+  loopback token create --name NAME [--data DIR]         an agent's credential (MCP only), printed once
+  loopback token create --person --name NAME             a teammate's credential (inbox and replies)
                                                          (token commands take --store/--table like serve)
-  loopback token list [--data DIR]                       credentials of the local space
-  loopback token revoke ID [--data DIR]                  revoke a credential
+  loopback token list [--data DIR]                       credentials: role, name, created, last used
+  loopback token revoke ID [--data DIR]                  revoke a credential; what it opened ends too
+  loopback token rotate [--data DIR]                     a new owner token; the old one is revoked
   loopback version                                       the contract revision and build
 
 Environment:
-  LOOPBACK_TOKEN   the owner's token; when unset, one is generated on first run and kept in DIR
+  LOOPBACK_TOKEN   the owner's token, at least 32 characters; when unset, one is generated on first
+                   run and kept in DIR. Changing it retires the old one.
 `
 
 // run is main without the process: the end-to-end tests call it with their own context and output.

@@ -30,6 +30,7 @@ type server struct {
 	dir  string
 	out  *syncBuffer // what it prints for the person
 	log  *syncBuffer // its slog output
+	stop func()      // stops it now and checks it returned cleanly (cleanup does the same)
 }
 
 // syncBuffer lets the test read what the server prints while it is still printing.
@@ -60,32 +61,41 @@ func startServer(t *testing.T, env map[string]string) *server {
 // to within for it to print its address. It is stopped, and must return cleanly, at cleanup.
 func startServe(t *testing.T, within time.Duration, env map[string]string, flags ...string) *server {
 	t.Helper()
+	return startServeIn(t, t.TempDir(), within, env, flags...)
+}
+
+// startServeIn is startServe on a data folder of the caller's, such as one a stopped server used.
+func startServeIn(t *testing.T, dir string, within time.Duration, env map[string]string, flags ...string) *server {
+	t.Helper()
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
-	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, flags...)
 	go func() { done <- run(ctx, args, out, errOut) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve returned %v; log:\n%s", err, errOut.String())
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("serve returned %v; log:\n%s", err, errOut.String())
+				}
+			case <-time.After(15 * time.Second):
+				t.Error("serve did not shut down within 15s")
 			}
-		case <-time.After(15 * time.Second):
-			t.Error("serve did not shut down within 15s")
-		}
-	})
+		})
+	}
+	t.Cleanup(stop)
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		sc := bufio.NewScanner(strings.NewReader(out.String()))
 		for sc.Scan() {
 			if api, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "API:"); ok {
-				return &server{base: strings.TrimSuffix(strings.TrimSpace(api), "/api/v1"), dir: dir, out: out, log: errOut}
+				return &server{base: strings.TrimSuffix(strings.TrimSpace(api), "/api/v1"), dir: dir, out: out, log: errOut, stop: stop}
 			}
 		}
 		select {
@@ -208,9 +218,10 @@ func TestEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	local := ask.Origin{Space: LocalSpace, Client: "e2e 1.0", RaisedBy: &ask.Actor{ID: "owner"}}
 
+	agentToken := s.agentToken(t)
 	for _, want := range []string{"Inbox:", "#token=" + ownerToken, "/mcp", "claude mcp add --transport http",
-		`"loopback": {"url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + ownerToken + `"}}`,
-		`"loopback": {"type": "http", "url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + ownerToken + `"}}`} {
+		`"loopback": {"url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + agentToken + `"}}`,
+		`"loopback": {"type": "http", "url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + agentToken + `"}}`} {
 		if !strings.Contains(s.out.String(), want) {
 			t.Errorf("the welcome does not mention %q:\n%s", want, s.out.String())
 		}

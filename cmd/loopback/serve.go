@@ -21,6 +21,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/mcptools"
+	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/web"
 )
@@ -48,29 +49,6 @@ func openAppOn(ctx context.Context, c storageConfig) (*app, *backend, error) {
 	return &app{db: b.store, owner: ask.Actor{ID: "owner", Name: name}, dir: c.dir}, b, nil
 }
 
-// ownerToken returns the owner's token: LOOPBACK_TOKEN when set, else the one kept in the data
-// folder, else a new one (kept there, readable only by this user). Only its hash is in the database.
-func (a *app) ownerToken(ctx context.Context) (string, error) {
-	cred := ask.Credential{Space: LocalSpace, Role: ask.RoleOwner, Actor: a.owner, Person: a.owner}
-	if t := strings.TrimSpace(os.Getenv("LOOPBACK_TOKEN")); t != "" {
-		_, err := gate.Adopt(ctx, a.db, t, cred)
-		return t, err
-	}
-	path := filepath.Join(a.dir, "owner.token")
-	if b, err := os.ReadFile(path); err == nil {
-		t := strings.TrimSpace(string(b))
-		_, err := gate.Adopt(ctx, a.db, t, cred)
-		return t, err
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", err
-	}
-	t, _, err := gate.Issue(ctx, a.db, cred)
-	if err != nil {
-		return "", err
-	}
-	return t, os.WriteFile(path, []byte(t+"\n"), 0o600)
-}
-
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -87,7 +65,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	// Every log line passes through redact: no credential (a bearer token, an upload URL's
+	// token, a ticket) is ever written, whoever logs it.
+	logger := slog.New(redact.New(slog.NewTextHandler(stderr, nil)))
 	slog.SetDefault(logger)
 
 	a, stored, err := openAppOn(ctx, storageConfig{kind: *store, dir: *data, table: *table, bucket: *bucket, create: *create})
@@ -95,9 +75,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer a.db.Close()
-	token, err := a.ownerToken(ctx)
+	token, err := a.ownerCredential(ctx)
 	if err != nil {
 		return fmt.Errorf("setting up the owner's token: %w", err)
+	}
+	agentToken, err := a.agentCredential(ctx)
+	if err != nil {
+		return fmt.Errorf("setting up the agent's token: %w", err)
 	}
 
 	ln, err := net.Listen("tcp", *addr)
@@ -115,9 +99,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Uploaded images: the tickets in the store, the bytes in DIR/blobs (or S3).
 	svc.Uploads = a.db
 	uploads := &upload.Service{Store: a.db, Blobs: stored.blobs, Now: svc.Now, Logger: logger}
-	g := &gate.Gate{Credentials: a.db}
-	api := &httpapi.Server{Service: svc, Gate: g, Logger: logger, Tickets: a.db, Hub: hub, PublicURL: base, Uploads: uploads}
-	waiter := &mcptools.Waiter{Service: svc, Watcher: mcptools.HubWatcher{Hub: hub}, Progress: *progress, MaxWait: *maxWait}
+	g := &gate.Gate{Credentials: a.db, Now: svc.Now}
+	// A revoked credential's sockets and waits end within a second, wherever it was revoked.
+	revocations := &gate.Revocations{Credentials: a.db, Logger: logger}
+	api := &httpapi.Server{
+		Service: svc, Gate: g, Logger: logger, Tickets: a.db, Hub: hub, PublicURL: base, Uploads: uploads,
+		Revocations: revocations,
+	}
+	waiter := &mcptools.Waiter{
+		Service: svc, Watcher: mcptools.HubWatcher{Hub: hub}, Progress: *progress, MaxWait: *maxWait,
+		Revocations: revocations,
+	}
 	defer waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
 	agents := mcptools.New(mcptools.Config{
 		Service: svc, Gate: g, Tasks: a.db, Logger: logger, PublicURL: base, Waiter: waiter, Uploads: uploads,
@@ -139,7 +131,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(api.CloseSockets) // Shutdown does not wait for upgraded connections
-	printWelcome(stdout, base, token)
+	printWelcome(stdout, base, token, agentToken)
 	logger.Info("serving", "addr", ln.Addr().String(), "data", *data, "store", stored.where)
 	if err := svc.SettleWaiting(ctx, LocalSpace); err != nil {
 		return fmt.Errorf("settling waiting flags: %w", err)
@@ -242,24 +234,29 @@ func defaultDataDir() string {
 	return ".loopback"
 }
 
-// printWelcome tells the person where everything is. The token goes in the URL fragment, which a
-// browser never sends to a server.
-func printWelcome(w io.Writer, base, token string) {
+// printWelcome tells the person where everything is. The inbox link carries the person's token
+// in the URL fragment, which a browser never sends to a server; the lines for agents carry the
+// agent's token, which opens /mcp and nothing else. Never hand an agent the inbox link.
+func printWelcome(w io.Writer, base, token, agentToken string) {
 	fmt.Fprintf(w, `Loopback is running.
 
   Inbox:  %[1]s/#token=%[2]s
+          (your sign-in link: it holds your own token; keep it to yourself, and out of agents' reach)
   API:    %[1]s/api/v1
   MCP:    %[1]s/mcp
-  Token:  %[2]s
+
+For your agents (these carry an agent token: it can ask you, never answer for you):
 
 Add it to Claude Code:
-  claude mcp add --transport http loopback %[1]s/mcp --header "Authorization: Bearer %[2]s"
+  claude mcp add --transport http loopback %[1]s/mcp --header "Authorization: Bearer %[3]s"
 
 Add it to Cursor (~/.cursor/mcp.json, under "mcpServers"):
-  "loopback": {"url": "%[1]s/mcp", "headers": {"Authorization": "Bearer %[2]s"}}
+  "loopback": {"url": "%[1]s/mcp", "headers": {"Authorization": "Bearer %[3]s"}}
 
 Add it to VS Code (.vscode/mcp.json, under "servers"):
-  "loopback": {"type": "http", "url": "%[1]s/mcp", "headers": {"Authorization": "Bearer %[2]s"}}
+  "loopback": {"type": "http", "url": "%[1]s/mcp", "headers": {"Authorization": "Bearer %[3]s"}}
 
-`, base, token)
+One agent token per machine or agent: loopback token create --name NAME; a teammate: loopback token create --person --name NAME.
+
+`, base, token, agentToken)
 }

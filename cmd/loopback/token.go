@@ -6,13 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/gate"
 )
+
+// maxNameBytes bounds a credential's name: it is shown in the inbox and in every thread.
+const maxNameBytes = 200
 
 // token manages the local space's credentials: create one per agent so each can be revoked alone.
 func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -23,7 +28,8 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("token "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", defaultDataDir(), "data folder")
-	name := fs.String("name", "", "who the credential is for, such as claude-code@laptop (create)")
+	name := fs.String("name", "", "who the credential is for, such as claude-code@laptop or ada (create)")
+	person := fs.Bool("person", false, "create a teammate's credential: a person who signs in to the inbox and answers (create)")
 	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where credentials are kept: sqlite or dynamodb, as for serve")
 	table := fs.String("table", os.Getenv("LOOPBACK_TABLE"), "the DynamoDB table, with --store dynamodb")
 	// Accept the credential's ID before or after the flags: `token revoke ID --data DIR`.
@@ -43,18 +49,26 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	switch args[0] {
 	case "create":
-		if *name == "" {
+		n := strings.TrimSpace(*name)
+		if n == "" {
 			fmt.Fprintln(stderr, "token create needs --name: who the credential is for")
 			return errUsage
 		}
-		t, c, err := gate.Issue(ctx, a.db, ask.Credential{
-			Space: LocalSpace, Role: ask.RoleAgent,
-			Actor: ask.Actor{ID: "agent:" + *name, Name: *name}, Person: a.owner,
-		})
+		if len(n) > maxNameBytes || !utf8.ValidString(n) {
+			return fmt.Errorf("--name may be at most %d bytes of text", maxNameBytes)
+		}
+		c := ask.Credential{Space: LocalSpace, Role: ask.RoleAgent, Actor: ask.Actor{ID: "agent:" + n, Name: n}, Person: a.owner}
+		what := "an agent's credential: it may use /mcp only, and never answer"
+		if *person {
+			who := ask.Actor{ID: "person:" + n, Name: n}
+			c = ask.Credential{Space: LocalSpace, Role: ask.RolePerson, Actor: who, Person: who}
+			what = "a person's credential: it signs in to the inbox and answers; hand it to " + n + " alone"
+		}
+		t, stored, err := gate.Issue(ctx, a.db, c)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "Created %s for %s. The token is shown only this once:\n\n  %s\n", c.ID, *name, t)
+		fmt.Fprintf(stdout, "Created %s for %s (%s). The token is shown only this once:\n\n  %s\n", stored.ID, n, what, t)
 		return nil
 	case "list":
 		creds, err := a.db.Credentials(ctx, LocalSpace)
@@ -62,13 +76,16 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tROLE\tFOR\tCREATED\tREVOKED")
-		for _, c := range creds {
-			revoked := "-"
-			if c.RevokedAt != nil {
-				revoked = c.RevokedAt.Format(time.RFC3339)
+		fmt.Fprintln(tw, "ID\tROLE\tNAME\tFOR\tCREATED\tLAST USED\tREVOKED")
+		when := func(t *time.Time) string {
+			if t == nil {
+				return "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Role, c.Actor.Name, c.CreatedAt.Format(time.RFC3339), revoked)
+			return t.Local().Format(time.RFC3339)
+		}
+		for _, c := range creds {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Role, c.Actor.Name, c.Person.Name,
+				when(&c.CreatedAt), when(c.LastUsedAt), when(c.RevokedAt))
 		}
 		return tw.Flush()
 	case "revoke":
@@ -76,10 +93,20 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr, "token revoke needs the credential's ID (see token list)")
 			return errUsage
 		}
-		if err := a.db.RevokeCredential(ctx, LocalSpace, positional[0], ask.Truncate(time.Now())); err != nil {
+		svc := ask.NewService(a.db)
+		svc.Leases = a.db
+		if err := svc.Revoke(ctx, a.db, a.db, LocalSpace, positional[0]); err != nil {
 			return fmt.Errorf("%s", ask.ErrorMessage(err))
 		}
-		fmt.Fprintf(stdout, "Revoked %s.\n", positional[0])
+		fmt.Fprintf(stdout, "Revoked %s. Its sockets and waiting calls end within seconds; its tickets and tasks are void.\n", positional[0])
+		return nil
+	case "rotate":
+		t, err := a.rotateOwner(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Rotated the owner's token: the old one is revoked, and the new one kept in %s.\nSign in to the inbox again with /#token=%s (loopback serve prints the whole link).\n",
+			filepath.Join(*data, ownerTokenFile), t)
 		return nil
 	}
 	fmt.Fprintf(stderr, "unknown token command %q\n\n%s", args[0], usage)

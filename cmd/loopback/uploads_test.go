@@ -629,7 +629,7 @@ func checkBlobNames(t *testing.T, dir string) {
 	t.Helper()
 	ok := regexp.MustCompile(`^blobs(/[0-9a-f]{32}(/up_[a-z2-7]{26}(\.meta)?)?)?$`)
 	for _, f := range dataFiles(t, dir) {
-		if f == "." || f == "owner.token" {
+		if f == "." || f == "owner.token" || f == "agent.token" {
 			continue
 		}
 		if !ok.MatchString(filepath.ToSlash(f)) {

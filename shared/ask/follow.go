@@ -44,17 +44,19 @@ const (
 // kept in the store, so any instance (or a restarted binary) can answer for it. Its result is
 // the person's move on the ask; once seen it is kept in Result so the task's answer never changes.
 type Task struct {
-	ID        string
-	Space     string
-	AskID     string
-	Tool      string
-	Status    TaskStatus
-	Message   string // why it failed or was cancelled
-	Result    []byte // the tool's CallToolResult as JSON, once terminal
-	TTL       time.Duration
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	ExpiresAt time.Time // CreatedAt + TTL: after it the task may be forgotten
+	ID    string
+	Space string
+	// CredentialID is the credential that started the task: revoking it ends the task.
+	CredentialID string
+	AskID        string
+	Tool         string
+	Status       TaskStatus
+	Message      string // why it failed or was cancelled
+	Result       []byte // the tool's CallToolResult as JSON, once terminal
+	TTL          time.Duration
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ExpiresAt    time.Time // CreatedAt + TTL: after it the task may be forgotten
 }
 
 // Terminal reports whether the task will never change again.

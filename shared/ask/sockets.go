@@ -29,11 +29,13 @@ const MaxMissed = 100
 
 // Connection is a WebSocket held by API Gateway: its id, the space it follows and who opened it.
 type Connection struct {
-	ID          string
-	Space       string
-	Actor       Actor
-	ConnectedAt time.Time
-	ExpiresAt   time.Time
+	ID    string
+	Space string
+	Actor Actor
+	// CredentialID is the credential that opened the connection: revoking it disconnects it.
+	CredentialID string
+	ConnectedAt  time.Time
+	ExpiresAt    time.Time
 	// Ready is set once the snapshot has been sent: from then on changes go straight to it.
 	Ready bool
 }

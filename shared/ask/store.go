@@ -30,15 +30,40 @@ type Store interface {
 	ClosedAsks(ctx context.Context, space string, before time.Time, limit int) ([]*Ask, error)
 }
 
-// Role says what a credential is for.
+// Role says what a credential is for. A person decides: only person credentials (owner and
+// person) may read the inbox's API and reply; an agent credential opens /mcp and nothing else.
 type Role string
 
 const (
-	// RoleOwner is the person who answers; the inbox signs in with it. Agents may use it too.
+	// RoleOwner is the person who set the space up (the local binary's inbox link, or the AWS
+	// bootstrap's first credential). There is one live owner credential per space; rotating it
+	// retires the old one.
 	RoleOwner Role = "owner"
-	// RoleAgent is a credential a person hands to an agent; its asks are raised by that person.
+	// RolePerson is a teammate: a person who shares the space and answers like the owner.
+	RolePerson Role = "person"
+	// RoleAgent is a credential a person hands to an agent; its asks are raised by that person,
+	// and it can never answer them.
 	RoleAgent Role = "agent"
 )
+
+// IsPerson reports whether the role is a person's (owner or teammate), who may answer.
+func (r Role) IsPerson() bool { return r == RoleOwner || r == RolePerson }
+
+// ForPerson refuses a credential that is not a person's: the inbox's API and the event socket
+// serve the person, and an agent reading or answering there would decide in the person's place.
+func (c *Credential) ForPerson() error {
+	if c.Role.IsPerson() {
+		return nil
+	}
+	return Errorf(EForbidden, "this is an agent's credential (%s): it may only call Loopback's MCP tools at /mcp; reading the inbox and replying take a person's credential", c.ID)
+}
+
+// Live reports whether the credential still opens its space at now.
+func (c *Credential) Live() bool { return c.RevokedAt == nil }
+
+// LastUsedEvery is how stale a credential's LastUsedAt may get: the gate writes it at most this
+// often per credential, so a busy agent costs one write a minute, not one per request.
+const LastUsedEvery = time.Minute
 
 // Credential is a bearer credential: it opens exactly one space and names who holds it. Only a
 // hash of its token is ever stored.
@@ -54,6 +79,8 @@ type Credential struct {
 	Person    Actor
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	// LastUsedAt is when the gate last let the credential in, to within LastUsedEvery; nil if never.
+	LastUsedAt *time.Time
 }
 
 // CredentialStore keeps credentials.
@@ -65,17 +92,25 @@ type CredentialStore interface {
 	CredentialByTokenHash(ctx context.Context, hash []byte) (*Credential, error)
 	// Credentials lists a space's credentials, oldest first.
 	Credentials(ctx context.Context, space string) ([]*Credential, error)
+	// CredentialByID returns a credential of a space by its id, revoked or not, or an *Error with
+	// ENotFound. What a credential opened (a socket, a wait) is checked against it by id.
+	CredentialByID(ctx context.Context, space, id string) (*Credential, error)
 	// RevokeCredential marks a credential revoked; an unknown id is an *Error with ENotFound.
 	RevokeCredential(ctx context.Context, space, id string, at time.Time) error
+	// TouchCredential records that a credential was used at `at`. An unknown id is not an error.
+	TouchCredential(ctx context.Context, space, id string, at time.Time) error
 }
 
 // Ticket is a one-time pass, such as onto the event socket. Only a hash of it is stored.
 type Ticket struct {
-	Hash      []byte
-	Purpose   string
-	Space     string
-	Actor     Actor
-	ExpiresAt time.Time
+	Hash    []byte
+	Purpose string
+	Space   string
+	Actor   Actor
+	// CredentialID is the credential the ticket was issued to: a ticket is worth no more than
+	// it, so once that credential is revoked the ticket opens nothing.
+	CredentialID string
+	ExpiresAt    time.Time
 }
 
 // TicketStore keeps one-time tickets.

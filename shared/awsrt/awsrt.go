@@ -29,6 +29,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/dynamo"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
@@ -157,7 +158,8 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		return nil, errors.New("awsrt: no table")
 	}
 	env = env.withDefaults()
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	logger := slog.New(redact.New(slog.NewJSONHandler(os.Stderr, nil)))
+	slog.SetDefault(logger) // what logs through slog's default comes out as JSON too, redacted
 	store := dynamo.New(dynamodb.NewFromConfig(cfg), env.Table)
 	svc := ask.NewService(store)
 	// On AWS, Changes is nil: the table's stream carries every change to the fan-out.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/dynamo"
+	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/wsapi"
@@ -30,6 +31,8 @@ func (rt *Runtime) MCP() http.Handler {
 	waiter := &mcptools.Waiter{
 		Service: rt.Service, Watcher: HeadWatcher{Heads: rt.Store, Interval: rt.Env.Poll},
 		Progress: rt.Env.Progress, MaxWait: rt.Env.MaxWait, QuietMaxWait: rt.Env.QuietMaxWait,
+		// One strongly consistent read per second per credential that has calls waiting here.
+		Revocations: &gate.Revocations{Credentials: rt.Store, Logger: rt.Logger},
 	}
 	return &mcpHandler{rt: rt, waiter: waiter, servers: map[string]*mcptools.Handler{}}
 }

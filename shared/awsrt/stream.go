@@ -51,6 +51,12 @@ func (rt *Runtime) decodeRecord(ctx context.Context, rec events.DynamoDBEventRec
 			return wsapi.Item{}, err
 		}
 		return wsapi.Item{Conn: c}, nil
+	case dynamo.TypeCredential:
+		c, err := dynamo.CredentialFromImage(image)
+		if err != nil || c.Live() {
+			return wsapi.Item{}, err
+		}
+		return wsapi.Item{Revoked: c}, nil
 	}
 	return wsapi.Item{}, nil
 }

@@ -3,9 +3,6 @@ package awsrt
 import (
 	"context"
 	"fmt"
-
-	"github.com/loopback-hq/loopback/shared/ask"
-	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // sweepBatch is how many expired leases one pass reaps.
@@ -30,14 +27,4 @@ func (rt *Runtime) Sweep(ctx context.Context) (int, error) {
 			return total, nil
 		}
 	}
-}
-
-// Bootstrap creates an owner credential for a space and returns its token, which is shown once
-// and never stored (only its hash is): the first credential of a deployed stack (infra/bootstrap).
-func Bootstrap(ctx context.Context, store ask.CredentialStore, space, name string) (string, *ask.Credential, error) {
-	if space == "" || name == "" {
-		return "", nil, fmt.Errorf("awsrt: bootstrap needs a space and a name")
-	}
-	owner := ask.Actor{ID: "owner:" + name, Name: name}
-	return gate.Issue(ctx, store, ask.Credential{Space: space, Role: ask.RoleOwner, Actor: owner, Person: owner})
 }

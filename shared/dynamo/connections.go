@@ -35,6 +35,8 @@ const (
 const (
 	TypeAsk        = "ask"
 	TypeConnection = "connection"
+	// TypeCredential is a credential's item listed in its space (its token's item is "token").
+	TypeCredential = "credential"
 )
 
 func connKey(space, id string) item { return key(spacePK(space), prefixConn+id) }
@@ -52,6 +54,9 @@ func (s *Store) PutConnection(ctx context.Context, c *ask.Connection) error {
 	it[attrActorID] = str(c.Actor.ID)
 	if c.Actor.Name != "" {
 		it[attrActorName] = str(c.Actor.Name)
+	}
+	if c.CredentialID != "" {
+		it[attrCredentialID] = str(c.CredentialID)
 	}
 	it[attrConnected] = str(formatTime(c.ConnectedAt))
 	it[attrExpires], it[attrTTL] = str(formatTime(c.ExpiresAt)), ttl(c.ExpiresAt)
@@ -216,6 +221,7 @@ func decodeConnection(it item) (*ask.Connection, error) {
 	c.Space, _ = getString(it, attrSpace)
 	c.Actor.ID, _ = getString(it, attrActorID)
 	c.Actor.Name, _ = getString(it, attrActorName)
+	c.CredentialID, _ = getString(it, attrCredentialID)
 	var err error
 	if _, err = checkRevision(it); err == nil {
 		if c.ConnectedAt, err = mustTime(it, attrConnected); err == nil {

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -31,6 +32,9 @@ const (
 	attrPersonID   = "personId"
 	attrPersonName = "personName"
 	attrRevokedAt  = "revokedAt"
+	attrLastUsedAt = "lastUsedAt"
+	// attrCredentialID names the credential that opened a ticket, a connection or a task.
+	attrCredentialID = "credentialId"
 )
 
 func tokenKey(hash []byte) item { return key(prefixToken+hex.EncodeToString(hash), skToken) }
@@ -50,7 +54,7 @@ func (s *Store) CreateCredential(ctx context.Context, c *ask.Credential) error {
 		return unusable("create credential", c.Space, c.ID)
 	}
 	tok := credentialItem(c, tokenKey(c.TokenHash), "token")
-	byID := credentialItem(c, credKey(c.Space, c.ID), "credential")
+	byID := credentialItem(c, credKey(c.Space, c.ID), TypeCredential)
 	taken, err := s.putNew(ctx, tok, byID)
 	if taken {
 		return fmt.Errorf("dynamodb: create credential %s: its id or token hash is already stored: %w", c.ID, err)
@@ -76,6 +80,9 @@ func credentialItem(c *ask.Credential, k item, typ string) item {
 	it[attrCreatedAt] = str(formatTime(c.CreatedAt))
 	if c.RevokedAt != nil {
 		it[attrRevokedAt] = str(formatTime(*c.RevokedAt))
+	}
+	if c.LastUsedAt != nil {
+		it[attrLastUsedAt] = str(formatTime(*c.LastUsedAt))
 	}
 	return it
 }
@@ -103,6 +110,53 @@ func (s *Store) CredentialByTokenHash(ctx context.Context, hash []byte) (*ask.Cr
 		return nil, unauthorized()
 	}
 	return c, nil
+}
+
+// CredentialByID returns a credential of a space by its id, revoked or not, or ask.ENotFound. It
+// reads strongly consistently: it is how a revocation reaches what the credential opened.
+func (s *Store) CredentialByID(ctx context.Context, space, id string) (*ask.Credential, error) {
+	if !usable(space, id) {
+		return nil, ask.Errorf(ask.ENotFound, "there is no credential %s", id)
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: s.table, Key: credKey(space, id), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: find credential %s: %w", id, err)
+	}
+	if out.Item == nil {
+		return nil, ask.Errorf(ask.ENotFound, "there is no credential %s", id)
+	}
+	return decodeCredential(out.Item)
+}
+
+// TouchCredential records when a credential was last used, on both its items (the gate reads
+// the token's, the list the space's); an unknown id changes nothing. No transaction: the two
+// may differ by a write for a moment, which only the last-used column shows.
+func (s *Store) TouchCredential(ctx context.Context, space, id string, at time.Time) error {
+	if !usable(space, id) {
+		return nil
+	}
+	c, err := s.CredentialByID(ctx, space, id)
+	if ask.ErrorCode(err) == ask.ENotFound {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	for _, k := range []item{credKey(space, id), tokenKey(c.TokenHash)} {
+		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: s.table, Key: k,
+			UpdateExpression:          aws.String("SET #lastUsedAt = :at"),
+			ConditionExpression:       aws.String("attribute_exists(#pk)"),
+			ExpressionAttributeNames:  names(attrLastUsedAt, attrPK),
+			ExpressionAttributeValues: item{":at": str(formatTime(at))},
+		})
+		var failed *types.ConditionalCheckFailedException
+		if err != nil && !errors.As(err, &failed) {
+			return fmt.Errorf("dynamodb: touch credential %s: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // Credentials lists a space's credentials, oldest first (ties by id).
@@ -202,5 +256,18 @@ func decodeCredential(it item) (*ask.Credential, error) {
 	if ok {
 		c.RevokedAt = &revoked
 	}
+	used, ok, err := getTime(it, attrLastUsedAt)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if ok {
+		c.LastUsedAt = &used
+	}
 	return c, nil
+}
+
+// CredentialFromImage decodes a credential item from a stream record's image: the stream
+// fan-out disconnects the sockets of a credential that was revoked.
+func CredentialFromImage(image map[string]types.AttributeValue) (*ask.Credential, error) {
+	return decodeCredential(image)
 }

@@ -40,6 +40,9 @@ func (s *Store) CreateTask(ctx context.Context, t *ask.Task) error {
 	it := newItem(taskPK(t.Space, t.ID), skTask, "task")
 	it[attrSpace], it[attrID], it[attrAskID], it[attrTool] = str(t.Space), str(t.ID), str(t.AskID), str(t.Tool)
 	it[attrStatus] = str(string(t.Status))
+	if t.CredentialID != "" {
+		it[attrCredentialID] = str(t.CredentialID)
+	}
 	if t.Message != "" {
 		it[attrMessage] = str(t.Message)
 	}
@@ -211,6 +214,7 @@ func decodeTask(it item) (*ask.Task, error) {
 	}
 	t.AskID, _ = getString(it, attrAskID)
 	t.Tool, _ = getString(it, attrTool)
+	t.CredentialID, _ = getString(it, attrCredentialID)
 	status, _ := getString(it, attrStatus)
 	t.Status = ask.TaskStatus(status)
 	t.Message, _ = getString(it, attrMessage)

@@ -41,6 +41,9 @@ func (s *Store) CreateTicket(ctx context.Context, t *ask.Ticket) error {
 	if t.Actor.Name != "" {
 		it[attrActorName] = str(t.Actor.Name)
 	}
+	if t.CredentialID != "" {
+		it[attrCredentialID] = str(t.CredentialID)
+	}
 	it[attrExpires], it[attrTTL] = str(formatTime(t.ExpiresAt)), ttl(t.ExpiresAt)
 	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: s.table, Item: it,
@@ -85,6 +88,7 @@ func (s *Store) ConsumeTicket(ctx context.Context, purpose string, hash []byte, 
 	t.Space, _ = getString(it, attrSpace)
 	t.Actor.ID, _ = getString(it, attrActorID)
 	t.Actor.Name, _ = getString(it, attrActorName)
+	t.CredentialID, _ = getString(it, attrCredentialID)
 	if t.ExpiresAt, err = mustTime(it, attrExpires); err != nil {
 		return nil, fmt.Errorf("dynamodb: consume ticket: %w", err)
 	}

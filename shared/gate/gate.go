@@ -37,6 +37,16 @@ func Hash(token string) []byte {
 // Gate checks bearer credentials against a credential store.
 type Gate struct {
 	Credentials ask.CredentialStore
+
+	// Now is the clock for last-used times; nil is time.Now.
+	Now func() time.Time
+}
+
+func (g *Gate) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return ask.Truncate(time.Now())
 }
 
 // BearerToken extracts the token from an Authorization header value, or "" if there is none.
@@ -68,6 +78,71 @@ func (g *Gate) Check(ctx context.Context, token string) (*ask.Credential, error)
 	}
 	if c.RevokedAt != nil {
 		return nil, ask.Errorf(ask.EUnauthorized, "this token was revoked")
+	}
+	g.touch(ctx, c)
+	return c, nil
+}
+
+// CheckPerson is Check for what serves the person (the inbox's API, the event socket): a live
+// agent credential is refused with EForbidden.
+func (g *Gate) CheckPerson(ctx context.Context, token string) (*ask.Credential, error) {
+	c, err := g.Check(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ForPerson(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// touch records that c was used, at most once per ask.LastUsedEvery: `loopback token list` shows
+// it, so an unused credential can be found and revoked. A failure to record it refuses nothing.
+func (g *Gate) touch(ctx context.Context, c *ask.Credential) {
+	now := g.now()
+	if c.LastUsedAt != nil && now.Sub(*c.LastUsedAt) < ask.LastUsedEvery {
+		return
+	}
+	if err := g.Credentials.TouchCredential(ctx, c.Space, c.ID, now); err == nil {
+		c.LastUsedAt = &now
+	}
+}
+
+// Live returns the credential with this id if it still opens its space: what a credential opened
+// earlier (a ticket, a socket, a wait) is worth no more than the credential itself. A revoked or
+// unknown credential is an *ask.Error with EUnauthorized.
+func (g *Gate) Live(ctx context.Context, space, id string) (*ask.Credential, error) {
+	if id == "" {
+		return nil, ask.Errorf(ask.EUnauthorized, "this pass names no credential")
+	}
+	c, err := g.Credentials.CredentialByID(ctx, space, id)
+	if ask.ErrorCode(err) == ask.ENotFound {
+		return nil, ask.Errorf(ask.EUnauthorized, "the credential this was issued to no longer exists")
+	} else if err != nil {
+		return nil, err
+	}
+	if !c.Live() {
+		return nil, ask.Errorf(ask.EUnauthorized, "the credential this was issued to was revoked")
+	}
+	return c, nil
+}
+
+// CheckTicket consumes a one-time ticket of this purpose and returns the person credential it was
+// issued to, if that is still live: a ticket issued before a revocation opens nothing after it.
+func (g *Gate) CheckTicket(ctx context.Context, tickets ask.TicketStore, purpose, ticket string, now time.Time) (*ask.Credential, error) {
+	if tickets == nil {
+		return nil, ask.Errorf(ask.EUnauthorized, "this deployment issues no tickets")
+	}
+	t, err := tickets.ConsumeTicket(ctx, purpose, Hash(ticket), now)
+	if err != nil {
+		return nil, err
+	}
+	c, err := g.Live(ctx, t.Space, t.CredentialID)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ForPerson(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -78,8 +78,9 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, ask.Errorf(ask.EReplyInvalid, "%s", jsonMessage(err)))
 		return
 	}
+	// Only a person's credential reaches this route, so `by` is always a person.
 	c := CredentialFrom(r.Context())
-	by := c.Actor
+	by := c.Person
 	a, err := s.Service.Reply(r.Context(), c.Space, r.PathValue("id"), reply, &by)
 	if err != nil {
 		writeError(w, r, err)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/redact"
 )
 
 // statusByCode is the one place error codes become HTTP statuses.
@@ -22,6 +23,7 @@ var statusByCode = map[string]int{
 	ask.EInputInvalid:     http.StatusUnprocessableEntity,
 	ask.EAnswerInvalid:    http.StatusUnprocessableEntity,
 	ask.EUnauthorized:     http.StatusUnauthorized,
+	ask.EForbidden:        http.StatusForbidden,
 	EOriginForbidden:      http.StatusForbidden,
 	ask.ERequestInvalid:   http.StatusBadRequest,
 	ask.ETooLarge:         http.StatusRequestEntityTooLarge,
@@ -53,7 +55,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := ask.ErrorCode(err)
 	status := StatusOf(code)
 	if status == http.StatusInternalServerError {
-		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", redact.String(r.URL.Path), "err", err)
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="loopback"`)

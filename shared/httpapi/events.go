@@ -60,7 +60,12 @@ const (
 const (
 	closeTooSlow      = "too slow; reconnect for a fresh snapshot"
 	closeShuttingDown = "Loopback is shutting down; reconnect for a fresh snapshot"
+	closeRevoked      = "the credential that opened this socket was revoked; sign in again"
 )
+
+// CloseRevoked is the close code of a socket whose credential was revoked: 4401, in the range
+// the WebSocket protocol leaves to applications, after HTTP's 401.
+const CloseRevoked websocket.StatusCode = 4401
 
 func (c SocketConfig) withDefaults() SocketConfig {
 	if c.Queue <= 0 {
@@ -91,7 +96,10 @@ func (t EventTicket) MarshalJSON() ([]byte, error) {
 func (s *Server) issueTicket(w http.ResponseWriter, r *http.Request) {
 	c := CredentialFrom(r.Context())
 	ticket, hash := newTicket()
-	t := &ask.Ticket{Hash: hash, Purpose: TicketPurpose, Space: c.Space, Actor: c.Actor, ExpiresAt: s.now().Add(TicketTTL)}
+	t := &ask.Ticket{
+		Hash: hash, Purpose: TicketPurpose, Space: c.Space, Actor: c.Actor, CredentialID: c.ID,
+		ExpiresAt: s.now().Add(TicketTTL),
+	}
 	if err := s.Tickets.CreateTicket(r.Context(), t); err != nil {
 		writeError(w, r, err)
 		return
@@ -133,11 +141,12 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	space, err := s.socketSpace(r, ticket)
+	cred, err := AuthenticateSocket(r.Context(), s.Gate, s.Tickets, r.Header, ticket, s.now())
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	space := cred.Space
 	cfg := s.Socket.withDefaults()
 
 	// Subscribe before reading the snapshot: a change committed after this moment is in the
@@ -172,12 +181,14 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	// The socket lives on in a goroutine of its own, and this one (with the request, and a stack
 	// grown by reading and encoding the snapshot) ends: an idle socket costs little.
-	go s.pump(context.Background(), conn, sub, latest, first, cfg)
+	revoked, unwatch := s.Revocations.Watch(cred)
+	go s.pump(context.Background(), conn, sub, latest, first, cfg, revoked, unwatch)
 }
 
-// pump sends the snapshot and then every newer change until the client goes, falls behind, or the
-// server shuts down (CloseSockets).
-func (s *Server) pump(ctx context.Context, conn *websocket.Conn, sub *events.Subscription, latest events.Latest, first []byte, cfg SocketConfig) {
+// pump sends the snapshot and then every newer change until the client goes, falls behind, its
+// credential is revoked, or the server shuts down (CloseSockets).
+func (s *Server) pump(ctx context.Context, conn *websocket.Conn, sub *events.Subscription, latest events.Latest, first []byte, cfg SocketConfig, revoked <-chan struct{}, unwatch func()) {
+	defer unwatch()
 	defer sub.Close()
 	defer conn.CloseNow()
 	// The client sends nothing; reading handles its pongs and close. Its context ends when the
@@ -230,6 +241,9 @@ func (s *Server) pump(ctx context.Context, conn *websocket.Conn, sub *events.Sub
 			return
 		case <-s.closing():
 			conn.Close(websocket.StatusGoingAway, closeShuttingDown)
+			return
+		case <-revoked:
+			conn.Close(CloseRevoked, closeRevoked)
 			return
 		}
 	}
@@ -337,35 +351,19 @@ func OfferedTicket(h http.Header) (string, error) {
 	return ticket, nil
 }
 
-// socketSpace decides which space a socket follows.
-func (s *Server) socketSpace(r *http.Request, ticket string) (string, error) {
-	space, _, err := AuthenticateSocket(r.Context(), s.Gate, s.Tickets, r.Header, ticket, s.now())
-	return space, err
-}
-
-// AuthenticateSocket decides which space an event socket follows, and for whom: the ticket's,
-// consumed here so it never works twice, or else the bearer credential's. The local socket and
-// API Gateway's $connect both call it.
-func AuthenticateSocket(ctx context.Context, g *gate.Gate, tickets ask.TicketStore, h http.Header, ticket string, now time.Time) (string, ask.Actor, error) {
+// AuthenticateSocket decides which person credential an event socket follows a space for: the
+// ticket's (consumed here so it never works twice, and worth nothing once its credential is
+// revoked), or else the bearer credential's. The socket serves the person: an agent's credential
+// is refused. The local socket and API Gateway's $connect both call it.
+func AuthenticateSocket(ctx context.Context, g *gate.Gate, tickets ask.TicketStore, h http.Header, ticket string, now time.Time) (*ask.Credential, error) {
 	if ticket != "" {
-		if tickets == nil {
-			return "", ask.Actor{}, ask.Errorf(ask.EUnauthorized, "this deployment issues no event tickets")
-		}
-		t, err := tickets.ConsumeTicket(ctx, TicketPurpose, gate.Hash(ticket), now)
-		if err != nil {
-			return "", ask.Actor{}, err
-		}
-		return t.Space, t.Actor, nil
+		return g.CheckTicket(ctx, tickets, TicketPurpose, ticket, now)
 	}
 	token := gate.BearerToken(h.Get("Authorization"))
 	if token == "" {
-		return "", ask.Actor{}, ask.Errorf(ask.EUnauthorized, "offer a ticket from POST /api/v1/events/tickets as the subprotocol %s<ticket>, or send Authorization: Bearer <token>", TicketPrefix)
+		return nil, ask.Errorf(ask.EUnauthorized, "offer a ticket from POST /api/v1/events/tickets as the subprotocol %s<ticket>, or send Authorization: Bearer <token>", TicketPrefix)
 	}
-	c, err := g.Check(ctx, token)
-	if err != nil {
-		return "", ask.Actor{}, err
-	}
-	return c.Space, c.Actor, nil
+	return g.CheckPerson(ctx, token)
 }
 
 // sameOrigin reports whether a browser's Origin is this deployment's own. Clients that are not

@@ -10,6 +10,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/redact"
 )
 
 // Header names from the contract.
@@ -47,7 +48,7 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.Logger.ErrorContext(r.Context(), "panic", "method", r.Method, "path", r.URL.Path, "panic", v)
+				s.Logger.ErrorContext(r.Context(), "panic", "method", r.Method, "path", redact.String(r.URL.Path), "panic", v)
 				writeError(w, r, ask.Errorf(ask.EInternal, "panic"))
 			}
 		}()
@@ -69,16 +70,25 @@ func WithCredential(ctx context.Context, c *ask.Credential) context.Context {
 	return context.WithValue(ctx, credentialKey{}, c)
 }
 
-// authenticated lets a request through only with a live bearer credential.
-func (s *Server) authenticated(next http.Handler) http.Handler {
-	return RequireCredential(s.Gate, next)
-}
+// audience is whose credentials a route takes.
+type audience bool
 
-// RequireCredential is the gate as middleware: 401 with WWW-Authenticate: Bearer and a Problem
-// for a missing, unknown or revoked token; otherwise the credential is in the request's context.
-func RequireCredential(g *gate.Gate, next http.Handler) http.Handler {
+const (
+	personsOnly audience = false // the person's API: an agent's credential is 403
+	anyone      audience = true  // any live credential
+)
+
+// authenticated lets a request through only with a live bearer credential, and, on a route that
+// serves the person, only a person's: 401 with WWW-Authenticate: Bearer and a Problem for a
+// missing, unknown or revoked token, 403 auth.forbidden for an agent's credential. The credential
+// is then in the request's context.
+func (s *Server) authenticated(who audience, next http.Handler) http.Handler {
+	check := s.Gate.CheckPerson
+	if who == anyone {
+		check = s.Gate.Check
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := g.Check(r.Context(), gate.BearerToken(r.Header.Get("Authorization")))
+		c, err := check(r.Context(), gate.BearerToken(r.Header.Get("Authorization")))
 		if err != nil {
 			writeError(w, r, err)
 			return

@@ -38,6 +38,10 @@ type Server struct {
 	// Socket tunes the event socket; zero values take the defaults.
 	Socket SocketConfig
 
+	// Revocations closes a socket once the credential that opened it is revoked; nil leaves open
+	// sockets alone (a revoked credential still opens no new one).
+	Revocations *gate.Revocations
+
 	// Uploads stores images sent to upload tickets and reads them back: PUT
 	// /api/v1/uploads/{spaceId}/{token} and GET /api/v1/files/{uploadId}.
 	Uploads *upload.Service
@@ -49,13 +53,15 @@ type Server struct {
 // checks, panic recovery, and the gate on every route that needs credentials.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	route := func(method, path string, h http.HandlerFunc) {
-		mux.Handle(method+" "+path, s.authenticated(h))
+	// Every route serves the person, and takes a person's credential; whoami answers agents too.
+	routeFor := func(who audience, method, path string, h http.HandlerFunc) {
+		mux.Handle(method+" "+path, s.authenticated(who, h))
 		// The same path without a method catches every other method, so a wrong method gets a
 		// Problem rather than net/http's plain-text 405.
 		mux.Handle(path, methodNotAllowed(method))
 	}
-	route("GET", "/api/v1/whoami", s.whoami)
+	route := func(method, path string, h http.HandlerFunc) { routeFor(personsOnly, method, path, h) }
+	routeFor(anyone, "GET", "/api/v1/whoami", s.whoami)
 	route("GET", "/api/v1/snapshot", s.snapshot)
 	route("GET", "/api/v1/asks", s.listAsks)
 	route("GET", "/api/v1/asks/{id}", s.readAsk)

@@ -10,7 +10,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/httpapi"
 )
+
+// revokedMessage tells an agent that its credential was revoked while it waited.
+func revokedMessage(askID string) string {
+	return "auth.unauthorized: the credential this agent uses was revoked, so the wait on ask " + askID +
+		" ended and its reply will not come here. The ask stays open for the person; ask them for a new credential."
+}
 
 // MCP tasks (spec 2025-11-25), kept in the store. mcp-go keeps tasks in a map run by goroutines,
 // which a restart or another Lambda instance cannot see; so Loopback answers task-augmented
@@ -93,7 +100,7 @@ func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool blockingT
 	}
 	now := h.cfg.Service.Now()
 	t := &ask.Task{
-		ID: ask.NewID(), Space: o.Space, AskID: askID, Tool: msg.Params.Name, Status: ask.TaskWorking,
+		ID: ask.NewID(), Space: o.Space, CredentialID: httpapi.CredentialFrom(ctx).ID, AskID: askID, Tool: msg.Params.Name, Status: ask.TaskWorking,
 		TTL: ttl, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ttl),
 	}
 	if err := h.cfg.Tasks.CreateTask(ctx, t); err != nil {
@@ -179,8 +186,14 @@ func (h *Handler) taskResult(ctx context.Context, id string) (any, error) {
 		return nil, err
 	}
 	if !t.Terminal() {
-		reply, err := h.cfg.Waiter.Wait(ctx, t.Space, t.AskID, nil)
+		reply, err := h.cfg.Waiter.Wait(ctx, httpapi.CredentialFrom(ctx), t.AskID, nil)
 		switch {
+		case errors.Is(err, ErrRevoked):
+			t, err = h.finish(ctx, t, ask.TaskFailed, nil, revokedMessage(t.AskID))
+			if err != nil {
+				return nil, err
+			}
+			return mcp.NewToolResultError(revokedMessage(t.AskID)), nil
 		case errors.Is(err, ErrStillWaiting), errors.Is(err, ErrShuttingDown):
 			return nil, &rpcError{Code: mcp.INTERNAL_ERROR, Message: "task " + t.ID + " is still waiting for the person; call tasks/result again"}
 		case err != nil:

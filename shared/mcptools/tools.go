@@ -271,12 +271,12 @@ func (h *Handler) blockingHandler(name string) server.ToolHandlerFunc {
 		if req.Params.Meta != nil {
 			token = req.Params.Meta.ProgressToken
 		}
-		return h.wait(ctx, o.Space, askID, token), nil
+		return h.wait(ctx, askID, token), nil
 	}
 }
 
 // wait waits for the person and turns the outcome into the tool's result.
-func (h *Handler) wait(ctx context.Context, space, askID string, token mcp.ProgressToken) *mcp.CallToolResult {
+func (h *Handler) wait(ctx context.Context, askID string, token mcp.ProgressToken) *mcp.CallToolResult {
 	srv := server.ServerFromContext(ctx)
 	n := 0
 	progress := func(waited time.Duration) {
@@ -293,7 +293,7 @@ func (h *Handler) wait(ctx context.Context, space, askID string, token mcp.Progr
 	if token == nil || srv == nil {
 		progress = nil // nothing to report to: a quiet wait (Waiter.QuietMaxWait)
 	}
-	reply, err := h.cfg.Waiter.Wait(ctx, space, askID, progress)
+	reply, err := h.cfg.Waiter.Wait(ctx, httpapi.CredentialFrom(ctx), askID, progress)
 	return h.outcome(askID, reply, err, h.cfg.Waiter.Limit(progress != nil))
 }
 
@@ -304,6 +304,8 @@ func (h *Handler) outcome(askID string, reply *ask.Reply, err error, limit time.
 		return mcp.NewToolResultError(fmt.Sprintf(
 			"No reply yet on ask %s after waiting %s. The ask stays open and the person's reply is kept: call await_reply with {\"askId\": %q} to keep waiting.",
 			askID, limit.Round(time.Second), askID))
+	case errors.Is(err, ErrRevoked):
+		return mcp.NewToolResultError(revokedMessage(askID))
 	case errors.Is(err, ErrShuttingDown):
 		return mcp.NewToolResultError(fmt.Sprintf("Loopback is restarting, so this wait on ask %s ended. The ask stays open and the person's reply is kept: call await_reply with {\"askId\": %q} to keep waiting.", askID, askID))
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -8,6 +8,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/events"
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // Watcher wakes a waiting call when an ask may have changed. Locally the hub wakes it the moment a
@@ -68,10 +69,19 @@ type Waiter struct {
 	// nothing for its origin read timeout (60 s at most by default). Zero: MaxWait.
 	QuietMaxWait time.Duration
 
+	// Revocations ends a wait, with ErrRevoked, once the credential it waits for is revoked: the
+	// person's reply must not reach an agent whose credential was taken away. Nil: waits end on
+	// their own (a revoked credential still starts no new one).
+	Revocations *gate.Revocations
+
 	quitOnce sync.Once
 	quit     chan struct{}
 	pending  sync.WaitGroup // unfollows still being written
 }
+
+// ErrRevoked ends a wait because the credential it waits for was revoked. The ask stays open for
+// the person; the agent gets none of it.
+var ErrRevoked = errors.New("credential revoked")
 
 // ErrShuttingDown ends a wait because this process is stopping. The ask stays open; the agent
 // calls await_reply, on this process once it is back or on any other.
@@ -110,9 +120,13 @@ func (w *Waiter) Limit(reportsProgress bool) time.Duration {
 	return w.MaxWait
 }
 
-// Wait returns the person's reply on the ask once they move; at once if they already have. The
-// progress callback runs every Progress interval with the time waited so far.
-func (w *Waiter) Wait(ctx context.Context, space, askID string, progress func(waited time.Duration)) (*ask.Reply, error) {
+// Wait returns the person's reply on an ask of cred's space once they move; at once if they
+// already have. The progress callback runs every Progress interval with the time waited so far.
+// A revocation of cred ends the wait with ErrRevoked, and wins over a reply that came with it.
+func (w *Waiter) Wait(ctx context.Context, cred *ask.Credential, askID string, progress func(waited time.Duration)) (*ask.Reply, error) {
+	space := cred.Space
+	revoked, unwatch := w.Revocations.Watch(cred)
+	defer unwatch()
 	wake, stop := w.Watcher.Watch(space, askID) // before the first read, so no change slips between
 	defer stop()
 	a, err := w.Service.Find(ctx, space, askID)
@@ -145,6 +159,13 @@ func (w *Waiter) Wait(ctx context.Context, space, askID string, progress func(wa
 	defer tick.Stop()
 	for {
 		select {
+		case <-revoked:
+			return nil, ErrRevoked
+		default:
+		}
+		select {
+		case <-revoked:
+			return nil, ErrRevoked
 		case <-wake:
 			a, err := w.Service.Find(ctx, space, askID)
 			if err != nil {

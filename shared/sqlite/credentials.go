@@ -11,7 +11,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 )
 
-const credentialColumns = `space, id, token_hash, role, actor_id, actor_name, person_id, person_name, created_at, revoked_at`
+const credentialColumns = `space, id, token_hash, role, actor_id, actor_name, person_id, person_name, created_at, revoked_at, last_used_at`
 
 // CreateCredential stores a new credential. A token hash already stored is refused.
 func (d *DB) CreateCredential(ctx context.Context, c *ask.Credential) error {
@@ -19,9 +19,9 @@ func (d *DB) CreateCredential(ctx context.Context, c *ask.Credential) error {
 		return fmt.Errorf("sqlite: create credential %s: no token hash", c.ID)
 	}
 	_, err := d.w.ExecContext(ctx, `INSERT INTO credentials (`+credentialColumns+`, revision)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.Space, c.ID, c.TokenHash, c.Role, c.Actor.ID, c.Actor.Name, c.Person.ID, c.Person.Name,
-		formatTime(c.CreatedAt), nullTime(c.RevokedAt), buildinfo.Revision)
+		formatTime(c.CreatedAt), nullTime(c.RevokedAt), nullTime(c.LastUsedAt), buildinfo.Revision)
 	if isUnique(err) {
 		return fmt.Errorf("sqlite: create credential %s: its id or token hash is already stored: %w", c.ID, err)
 	} else if err != nil {
@@ -44,6 +44,28 @@ func (d *DB) CredentialByTokenHash(ctx context.Context, hash []byte) (*ask.Crede
 		return nil, fmt.Errorf("sqlite: find credential: %w", err)
 	}
 	return c, nil
+}
+
+// CredentialByID returns a credential of a space by its id, revoked or not, or ask.ENotFound.
+func (d *DB) CredentialByID(ctx context.Context, space, id string) (*ask.Credential, error) {
+	row := d.r.QueryRowContext(ctx, `SELECT `+credentialColumns+` FROM credentials WHERE space = ? AND id = ?`, space, id)
+	c, err := scanCredential(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ask.Errorf(ask.ENotFound, "there is no credential %s", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlite: find credential %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// TouchCredential records when a credential was last used; an unknown id changes nothing.
+func (d *DB) TouchCredential(ctx context.Context, space, id string, at time.Time) error {
+	_, err := d.w.ExecContext(ctx, `UPDATE credentials SET last_used_at = ?, revision = ? WHERE space = ? AND id = ?`,
+		formatTime(at), buildinfo.Revision, space, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: touch credential %s: %w", id, err)
+	}
+	return nil
 }
 
 // Credentials lists a space's credentials, oldest first.
@@ -91,9 +113,9 @@ type scanner interface{ Scan(dest ...any) error }
 func scanCredential(row scanner) (*ask.Credential, error) {
 	c := &ask.Credential{}
 	var created string
-	var revoked sql.NullString
+	var revoked, used sql.NullString
 	err := row.Scan(&c.Space, &c.ID, &c.TokenHash, &c.Role, &c.Actor.ID, &c.Actor.Name,
-		&c.Person.ID, &c.Person.Name, &created, &revoked)
+		&c.Person.ID, &c.Person.Name, &created, &revoked, &used)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +123,9 @@ func scanCredential(row scanner) (*ask.Credential, error) {
 		return nil, err
 	}
 	if c.RevokedAt, err = parseNullTime(revoked); err != nil {
+		return nil, err
+	}
+	if c.LastUsedAt, err = parseNullTime(used); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -11,14 +11,14 @@ import (
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 )
 
-const taskColumns = `space, id, ask_id, tool, status, message, result, ttl_ms, created_at, updated_at, expires_at`
+const taskColumns = `space, id, credential_id, ask_id, tool, status, message, result, ttl_ms, created_at, updated_at, expires_at`
 
 // CreateTask stores a new task as it is given; ExpiresAt is the caller's to set (CreatedAt + TTL).
 // An id already stored in the space is refused. TTL is kept to the millisecond.
 func (d *DB) CreateTask(ctx context.Context, t *ask.Task) error {
 	_, err := d.w.ExecContext(ctx, `INSERT INTO tasks (`+taskColumns+`, revision)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.Space, t.ID, t.AskID, t.Tool, t.Status, t.Message, t.Result, t.TTL.Milliseconds(),
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.Space, t.ID, t.CredentialID, t.AskID, t.Tool, t.Status, t.Message, t.Result, t.TTL.Milliseconds(),
 		formatTime(t.CreatedAt), formatTime(t.UpdatedAt), formatTime(t.ExpiresAt), buildinfo.Revision)
 	if isUnique(err) {
 		return fmt.Errorf("sqlite: create task %s: a task with this id is already stored in the space: %w", t.ID, err)
@@ -137,7 +137,7 @@ func scanTask(row scanner) (*ask.Task, error) {
 	t := &ask.Task{}
 	var ttl int64
 	var created, updated, expires string
-	err := row.Scan(&t.Space, &t.ID, &t.AskID, &t.Tool, &t.Status, &t.Message, &t.Result, &ttl,
+	err := row.Scan(&t.Space, &t.ID, &t.CredentialID, &t.AskID, &t.Tool, &t.Status, &t.Message, &t.Result, &ttl,
 		&created, &updated, &expires)
 	if err != nil {
 		return nil, err

@@ -17,8 +17,8 @@ func (d *DB) CreateTicket(ctx context.Context, t *ask.Ticket) error {
 		return errors.New("sqlite: create ticket: no hash")
 	}
 	_, err := d.w.ExecContext(ctx, `INSERT INTO tickets
-		(hash, purpose, space, actor_id, actor_name, expires_at, revision) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		t.Hash, t.Purpose, t.Space, t.Actor.ID, t.Actor.Name, formatTime(t.ExpiresAt), buildinfo.Revision)
+		(hash, purpose, space, actor_id, actor_name, credential_id, expires_at, revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.Hash, t.Purpose, t.Space, t.Actor.ID, t.Actor.Name, t.CredentialID, formatTime(t.ExpiresAt), buildinfo.Revision)
 	if err != nil {
 		return fmt.Errorf("sqlite: create ticket: %w", err)
 	}
@@ -35,8 +35,8 @@ func (d *DB) ConsumeTicket(ctx context.Context, purpose string, hash []byte, now
 	t := &ask.Ticket{Purpose: purpose}
 	var expires string
 	err := d.w.QueryRowContext(ctx, `DELETE FROM tickets WHERE hash = ? AND purpose = ?
-		RETURNING hash, space, actor_id, actor_name, expires_at`, hash, purpose).
-		Scan(&t.Hash, &t.Space, &t.Actor.ID, &t.Actor.Name, &expires)
+		RETURNING hash, space, actor_id, actor_name, credential_id, expires_at`, hash, purpose).
+		Scan(&t.Hash, &t.Space, &t.Actor.ID, &t.Actor.Name, &t.CredentialID, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ask.Errorf(ask.EUnauthorized, "this ticket is not valid, or was used already")
 	} else if err != nil {

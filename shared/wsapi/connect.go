@@ -110,7 +110,7 @@ func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketPro
 	if err != nil {
 		return refuse(err), nil
 	}
-	space, actor, err := httpapi.AuthenticateSocket(ctx, s.Gate, s.Tickets, h, ticket, s.now())
+	cred, err := httpapi.AuthenticateSocket(ctx, s.Gate, s.Tickets, h, ticket, s.now())
 	if err != nil {
 		if ask.ErrorCode(err) == ask.EInternal || !isDomain(err) {
 			s.logger().ErrorContext(ctx, "$connect", "err", err)
@@ -119,7 +119,7 @@ func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketPro
 	}
 	now := s.now()
 	c := &ask.Connection{
-		ID: req.RequestContext.ConnectionID, Space: space, Actor: actor,
+		ID: req.RequestContext.ConnectionID, Space: cred.Space, Actor: cred.Actor, CredentialID: cred.ID,
 		ConnectedAt: now, ExpiresAt: now.Add(ask.ConnectionTTL),
 	}
 	if err := s.Conns.PutConnection(ctx, c); err != nil {

@@ -32,6 +32,14 @@ func (s *Sockets) Greet(ctx context.Context, c *ask.Connection) error {
 	if c.Ready {
 		return nil
 	}
+	// Revoked between $connect and now (its revocation's record may have been handled first):
+	// the socket opens onto nothing.
+	if _, err := s.Gate.Live(ctx, c.Space, c.CredentialID); ask.ErrorCode(err) == ask.EUnauthorized {
+		s.drop(ctx, c.ID, "its credential was revoked")
+		return nil
+	} else if err != nil {
+		return err
+	}
 	snap, err := s.Service.Snapshot(ctx, c.Space)
 	if err != nil {
 		return err
@@ -204,6 +212,21 @@ func (s *Sockets) Fanout(ctx context.Context, ch ask.Change) error {
 	}
 	wg.Wait()
 	return firstErr
+}
+
+// DisconnectCredential closes every connection that a revoked credential opened, through
+// @connections DELETE, and forgets them. A connection gone already is not an error.
+func (s *Sockets) DisconnectCredential(ctx context.Context, c *ask.Credential) error {
+	conns, err := s.Conns.Connections(ctx, c.Space, s.now())
+	if err != nil {
+		return err
+	}
+	for _, conn := range conns {
+		if conn.CredentialID == c.ID {
+			s.drop(ctx, conn.ID, "its credential was revoked")
+		}
+	}
+	return nil
 }
 
 // SnapshotFrames turns a snapshot into what goes out first on a connection: a snapshot frame of

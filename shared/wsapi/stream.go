@@ -9,12 +9,13 @@ import (
 )
 
 // Item is what the fan-out makes of one stream record: an ask that changed (Opened when the
-// record is its INSERT), a connection that was just recorded, or neither (anything else on the
-// table, skipped).
+// record is its INSERT), a connection that was just recorded, a credential that was revoked, or
+// none of these (anything else on the table, skipped).
 type Item struct {
-	Ask    *ask.Ask
-	Opened bool
-	Conn   *ask.Connection
+	Ask     *ask.Ask
+	Opened  bool
+	Conn    *ask.Connection
+	Revoked *ask.Credential
 }
 
 // Decoder reads a stream record's new image (the store's own decoding: shared/awsrt wires the
@@ -52,6 +53,8 @@ func (s *Sockets) handleRecord(ctx context.Context, rec events.DynamoDBEventReco
 		return s.Greet(ctx, it.Conn)
 	case it.Ask != nil:
 		return s.Fanout(ctx, ask.Change{Ask: it.Ask, Opened: it.Opened})
+	case it.Revoked != nil:
+		return s.DisconnectCredential(ctx, it.Revoked)
 	}
 	return nil
 }

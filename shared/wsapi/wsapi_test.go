@@ -102,10 +102,16 @@ func setup(t *testing.T) (*wsapi.Sockets, *dynamo.Store, *poster) {
 		PostTimeout: 200 * time.Millisecond}, store, p
 }
 
-func connect(t *testing.T, store ask.ConnectionStore, space, id string) *ask.Connection {
+// connect records a connection as $connect does, opened by a new person credential of the space.
+func connect(t *testing.T, store *dynamo.Store, space, id string) *ask.Connection {
 	t.Helper()
 	now := ask.Truncate(time.Now())
-	c := &ask.Connection{ID: id, Space: space, Actor: ask.Actor{ID: "ada"}, ConnectedAt: now, ExpiresAt: now.Add(ask.ConnectionTTL)}
+	ada := ask.Actor{ID: "ada", Name: "ada"}
+	_, cred, err := gate.Issue(context.Background(), store, ask.Credential{Space: space, Role: ask.RolePerson, Actor: ada, Person: ada})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &ask.Connection{ID: id, Space: space, Actor: ada, CredentialID: cred.ID, ConnectedAt: now, ExpiresAt: now.Add(ask.ConnectionTTL)}
 	if err := store.PutConnection(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,8 @@ func TestCredentialStore(t *testing.T, open func(t *testing.T) ask.CredentialSto
 		{"DuplicateHashRefused", testCredentialDuplicateHash},
 		{"ListPerSpace", testCredentialList},
 		{"Revoke", testCredentialRevoke},
+		{"ByID", testCredentialByID},
+		{"Touch", testCredentialTouch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -149,6 +151,56 @@ func testCredentialList(t *testing.T, s ask.CredentialStore) {
 		t.Fatal(err)
 	}
 	same(t, "Credentials of the other space", []string{o.ID}, credentialIDs(list))
+}
+
+func testCredentialByID(t *testing.T, s ask.CredentialStore) {
+	ctx := context.Background()
+	space := newSpace()
+	c := agentCredential(space, base)
+	want := *c
+	createCredential(t, s, c)
+	got, err := s.CredentialByID(ctx, space, c.ID)
+	if err != nil {
+		t.Fatalf("CredentialByID: %v", err)
+	}
+	same(t, "the credential found by id", &want, got)
+	_, err = s.CredentialByID(ctx, newSpace(), c.ID)
+	wantCode(t, err, ask.ENotFound, "CredentialByID in another space")
+	_, err = s.CredentialByID(ctx, space, c.ID+"x")
+	wantCode(t, err, ask.ENotFound, "CredentialByID of an unknown id")
+	revoked := at(time.Hour)
+	if err := s.RevokeCredential(ctx, space, c.ID, revoked); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.CredentialByID(ctx, space, c.ID)
+	if err != nil || got.RevokedAt == nil || !got.RevokedAt.Equal(revoked) {
+		t.Fatalf("after a revoke, CredentialByID = %+v, %v; want it revoked at %v", got, err, revoked)
+	}
+}
+
+func testCredentialTouch(t *testing.T, s ask.CredentialStore) {
+	ctx := context.Background()
+	space := newSpace()
+	c := ownerCredential(space, base)
+	createCredential(t, s, c)
+	used := at(time.Minute)
+	if err := s.TouchCredential(ctx, space, c.ID, used); err != nil {
+		t.Fatalf("TouchCredential: %v", err)
+	}
+	want := *c
+	want.LastUsedAt = &used
+	same(t, "the touched credential, by its hash", &want, byHash(t, s, c.TokenHash))
+	list, err := s.Credentials(ctx, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "the touched credential, listed", []*ask.Credential{&want}, list)
+	if err := s.TouchCredential(ctx, space, "cred_nope", used); err != nil {
+		t.Errorf("TouchCredential of an unknown id: %v", err)
+	}
+	if _, err := s.CredentialByID(ctx, space, "cred_nope"); ask.ErrorCode(err) != ask.ENotFound {
+		t.Errorf("TouchCredential of an unknown id made one: %v", err)
+	}
 }
 
 func testCredentialRevoke(t *testing.T, s ask.CredentialStore) {

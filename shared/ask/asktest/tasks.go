@@ -34,7 +34,7 @@ func TestTaskStore(t *testing.T, open func(t *testing.T) ask.TaskStore) {
 // newTask returns a working task of a space, created at created and kept for ttl.
 func newTask(space, id string, created time.Time, ttl time.Duration) *ask.Task {
 	return &ask.Task{
-		ID: id, Space: space, AskID: "ask_" + ask.NewID()[:12], Tool: "ask_question", Status: ask.TaskWorking,
+		ID: id, Space: space, CredentialID: "cred_" + ask.NewID()[:16], AskID: "ask_" + ask.NewID()[:12], Tool: "ask_question", Status: ask.TaskWorking,
 		TTL: ttl, CreatedAt: created, UpdatedAt: created, ExpiresAt: created.Add(ttl),
 	}
 }

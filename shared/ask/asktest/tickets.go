@@ -30,7 +30,7 @@ func TestTicketStore(t *testing.T, open func(t *testing.T) ask.TicketStore) {
 const purposeEvents = "events"
 
 func newTicket(expires time.Time) *ask.Ticket {
-	return &ask.Ticket{Hash: newHash(), Purpose: purposeEvents, Space: newSpace(), Actor: *ada, ExpiresAt: expires}
+	return &ask.Ticket{Hash: newHash(), Purpose: purposeEvents, Space: newSpace(), Actor: *ada, CredentialID: "cred_" + ask.NewID()[:16], ExpiresAt: expires}
 }
 
 func createTicket(t *testing.T, s ask.TicketStore, tk *ask.Ticket) {

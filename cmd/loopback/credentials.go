@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/gate"
+)
+
+// The local space's standing credentials, both kept across restarts:
+//   - the owner's (a person's): the inbox link; LOOPBACK_TOKEN, or DIR/owner.token;
+//   - the default agent's: what the printed claude mcp add, Cursor and VS Code lines carry;
+//     DIR/agent.token. It can use /mcp and nothing else, so an agent set up as printed can
+//     never answer its own asks.
+// There is one live owner credential: a new LOOPBACK_TOKEN, or `loopback token rotate`, retires
+// the one before it. See docs/trust.md.
+
+// MinTokenLength is the shortest LOOPBACK_TOKEN accepted: a bearer token is the whole of the
+// owner's key, and a short one can be guessed.
+const MinTokenLength = 32
+
+// Files in the data folder, readable only by this user.
+const (
+	ownerTokenFile = "owner.token"
+	agentTokenFile = "agent.token"
+)
+
+// defaultAgent is who the printed agent lines act as.
+var defaultAgent = ask.Actor{ID: "agent:default", Name: "agent"}
+
+// ownerCredential returns the owner's token: LOOPBACK_TOKEN when set, else the one kept in the
+// data folder, else a new one (kept there). Every other live owner credential is retired, so a
+// changed LOOPBACK_TOKEN leaves no second key to the inbox. Only hashes are in the database.
+func (a *app) ownerCredential(ctx context.Context) (string, error) {
+	template := ask.Credential{Space: LocalSpace, Role: ask.RoleOwner, Actor: a.owner, Person: a.owner}
+	var token string
+	var cred *ask.Credential
+	if t := strings.TrimSpace(os.Getenv("LOOPBACK_TOKEN")); t != "" {
+		if err := checkChosenToken(t); err != nil {
+			return "", err
+		}
+		c, err := gate.Adopt(ctx, a.db, t, template)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case !c.Live():
+			return "", errors.New("LOOPBACK_TOKEN was revoked (by loopback token revoke or rotate): set a new one")
+		case c.Role != ask.RoleOwner:
+			return "", fmt.Errorf("LOOPBACK_TOKEN is the token of %s (a %s credential), not the owner's: set a token of your own", c.ID, c.Role)
+		}
+		token, cred = t, c
+	} else {
+		t, c, err := a.keptToken(ctx, ownerTokenFile, ask.RoleOwner, template)
+		if err != nil {
+			return "", err
+		}
+		token, cred = t, c
+	}
+	return token, a.retireOwnersBut(ctx, cred.ID)
+}
+
+// agentCredential returns the default agent's token, kept in the data folder; a new one when
+// there is none yet or the kept one was revoked.
+func (a *app) agentCredential(ctx context.Context) (string, error) {
+	t, _, err := a.keptToken(ctx, agentTokenFile, ask.RoleAgent,
+		ask.Credential{Space: LocalSpace, Role: ask.RoleAgent, Actor: defaultAgent, Person: a.owner})
+	return t, err
+}
+
+// keptToken returns the live credential of role whose token is kept in the data folder's file,
+// or issues a new one from template and keeps its token there (mode 0600).
+func (a *app) keptToken(ctx context.Context, file string, role ask.Role, template ask.Credential) (string, *ask.Credential, error) {
+	path := filepath.Join(a.dir, file)
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		t := strings.TrimSpace(string(b))
+		c, err := a.db.CredentialByTokenHash(ctx, gate.Hash(t))
+		if err == nil && c.Live() && c.Role == role {
+			return t, c, nil
+		}
+		if err != nil && ask.ErrorCode(err) != ask.EUnauthorized {
+			return "", nil, err
+		}
+		// Revoked, or of a database that was replaced: make a new one.
+	case !errors.Is(err, os.ErrNotExist):
+		return "", nil, err
+	}
+	return a.issueKept(ctx, path, template)
+}
+
+// issueKept issues a credential and keeps its token in the file at path, readable only by this
+// user. The file is written before anything else can see the new credential in use.
+func (a *app) issueKept(ctx context.Context, path string, template ask.Credential) (string, *ask.Credential, error) {
+	t, c, err := gate.Issue(ctx, a.db, template)
+	if err != nil {
+		return "", nil, err
+	}
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(t+"\n"), 0o600); err != nil {
+		return "", nil, err
+	}
+	return t, c, os.Rename(tmp, path)
+}
+
+// retireOwnersBut revokes every live owner credential of the local space but keep.
+func (a *app) retireOwnersBut(ctx context.Context, keep string) error {
+	creds, err := a.db.Credentials(ctx, LocalSpace)
+	if err != nil {
+		return err
+	}
+	svc := ask.NewService(a.db)
+	svc.Leases = a.db
+	for _, c := range creds {
+		if c.Role == ask.RoleOwner && c.Live() && c.ID != keep {
+			if err := svc.Revoke(ctx, a.db, a.db, LocalSpace, c.ID); err != nil {
+				return fmt.Errorf("retiring the previous owner token %s: %w", c.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// rotateOwner issues a new owner token, keeps it in the data folder and retires the old one.
+func (a *app) rotateOwner(ctx context.Context) (string, error) {
+	if os.Getenv("LOOPBACK_TOKEN") != "" {
+		return "", errors.New("LOOPBACK_TOKEN is set, so the owner's token is yours to choose: restart loopback serve with a new LOOPBACK_TOKEN, which retires the old one")
+	}
+	t, c, err := a.issueKept(ctx, filepath.Join(a.dir, ownerTokenFile),
+		ask.Credential{Space: LocalSpace, Role: ask.RoleOwner, Actor: a.owner, Person: a.owner})
+	if err != nil {
+		return "", err
+	}
+	return t, a.retireOwnersBut(ctx, c.ID)
+}
+
+// checkChosenToken refuses a LOOPBACK_TOKEN that is too short to be a key, or not one line of
+// printable characters (it travels in an Authorization header and a URL fragment).
+func checkChosenToken(t string) error {
+	if n := utf8.RuneCountInString(t); n < MinTokenLength {
+		return fmt.Errorf("LOOPBACK_TOKEN is %d characters; it must be at least %d (make one with: openssl rand -base64 32)", n, MinTokenLength)
+	}
+	for _, r := range t {
+		if r <= ' ' || r == 0x7f || r > '~' {
+			return errors.New("LOOPBACK_TOKEN may hold only printable ASCII characters, without spaces")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,201 @@
+package awsrt_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/awsrt"
+	"github.com/loopback-hq/loopback/shared/gate"
+)
+
+// The trust model on the AWS path (docs/trust.md): the role matrix through the api-* and
+// $connect handlers, and a revocation (as `make revoke` makes it) ending a teammate's sockets
+// through the stream fan-out's @connections DELETE, voiding her ticket, and ending an agent's
+// waiting call on the mcp function.
+
+type credentials struct {
+	owner, teammate, agent, revoked, other string
+}
+
+func (d *deployment) credentials(t *testing.T, space string) credentials {
+	t.Helper()
+	ctx := context.Background()
+	var c credentials
+	c.owner = d.owner(t, space, "ada")
+	var err error
+	if c.teammate, _, err = awsrt.AddPerson(ctx, d.rt.Store, space, "grace"); err != nil {
+		t.Fatal(err)
+	}
+	if c.agent, _, err = awsrt.AddAgent(ctx, d.rt.Store, space, awsrt.DefaultAgentName); err != nil {
+		t.Fatal(err)
+	}
+	var gone *ask.Credential
+	if c.revoked, gone, err = awsrt.AddAgent(ctx, d.rt.Store, space, "old-laptop"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.rt.Service.Revoke(ctx, d.rt.Store, d.rt.Store, space, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	c.other = d.owner(t, space+"_other", "eve")
+	return c
+}
+
+func TestServerlessRoleMatrix(t *testing.T) {
+	d := deploy(t)
+	ctx := context.Background()
+	const space = "sp_matrix"
+	creds := d.credentials(t, space)
+	roles := []struct{ name, token string }{
+		{"owner", creds.owner}, {"teammate", creds.teammate}, {"agent", creds.agent}, {"revoked", creds.revoked}, {"other space", creds.other},
+	}
+	fresh := func() string {
+		a, err := d.rt.Service.AskQuestion(ctx, ask.QuestionInput{Question: "Ship?", Project: "matrix"}, ask.Origin{Space: space})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.ID
+	}
+	readable := fresh()
+	for _, rt := range []struct {
+		method, path, body string
+		want               [5]int
+	}{
+		{"GET", "/api/v1/whoami", "", [5]int{200, 200, 200, 401, 200}},
+		{"GET", "/api/v1/snapshot", "", [5]int{200, 200, 403, 401, 200}},
+		{"GET", "/api/v1/asks", "", [5]int{200, 200, 403, 401, 200}},
+		{"GET", "/api/v1/asks/" + readable, "", [5]int{200, 200, 403, 401, 404}},
+		{"POST", "/api/v1/asks/{fresh}/reply", `{"outcome":"answered","selected":[],"text":"yes"}`, [5]int{200, 200, 403, 401, 404}},
+		{"POST", "/api/v1/events/tickets", "", [5]int{201, 201, 403, 401, 201}},
+		{"GET", "/api/v1/files/up_nope", "", [5]int{404, 404, 403, 401, 404}},
+	} {
+		for i, role := range roles {
+			path := rt.path
+			if strings.Contains(path, "{fresh}") {
+				path = strings.ReplaceAll(path, "{fresh}", fresh())
+			}
+			var body []byte
+			if rt.body != "" {
+				body = []byte(rt.body)
+			}
+			res := callAPI(t, d.rt, rt.method, path, role.token, body, "Content-Type", "application/json")
+			if res.Status != rt.want[i] {
+				t.Errorf("%s %s as %s: %d %s, want %d", rt.method, rt.path, role.name, res.Status, res.Body, rt.want[i])
+			}
+			if res.Status == 403 && !strings.Contains(string(res.Body), `"code":"auth.forbidden"`) {
+				t.Errorf("%s %s as %s: %s", rt.method, rt.path, role.name, res.Body)
+			}
+		}
+	}
+	// $connect by bearer token: persons only.
+	sockets := d.rt.Sockets()
+	for i, want := range []int{200, 200, 403, 401, 200} {
+		resp, err := sockets.Connect(ctx, wsEvent("$connect", "matrix-"+string(rune('a'+i))+"=", map[string]string{
+			"Sec-WebSocket-Protocol": "loopback.v1", "Authorization": "Bearer " + roles[i].token}, ""))
+		if err != nil || resp.StatusCode != want {
+			t.Errorf("$connect as %s = %d %s, want %d", roles[i].name, resp.StatusCode, resp.Body, want)
+		}
+	}
+	// MCP on the function URL: any live credential; the printed agent's included.
+	for _, role := range roles {
+		fu := newFunctionURL(d.rt, inboxHost)
+		req, _ := http.NewRequest("POST", "https://abc123.lambda-url.us-east-1.on.aws/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"matrix","version":"1"}}}`))
+		req.Header.Set("Authorization", "Bearer "+role.token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := fu.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		want := 200
+		if role.name == "revoked" {
+			want = 401
+		}
+		if res.StatusCode != want {
+			t.Errorf("MCP initialize as %s: %d, want %d", role.name, res.StatusCode, want)
+		}
+	}
+}
+
+func TestServerlessRevocation(t *testing.T) {
+	d := deploy(t)
+	ctx := context.Background()
+	const space = "sp_revoke"
+	creds := d.credentials(t, space)
+	grace, err := d.rt.Gate.Check(ctx, creds.teammate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentCred, err := d.rt.Gate.Check(ctx, creds.agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Grace's inbox has a socket open (by ticket) and a ticket in hand; the agent waits.
+	d.connect(t, creds.teammate, "grace-1=")
+	eventually(t, "grace's snapshot", func() bool { return len(d.conns.received("grace-1=")) >= 1 })
+	res := callAPI(t, d.rt, "POST", "/api/v1/events/tickets", creds.teammate, nil)
+	var unused struct{ Ticket string }
+	json.Unmarshal(res.Body, &unused)
+
+	agent, _, _ := d.agent(t, creds.agent)
+	var req mcp.CallToolRequest
+	req.Params.Name = "ask_question"
+	req.Params.Arguments = map[string]any{"question": "Still there?", "project": "revoke"}
+	req.Params.Meta = &mcp.Meta{ProgressToken: "revoke-1"}
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		r, err := agent.CallTool(context.Background(), req)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	eventually(t, "the agent waits", func() bool {
+		open, _ := d.rt.Store.OpenAsks(ctx, space)
+		return len(open) == 1 && open[0].Waiting
+	})
+
+	// Revoked as `make revoke` does it, from another machine.
+	start := time.Now()
+	for _, id := range []string{grace.ID, agentCred.ID} {
+		if err := d.rt.Service.Revoke(ctx, d.rt.Store, d.rt.Store, space, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "grace's socket is disconnected through @connections", func() bool { return d.conns.wasClosed("grace-1=") })
+	if _, err := d.rt.Store.FindConnection(ctx, "grace-1=", time.Now()); ask.ErrorCode(err) != ask.ENotFound {
+		t.Errorf("the revoked credential's connection is still recorded: %v", err)
+	}
+	resp, _ := d.rt.Sockets().Connect(ctx, wsEvent("$connect", "grace-2=", map[string]string{
+		"Sec-WebSocket-Protocol": "loopback.v1, loopback.ticket." + unused.Ticket,
+		"Origin":                 "https://" + inboxHost, "X-Loopback-Host": inboxHost}, ""))
+	if resp.StatusCode != 401 {
+		t.Errorf("a ticket issued before the revoke: $connect = %d %s", resp.StatusCode, resp.Body)
+	}
+	select {
+	case r := <-done:
+		if r == nil || !r.IsError || !strings.Contains(r.Content[0].(mcp.TextContent).Text, "revoked") {
+			t.Errorf("the waiting call ended with %+v; want a tool error saying the credential was revoked", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting call did not end after its credential was revoked")
+	}
+	t.Logf("socket closed and wait ended %s after the revoke", time.Since(start).Round(time.Millisecond))
+	// The ask stays for the person, and the owner still answers it.
+	eventually(t, "nobody is shown waiting", func() bool {
+		open, _ := d.rt.Store.OpenAsks(ctx, space)
+		return len(open) == 1 && !open[0].Waiting
+	})
+	if _, err := (&gate.Gate{Credentials: d.rt.Store}).Check(ctx, creds.owner); err != nil {
+		t.Errorf("the owner's token: %v", err)
+	}
+}
