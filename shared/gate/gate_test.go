@@ -1,0 +1,134 @@
+package gate_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/sqlite"
+)
+
+func open(t *testing.T) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "gate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func issue(t *testing.T, db *sqlite.DB, role ask.Role) (string, *ask.Credential) {
+	t.Helper()
+	who := ask.Actor{ID: string(role) + ":x", Name: "x"}
+	token, c, err := gate.Issue(context.Background(), db, ask.Credential{Space: "s", Role: role, Actor: who, Person: who})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token, c
+}
+
+// TestRoles: what Check and CheckPerson let through, by role and state.
+func TestRoles(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	g := &gate.Gate{Credentials: db}
+	owner, _ := issue(t, db, ask.RoleOwner)
+	person, _ := issue(t, db, ask.RolePerson)
+	agent, _ := issue(t, db, ask.RoleAgent)
+	revoked, rc := issue(t, db, ask.RolePerson)
+	if err := db.RevokeCredential(ctx, "s", rc.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, token      string
+		check, forPerson string // the error codes, "" for let in
+	}{
+		{"owner", owner, "", ""},
+		{"person", person, "", ""},
+		{"agent", agent, "", ask.EForbidden},
+		{"revoked", revoked, ask.EUnauthorized, ask.EUnauthorized},
+		{"unknown", "lb_nope", ask.EUnauthorized, ask.EUnauthorized},
+		{"none", "", ask.EUnauthorized, ask.EUnauthorized},
+	} {
+		_, err := g.Check(ctx, tc.token)
+		if ask.ErrorCode(err) != tc.check {
+			t.Errorf("Check(%s) = %v, want %q", tc.name, err, tc.check)
+		}
+		_, err = g.CheckPerson(ctx, tc.token)
+		if ask.ErrorCode(err) != tc.forPerson {
+			t.Errorf("CheckPerson(%s) = %v, want %q", tc.name, err, tc.forPerson)
+		}
+	}
+}
+
+// TestLastUsed: the gate records use at most once per ask.LastUsedEvery.
+func TestLastUsed(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	now := ask.Truncate(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	g := &gate.Gate{Credentials: db, Now: func() time.Time { return now }}
+	token, c := issue(t, db, ask.RoleAgent)
+	used := func() time.Time {
+		got, err := db.CredentialByID(ctx, "s", c.ID)
+		if err != nil || got.LastUsedAt == nil {
+			t.Fatalf("last used: %+v %v", got, err)
+		}
+		return *got.LastUsedAt
+	}
+	g.Check(ctx, token)
+	first := now
+	if !used().Equal(first) {
+		t.Fatalf("last used %v, want %v", used(), first)
+	}
+	now = now.Add(ask.LastUsedEvery - time.Second)
+	g.Check(ctx, token)
+	if !used().Equal(first) {
+		t.Errorf("a use within a minute was written: %v", used())
+	}
+	now = now.Add(2 * time.Second)
+	g.Check(ctx, token)
+	if !used().Equal(now) {
+		t.Errorf("a use after a minute was not written: %v, want %v", used(), now)
+	}
+}
+
+// TestRevocations: a watcher hears of a revocation made elsewhere (in the store) within its
+// interval, and stops watching when its holders are done.
+func TestRevocations(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	r := &gate.Revocations{Credentials: db, Interval: 20 * time.Millisecond}
+	_, c := issue(t, db, ask.RoleAgent)
+	_, kept := issue(t, db, ask.RoleAgent)
+	revoked, stop := r.Watch(c)
+	defer stop()
+	other, stopOther := r.Watch(c)
+	defer stopOther()
+	untouched, stopKept := r.Watch(kept)
+	defer stopKept()
+	if err := db.RevokeCredential(ctx, "s", c.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range []<-chan struct{}{revoked, other} {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a watcher did not hear of the revocation")
+		}
+	}
+	select {
+	case <-untouched:
+		t.Fatal("revoking one credential ended the watch of another")
+	case <-time.After(100 * time.Millisecond):
+	}
+	var none *gate.Revocations
+	if ch, stop := none.Watch(kept); ch != nil {
+		t.Error("a nil Revocations watches")
+	} else {
+		stop()
+	}
+}
