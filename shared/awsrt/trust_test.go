@@ -164,6 +164,21 @@ func TestServerlessRevocation(t *testing.T) {
 		return len(open) == 1 && open[0].Waiting
 	})
 
+	// And a task of the agent's, as tasks/get leaves it between polls: its lease on a second ask.
+	polled, err := d.rt.Service.AskQuestion(ctx, ask.QuestionInput{Question: "Polled?", Project: "revoke"}, ask.Origin{Space: space})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := d.rt.Service.Now()
+	task := &ask.Task{ID: "task-revoke", Space: space, CredentialID: agentCred.ID, AskID: polled.ID, Tool: "ask_question",
+		Status: ask.TaskWorking, TTL: time.Hour, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := d.rt.Store.CreateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.rt.Service.Follow(ctx, space, polled.ID, task.ID, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+
 	// Revoked as `make revoke` does it, from another machine.
 	start := time.Now()
 	for _, id := range []string{grace.ID, agentCred.ID} {
@@ -193,8 +208,11 @@ func TestServerlessRevocation(t *testing.T) {
 	// The ask stays for the person, and the owner still answers it.
 	eventually(t, "nobody is shown waiting", func() bool {
 		open, _ := d.rt.Store.OpenAsks(ctx, space)
-		return len(open) == 1 && !open[0].Waiting
+		return len(open) == 2 && !open[0].Waiting && !open[1].Waiting
 	})
+	if got, err := d.rt.Store.FindTask(ctx, space, task.ID, time.Now()); err != nil || got.Status != ask.TaskFailed || got.Message != ask.RevokedTaskMessage {
+		t.Errorf("the revoked agent's task: %+v %v; want failed", got, err)
+	}
 	if _, err := (&gate.Gate{Credentials: d.rt.Store}).Check(ctx, creds.owner); err != nil {
 		t.Errorf("the owner's token: %v", err)
 	}
