@@ -49,8 +49,30 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
 /** Like api, but returns the raw response (for files). */
 export async function request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
   if (!token) throw new ApiError(401, 'auth.unauthorized', 'Not signed in.');
+  try {
+    return await send(token, method, path, body, signal);
+  } catch (err) {
+    if (err instanceof ApiError) {
+      if (err.status === 401) hooks.unauthorized(err.message);
+      else if (err.status === 409 && err.code === 'reload') hooks.reload('reload');
+    }
+    throw err;
+  }
+}
+
+/**
+ * Reads the API with a token that is not (yet) the page's: the one a sign-in link or the sign-in
+ * form brings, checked before it is kept. A refusal is only thrown, never reported to the hooks, so
+ * a bad token in a link cannot sign out the person who is signed in.
+ */
+export async function probe<T>(withToken: string, method: string, path: string): Promise<T> {
+  const res = await send(withToken, method, path);
+  return (await res.json()) as T;
+}
+
+async function send(withToken: string, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
   const headers: Record<string, string> = {
-    Authorization: `Bearer ${token}`,
+    Authorization: `Bearer ${withToken}`,
     'Loopback-Revision': String(REVISION),
   };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -71,11 +93,6 @@ export async function request(method: string, path: string, body?: unknown, sign
   noteRevision(res);
   if (res.ok) return res;
   const problem = await readProblem(res);
-  if (res.status === 401) {
-    hooks.unauthorized(problem.message);
-  } else if (res.status === 409 && problem.code === 'reload') {
-    hooks.reload('reload');
-  }
   throw new ApiError(res.status, problem.code, problem.message);
 }
 
@@ -87,4 +104,9 @@ async function readProblem(res: Response): Promise<Problem> {
     // not JSON
   }
   return { code: `http.${res.status}`, message: `${res.status} ${res.statusText}`.trim() };
+}
+
+/** The server's answer to an agent's credential on the person's API: it may only be used over MCP. */
+export function isForbidden(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 403 && err.code === 'auth.forbidden';
 }

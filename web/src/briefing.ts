@@ -2,7 +2,7 @@
 // server judges it (shared/ask/briefing.go: BriefingPoints, checkResponded; docs/design/asks.md),
 // so the inbox never sends a reply the server would refuse with 422 and can say why it won't.
 
-import type { AgentEntry, Block, BriefingAsk, HumanEntry, Point, PointReply, Responded } from './types';
+import type { Actor, AgentEntry, Block, BriefingAsk, HumanEntry, Point, PointReply, Responded } from './types';
 
 export interface PointState {
   point: Point;
@@ -22,7 +22,7 @@ export interface PointState {
 }
 
 export type PointTurn =
-  | { author: 'human'; text?: string; resolved: boolean; at: string }
+  | { author: 'human'; text?: string; resolved: boolean; at: string; by?: Actor }
   | { author: 'agent'; answer: string; content?: Block[]; at: string; subPoints: string[] };
 
 export interface Points {
@@ -73,7 +73,7 @@ function applyResponded(ps: Points, replies: readonly PointReply[], entry?: Huma
   for (const r of replies) {
     const st = ps.byId.get(r.point);
     if (!st) continue;
-    if (entry) st.turns.push({ author: 'human', text: r.text, resolved: !!r.resolved, at: entry.at });
+    if (entry) st.turns.push({ author: 'human', text: r.text, resolved: !!r.resolved, at: entry.at, by: entry.by });
     if (r.resolved) {
       resolve(ps, r.point);
     } else if ((r.text ?? '').trim() !== '' && !st.resolved) {

@@ -4,7 +4,7 @@
 // change. When the socket closes for any reason the page reconnects with a new ticket, waiting
 // 1 s, 2 s, 4 s … up to 30 s (with jitter) between tries, and starts again from the new snapshot.
 
-import { api, ApiError } from './api';
+import { api, ApiError, isForbidden } from './api';
 import type { Ask, EventTicket, ServerEvent, Snapshot } from './types';
 
 export type ConnState =
@@ -18,6 +18,8 @@ export interface LiveHandlers {
   snapshot(s: Snapshot): void;
   ask(type: 'ask.opened' | 'ask.updated', a: Ask): void;
   state(s: ConnState): void;
+  /** The ticket was refused with 403 auth.forbidden: the credential is an agent's, and retrying is no use. */
+  forbidden(): void;
 }
 
 export const BACKOFF_BASE_MS = 1000;
@@ -89,6 +91,11 @@ export class Live {
       if (gen !== this.generation) return;
       if (err instanceof ApiError && err.status === 401) {
         this.stop(); // the app signs out
+        return;
+      }
+      if (isForbidden(err)) {
+        this.stop();
+        this.h.forbidden();
         return;
       }
       this.retry(gen, (err as Error).message);

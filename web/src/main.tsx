@@ -1,19 +1,16 @@
 import { render } from 'preact';
-import { storedToken, takeTokenFromFragment } from './auth';
+import { startPlan, storedToken, takeTokenFromFragment } from './auth';
 import { App } from './components/App';
 import { pruneDrafts } from './drafts';
-import { signIn } from './state';
+import { fragmentChanged, start } from './state';
 import './styles.css';
 
-// A token in the fragment (the link `loopback serve` prints) wins over one kept from before; either
-// way it leaves the address bar before anything else happens.
-const fromLink = takeTokenFromFragment();
-const token = fromLink ?? storedToken();
+// A token in the fragment leaves the address bar before anything else happens. It counts only now,
+// as the page loads, and never replaces someone signed in without asking them (auth.ts).
+const plan = startPlan(takeTokenFromFragment(), storedToken());
 pruneDrafts();
-if (token) void signIn(token);
-// The link opened in a tab that already shows the inbox changes only the fragment: no page load.
-addEventListener('hashchange', () => {
-  const t = takeTokenFromFragment();
-  if (t) void signIn(t);
-});
+void start(plan);
+// Later the fragment changes only by a link clicked in the page or a script: neither may sign in,
+// out or over.
+addEventListener('hashchange', fragmentChanged);
 render(<App />, document.getElementById('app')!);

@@ -4,7 +4,10 @@
 // anything else before it reaches the page: no script, no event handler, no style, no form or frame,
 // links only to http(s):, mailto: or within the page, and images only from the API's own files
 // (/api/v1/files/{id}), which the page then fetches with its credentials (files.ts). Any other
-// image is replaced by a note saying it was not loaded.
+// image is replaced by a note saying it was not loaded. A link whose target carries `token` in its
+// query or fragment (`#token=lb_…`, encoded or not, here or on any other address) is shown as its
+// plain text: the inbox signs in from such links, and an agent must never be able to offer one that
+// switches the person to another space or signs them out (auth.ts has the rest of those rules).
 //
 // The page's Content-Security-Policy (no inline script or style, images only from 'self' and blob:)
 // is the wall behind these two.
@@ -54,6 +57,35 @@ const ALLOWED_ATTR = [
 ];
 /** Link targets allowed: http(s), mailto, a fragment, or a path on this origin (not `//host`). */
 const SAFE_HREF = /^(?:https?:|mailto:|#|\/(?![/\\]))/i;
+/** ASCII tab and newlines, which a browser's URL parser removes anywhere in an address (`#to&#9;ken`). */
+const URL_IGNORED = /[\t\n\r]/g;
+
+/**
+ * Whether a link target carries a token: `token` anywhere in its query or fragment, in any case,
+ * after removing what a URL parser ignores and percent-decoding as often as it takes (`%74oken`,
+ * `%2574oken`). Deliberately broad: agent content has no business linking to any address with a
+ * token in it, and a legitimate link that happens to match only loses being a link.
+ */
+export function carriesToken(href: string): boolean {
+  let s = href.replace(URL_IGNORED, '');
+  for (let i = 0; i < 8; i++) {
+    const d = percentDecode(s);
+    if (d === s) break;
+    s = d.replace(URL_IGNORED, '');
+  }
+  const at = s.search(/[?#]/);
+  return at >= 0 && /token/i.test(s.slice(at));
+}
+
+function percentDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    // A malformed sequence elsewhere must not hide a well-formed one: decode byte by byte.
+    return s.replace(/%([0-9a-f]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  }
+}
+
 /** The only images shown: uploads, by their API path. */
 const FILE_SRC = /^\/api\/v1\/files\/([A-Za-z0-9._~-]{1,200})$/;
 
@@ -75,7 +107,10 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
     const el = node as Element;
     if (el.tagName === 'A') {
       const href = el.getAttribute('href');
-      if (href !== null && !SAFE_HREF.test(href.trim())) el.removeAttribute('href');
+      if (href !== null && carriesToken(href)) {
+        el.removeAttribute('href');
+        el.setAttribute('data-token-link', '');
+      } else if (href !== null && !SAFE_HREF.test(href.trim())) el.removeAttribute('href');
       if (/^https?:/i.test(el.getAttribute('href') ?? '')) {
         el.setAttribute('target', '_blank');
         el.setAttribute('rel', 'noopener noreferrer nofollow');
@@ -124,6 +159,13 @@ export function sanitizeHtml(html: string): DocumentFragment {
     note.textContent = `[image not loaded${alt ? `: ${alt}` : ''} — only uploaded images are shown]`;
     note.title = img.getAttribute('data-blocked-src') ?? '';
     img.replaceWith(note);
+  }
+  for (const a of Array.from(frag.querySelectorAll('a[data-token-link]'))) {
+    const text = document.createElement('span');
+    text.className = 'token-link';
+    text.title = 'Not a link: links that carry a sign-in token are not allowed in what agents write';
+    text.append(...Array.from(a.childNodes));
+    a.replaceWith(text);
   }
   return frag;
 }

@@ -1,8 +1,19 @@
 // The inbox's state and everything that changes it: one small store the views subscribe to.
 
 import { useLayoutEffect, useState } from 'preact/hooks';
-import { api, ApiError, setHooks, setToken } from './api';
-import { forgetToken, storeToken } from './auth';
+import { api, ApiError, isForbidden, probe, setHooks, setToken } from './api';
+import {
+  decideSwitch,
+  describe,
+  forgetToken,
+  LATE_LINK_TEXT,
+  refusalText,
+  sameIdentity,
+  storeToken,
+  takeTokenFromFragment,
+  type StartPlan,
+  type TokenCheck,
+} from './auth';
 import { clearAllDrafts, clearDraft } from './drafts';
 import { forgetFiles } from './files';
 import { Live, type ConnState } from './live';
@@ -24,10 +35,26 @@ export interface HistoryState {
   error: string | null;
 }
 
+/** A sign-in link's token that would replace the session: the person chooses (auth.ts). */
+export interface Choice {
+  /** The link's token, held here only until the person chooses; never stored before. */
+  token: string;
+  /** Who is signed in now (null when it could not be looked up). */
+  current: Whoami | null;
+  /** Who the link signs in as. */
+  next: Whoami;
+}
+
 export interface AppState {
   token: string | null;
   signInMessage: string | null;
+  /** A token is being checked before it is kept (the sign-in screen waits). */
+  signingIn: boolean;
   whoami: Whoami | null;
+  /** A link's token is waiting for the person's choice. */
+  choice: Choice | null;
+  /** Something about signing in the person should read, shown until dismissed. */
+  notice: string | null;
   conn: ConnState;
   live: AskMap;
   liveReady: boolean;
@@ -78,7 +105,10 @@ export function routePath(r: Route): string {
 let state: AppState = {
   token: null,
   signInMessage: null,
+  signingIn: false,
   whoami: null,
+  choice: null,
+  notice: null,
   conn: { status: 'stopped' },
   live: new Map(),
   liveReady: false,
@@ -132,6 +162,7 @@ function startLive() {
   live = new Live({
     snapshot(s) {
       setState({ live: fromSnapshot(s), liveReady: true });
+      if (!state.whoami) void confirmSession();
     },
     ask(type, a) {
       const prev = state.live.get(a.id);
@@ -145,6 +176,11 @@ function startLive() {
     state(conn) {
       setState({ conn });
     },
+    forbidden() {
+      // The server says this credential may not read the inbox: an agent's, kept from before these
+      // checks or taken while the server could not be asked. It is not kept.
+      signOut(refusalText({ kind: 'agent', who: state.whoami }));
+    },
   });
   live.start();
 }
@@ -155,21 +191,153 @@ export function retryLive(): void {
 
 // ------------------------------------------------------------------------------------ sign in/out --
 
-export async function signIn(token: string, message: string | null = null): Promise<void> {
+/**
+ * Asks the server about a token without using it for the page: whoami, then one small read of the
+ * inbox, which an agent's credential is refused (403 auth.forbidden). Nothing is stored, and a
+ * refusal here signs nobody out.
+ */
+export async function checkToken(token: string): Promise<TokenCheck> {
+  let who: Whoami;
+  try {
+    who = await probe<Whoami>(token, 'GET', '/whoami');
+  } catch (err) {
+    return failedCheck(err, null);
+  }
+  try {
+    await probe<AskPage>(token, 'GET', '/asks?limit=1');
+  } catch (err) {
+    const c = failedCheck(err, who);
+    if (c.kind !== 'unreachable') return c;
+    // whoami answered: a passing failure of the read is for the live connection to retry.
+  }
+  return { kind: 'person', who };
+}
+
+function failedCheck(err: unknown, who: Whoami | null): TokenCheck {
+  if (err instanceof ApiError && err.status === 401) return { kind: 'refused', message: err.message };
+  if (isForbidden(err)) return { kind: 'agent', who };
+  return { kind: 'unreachable', message: problemText(err) };
+}
+
+/**
+ * Signs in with a token from the sign-in form, or the one link or device brought when nobody is
+ * signed in. It is checked first: refused (401) or an agent's (403), it is not kept and the sign-in
+ * screen says why. When the server cannot be asked, the page uses it and keeps trying; it is stored
+ * once the server has answered for it.
+ */
+export async function signIn(token: string): Promise<void> {
+  setState({ signingIn: true, signInMessage: null });
+  const c = await checkToken(token);
+  setState({ signingIn: false });
+  if (c.kind === 'person') adopt(token, c.who);
+  else if (c.kind === 'unreachable') adopt(token, null);
+  else refuse(refusalText(c));
+}
+
+/** What the page does on load (main.tsx), by the rules in auth.ts. */
+export async function start(plan: StartPlan): Promise<void> {
+  switch (plan.kind) {
+    case 'signed-out':
+      return;
+    case 'sign-in':
+      return plan.fromLink ? signIn(plan.token) : resume(plan.token);
+    case 'choose': {
+      setState({ signingIn: true, signInMessage: null });
+      const [current, next] = await Promise.all([checkToken(plan.current), checkToken(plan.next)]);
+      setState({ signingIn: false });
+      const d = decideSwitch(current, next);
+      switch (d.kind) {
+        case 'take':
+          adopt(plan.next, d.next);
+          return;
+        case 'neither':
+          refuse(d.message);
+          return;
+        case 'keep':
+          adopt(plan.current, current.kind === 'person' ? current.who : null);
+          setState({ notice: d.notice });
+          return;
+        case 'ask':
+          adopt(plan.current, d.current);
+          setState({ choice: { token: plan.next, current: d.current, next: d.next } });
+          return;
+      }
+    }
+  }
+}
+
+/**
+ * The person's answer to the switch dialog. Keeping changes nothing. Switching is a sign-out of the
+ * current person (their drafts on this device go too, so nobody sends another's half-written reply)
+ * and a sign-in as the link's.
+ */
+export function resolveChoice(take: boolean): void {
+  const c = state.choice;
+  if (!c) return;
+  setState({ choice: null });
+  if (!take) {
+    if (state.whoami) toast(`Still signed in as ${describe(state.whoami)}.`);
+    return;
+  }
+  signOut(null, !(c.current && sameIdentity(c.current, c.next)));
+  adopt(c.token, c.next);
+  toast(`Signed in as ${describe(c.next)}.`);
+}
+
+/** Uses a token for the page: kept on this device once the server has vouched for it (`who`). */
+function adopt(token: string, who: Whoami | null): void {
   if (state.token && state.token !== token) signOut(); // another credential: nothing of the last one stays
   setToken(token);
-  setState({ token, signInMessage: message });
+  if (who) storeToken(token);
+  setState({ token, whoami: who, signInMessage: null });
+  startLive();
+}
+
+/** A token was refused: whatever it was, it is not kept, and the sign-in screen says why. */
+function refuse(message: string): void {
+  if (state.token) signOut(message);
+  else {
+    forgetToken();
+    setState({ signInMessage: message });
+  }
+}
+
+/**
+ * The token kept on this device, on a page load without a link: the inbox shows at once, as the
+ * server vouched for it before it was kept; whoami then says who it is. A 401 signs out as on any
+ * call, and an agent's credential (kept before these checks) is refused by the inbox's first read.
+ */
+async function resume(token: string): Promise<void> {
+  adopt(token, null);
+  await confirmSession();
+}
+
+/** Looks up who the page's token is, and keeps it (a token used while the server could not be asked). */
+async function confirmSession(): Promise<void> {
+  const token = state.token;
   try {
     const who = await api<Whoami>('GET', '/whoami');
+    if (state.token !== token || !token) return;
     storeToken(token);
     setState({ whoami: who });
-    startLive();
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) return; // signOut has run
-    // The server is down or refusing for another reason: keep the token and keep trying.
-    storeToken(token);
-    startLive();
+    // A 401 has signed out already; a server down: the next snapshot asks again.
+    if (isForbidden(err) && state.token === token) signOut(refusalText({ kind: 'agent', who: null }));
   }
+}
+
+/**
+ * The fragment changed after the page loaded: a link clicked in the page, or a script. Its token
+ * leaves the address bar at once and is dropped, with a note: it never signs in, out or over.
+ */
+export function fragmentChanged(): void {
+  if (takeTokenFromFragment()) setNotice(LATE_LINK_TEXT);
+}
+
+/** Says something about signing in until the person dismisses it (or `null` to dismiss). */
+export function setNotice(text: string | null): void {
+  if (!state.token) setState({ signInMessage: text });
+  else setState({ notice: text });
 }
 
 /**
@@ -187,7 +355,10 @@ export function signOut(message: string | null = null, forgetDrafts = false): vo
   setState({
     token: null,
     signInMessage: message,
+    signingIn: false,
     whoami: null,
+    choice: null,
+    notice: null,
     live: new Map(),
     liveReady: false,
     extra: new Map(),
@@ -201,11 +372,7 @@ export function signOut(message: string | null = null, forgetDrafts = false): vo
 setHooks({
   unauthorized(message) {
     if (!state.token) return;
-    signOut(
-      'Loopback did not accept your sign-in' +
-        (message ? ` (${message.replace(/\.$/, '')})` : '') +
-        '. The token may have been revoked or mistyped: open the inbox link that `loopback serve` printed, or paste the token below.',
-    );
+    signOut(refusalText({ kind: 'refused', message }));
   },
   reload(kind) {
     if (state.banner !== kind) setState({ banner: kind });

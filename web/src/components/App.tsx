@@ -1,6 +1,20 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { displayName } from '../auth';
 import { openAsks } from '../merge';
-import { enableNotifications, getState, navigate, retryLive, signIn, signOut, useApp, type AppState } from '../state';
+import {
+  enableNotifications,
+  getState,
+  navigate,
+  resolveChoice,
+  retryLive,
+  setNotice,
+  signIn,
+  signOut,
+  useApp,
+  type AppState,
+  type Choice,
+} from '../state';
+import type { Whoami } from '../types';
 import { AskView } from './AskView';
 import { ListPane, type Tab } from './AskList';
 import { useNow } from './common';
@@ -9,7 +23,7 @@ import { BellIcon, HelpIcon, InboxIcon, LogoIcon, SignOutIcon } from './icons';
 export function App() {
   const s = useApp();
   useShortcuts();
-  if (!s.token) return <SignIn message={s.signInMessage} />;
+  if (!s.token) return <SignIn message={s.signInMessage} busy={s.signingIn} />;
   const tab: Tab = s.route.name === 'history' ? 'history' : s.route.name === 'ask' ? lastTab.current : 'inbox';
   if (s.route.name !== 'ask') lastTab.current = tab;
   const detail = s.route.name === 'ask';
@@ -20,6 +34,7 @@ export function App() {
       </a>
       <TopBar s={s} />
       {s.banner && <ReloadBanner kind={s.banner} />}
+      {s.notice && <NoticeBanner text={s.notice} />}
       <main id="main" class={`layout ${detail ? 'has-detail' : 'no-detail'}`}>
         <aside class="pane-list" aria-label={tab === 'history' ? 'History' : 'Open asks'}>
           <ListPane tab={tab} />
@@ -34,6 +49,7 @@ export function App() {
         </div>
       )}
       <Help />
+      {s.choice && <SwitchDialog choice={s.choice} />}
     </div>
   );
 }
@@ -77,11 +93,6 @@ function TopBar({ s }: { s: AppState }) {
       </a>
       <ConnectionPill s={s} />
       <span class="spacer" />
-      {s.whoami && (
-        <span class="whoami" title={`Space ${s.whoami.space}`}>
-          {s.whoami.actor.name || s.whoami.actor.id}
-        </span>
-      )}
       {s.notifications === 'default' && (
         <button
           type="button"
@@ -96,11 +107,91 @@ function TopBar({ s }: { s: AppState }) {
       <button type="button" class="icon-btn" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={openHelp}>
         <HelpIcon />
       </button>
-      <button type="button" class="icon-btn" aria-label="Sign out" title="Sign out" onClick={() => signOut('You signed out. Your drafts on this device were removed.', true)}>
-        <SignOutIcon />
-      </button>
+      <Account who={s.whoami} />
     </header>
   );
+}
+
+/**
+ * Who is signed in, and the way out: a button with the person's initial (and name, on a wide
+ * screen) opening a small menu with their name, their space and *Sign out*.
+ */
+function Account({ who }: { who: Whoami | null }) {
+  const [open, setOpen] = useState(false);
+  const root = useRef<HTMLDivElement>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  const name = who ? displayName(who) : null;
+
+  // A layout effect: attached before the next event, so an Esc right after opening is never missed.
+  useLayoutEffect(() => {
+    if (!open) return;
+    const onPointer = (e: PointerEvent) => {
+      if (!root.current?.contains(e.target as Node)) setOpen(false);
+    };
+    // In the capture phase, so the page's own Esc (back to the list) does not also run.
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      e.preventDefault();
+      e.stopPropagation();
+      setOpen(false);
+      button.current?.focus();
+    };
+    document.addEventListener('pointerdown', onPointer);
+    document.addEventListener('keydown', onKey, true);
+    return () => {
+      document.removeEventListener('pointerdown', onPointer);
+      document.removeEventListener('keydown', onKey, true);
+    };
+  }, [open]);
+
+  return (
+    <div class="account" ref={root}>
+      <button
+        type="button"
+        class="account-btn"
+        ref={button}
+        aria-haspopup="true"
+        aria-expanded={open}
+        aria-controls="account-menu"
+        aria-label={name ? `Account: ${name}` : 'Account'}
+        title={who ? `Signed in as ${name}, space ${who.space}` : 'Account'}
+        onClick={() => setOpen(!open)}
+      >
+        <span class="avatar" aria-hidden="true">
+          {name ? initial(name) : '?'}
+        </span>
+        {name && (
+          <span class="account-name" data-whoami>
+            {name}
+          </span>
+        )}
+      </button>
+      {open && (
+        <div class="account-menu" id="account-menu" role="group" aria-label="Account">
+          {who ? (
+            <p class="account-who">
+              <span class="muted small">Signed in as</span>
+              <strong class="account-menu-name">{name}</strong>
+              <span class="muted small">Space {who.space}</span>
+            </p>
+          ) : (
+            <p class="account-who muted small">Signed in. Who you are shows once Loopback answers.</p>
+          )}
+          <button
+            type="button"
+            class="btn wide"
+            onClick={() => signOut('You signed out. Your drafts on this device were removed.', true)}
+          >
+            <SignOutIcon /> Sign out
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function initial(name: string): string {
+  return (Array.from(name.trim())[0] ?? '?').toUpperCase();
 }
 
 function ConnectionPill({ s }: { s: AppState }) {
@@ -166,7 +257,70 @@ function ReloadBanner({ kind }: { kind: 'server-newer' | 'reload' }) {
   );
 }
 
-function SignIn({ message }: { message: string | null }) {
+/** Something about signing in the person should read (a link that was not used, and why). */
+function NoticeBanner({ text }: { text: string }) {
+  return (
+    <div class="banner notice" role="alert" data-notice>
+      <span>{text}</span>
+      <button type="button" class="btn small" onClick={() => setNotice(null)}>
+        Dismiss
+      </button>
+    </div>
+  );
+}
+
+/**
+ * A sign-in link names someone else than the person signed in: they choose, seeing both. The dialog
+ * opens itself once; however it closes (a button, Esc, a navigation), only *Switch* switches.
+ */
+function SwitchDialog({ choice }: { choice: Choice }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useLayoutEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    const onClose = () => resolveChoice(d.returnValue === 'switch');
+    d.addEventListener('close', onClose);
+    if (!d.open) d.showModal();
+    return () => d.removeEventListener('close', onClose);
+  }, [choice]);
+  const current = choice.current ? displayName(choice.current) : null;
+  const next = displayName(choice.next);
+  return (
+    <dialog class="switch-dialog" ref={ref} aria-labelledby="switch-title" aria-describedby="switch-why">
+      <h2 id="switch-title">Switch to another sign-in?</h2>
+      <p id="switch-why">
+        The link you opened signs this browser in as someone else. Switch only if you opened it yourself, to sign in as them.
+      </p>
+      <dl class="identities">
+        <div class="identity" data-identity="current">
+          <dt>Signed in now</dt>
+          <dd>
+            <strong>{current ?? 'The sign-in kept on this device'}</strong>
+            <span class="muted small">{choice.current ? `Space ${choice.current.space}` : 'Loopback did not say who it is'}</span>
+          </dd>
+        </div>
+        <div class="identity" data-identity="next">
+          <dt>The link</dt>
+          <dd>
+            <strong>{next}</strong>
+            <span class="muted small">Space {choice.next.space}</span>
+          </dd>
+        </div>
+      </dl>
+      <p class="muted small">Switching removes the drafts kept on this device.</p>
+      <form method="dialog" class="switch-actions">
+        <button class="btn primary" type="submit" value="keep" autofocus>
+          {current ? `Keep ${current}` : 'Keep the current sign-in'}
+        </button>
+        <button class="btn" type="submit" value="switch">
+          Switch to {next}
+        </button>
+      </form>
+    </dialog>
+  );
+}
+
+function SignIn({ message, busy }: { message: string | null; busy: boolean }) {
   const [token, setToken] = useState('');
   return (
     <main class="signin">
@@ -189,7 +343,7 @@ function SignIn({ message }: { message: string | null }) {
           class="signin-form"
           onSubmit={(e) => {
             e.preventDefault();
-            if (token.trim()) void signIn(token.trim());
+            if (token.trim() && !busy) void signIn(token.trim());
           }}
         >
           <label class="field-label" for="token">
@@ -204,8 +358,8 @@ function SignIn({ message }: { message: string | null }) {
             placeholder="lb_…"
             onInput={(e) => setToken((e.target as HTMLInputElement).value)}
           />
-          <button type="submit" class="btn primary wide" disabled={!token.trim()}>
-            Sign in
+          <button type="submit" class="btn primary wide" disabled={!token.trim() || busy}>
+            {busy ? 'Signing in…' : 'Sign in'}
           </button>
         </form>
       </div>
@@ -262,7 +416,7 @@ function useShortcuts() {
       if (!st.token || e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey) return;
       const t = e.target as HTMLElement | null;
       if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
-      if (helpDialog()?.open) return; // the dialog handles its own keys
+      if (document.querySelector('dialog[open]')) return; // a dialog handles its own keys
       if (g) {
         g = false;
         if (e.key === 'i') return navigate({ name: 'inbox' });

@@ -2,8 +2,8 @@ import { useEffect } from 'preact/hooks';
 import { hasDraft } from '../drafts';
 import { historyList, openAsks, projectsOf } from '../merge';
 import { loadHistoryPage, navigate, requestDetailFocus, setProject, useApp, type AppState } from '../state';
-import type { Ask } from '../types';
-import { askTitle, KIND_LABEL, StatusChips, Time, useNow } from './common';
+import type { Actor, Ask } from '../types';
+import { agentOf, askTitle, KIND_LABEL, StatusChips, Time, useNow } from './common';
 import { InboxIcon, KindIcon } from './icons';
 
 export type Tab = 'inbox' | 'history';
@@ -75,7 +75,7 @@ export function ListPane({ tab }: { tab: Tab }) {
       ) : (
         <ul class="ask-list" aria-label={tab === 'history' ? 'Closed asks' : 'Open asks'}>
           {items.map((a) => (
-            <AskRow key={a.id} ask={a} selected={a.id === selected} />
+            <AskRow key={a.id} ask={a} selected={a.id === selected} me={s.whoami?.actor ?? null} />
           ))}
         </ul>
       )}
@@ -112,8 +112,11 @@ function EmptyList({ tab, filtered }: { tab: Tab; filtered: boolean }) {
   );
 }
 
-function AskRow({ ask, selected }: { ask: Ask; selected: boolean }) {
+function AskRow({ ask, selected, me }: { ask: Ask; selected: boolean; me: Actor | null }) {
   const draft = ask.status !== 'closed' && hasDraft(ask.id);
+  // Only a teammate's agent is named in the list: most asks are the person's own, and saying so on
+  // every row would be noise.
+  const by = ask.raisedBy && ask.raisedBy.id !== me?.id ? agentOf(ask.raisedBy, me) : null;
   return (
     <li>
       <a
@@ -145,7 +148,12 @@ function AskRow({ ask, selected }: { ask: Ask; selected: boolean }) {
         <span class="row-bottom">
           <StatusChips ask={ask} compact />
           {draft && <span class="chip chip-draft">Draft</span>}
-          {ask.client && <span class="row-client">{ask.client}</span>}
+          {(by || ask.client) && (
+            <span class="row-source">
+              {by && <span class="row-by">{by}</span>}
+              {ask.client && <span class="row-client">{ask.client}</span>}
+            </span>
+          )}
         </span>
       </a>
     </li>

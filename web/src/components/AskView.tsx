@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import { findAsk, loadAsk, navigate, takeDetailFocus, useApp } from '../state';
 import type { Ask } from '../types';
 import { BriefingView } from './Briefing';
-import { askTitle, KIND_LABEL, StatusChips, Time, useNow } from './common';
+import { agentOf, askTitle, KIND_LABEL, StatusChips, Time, useNow } from './common';
 import { BackIcon, KindIcon } from './icons';
 import { QuestionView } from './Question';
 import { ReviewView } from './Review';
@@ -12,6 +12,7 @@ export function AskView({ id }: { id: string }) {
   useNow();
   const ask = findAsk(s, id);
   const missing = s.missing.has(id);
+  const raisedBy = agentOf(ask?.raisedBy, s.whoami?.actor);
   const heading = useRef<HTMLHeadingElement>(null);
 
   // An ask the socket does not hold (closed long ago, or opened by link before the snapshot came).
@@ -61,8 +62,12 @@ export function AskView({ id }: { id: string }) {
           <span class="meta-item">
             <Time at={ask.createdAt} prefix="asked " />
           </span>
+          {raisedBy && (
+            <span class="meta-item raised-by" title={`Asked with a credential of ${ask.raisedBy?.name || ask.raisedBy?.id}`}>
+              by {raisedBy}
+            </span>
+          )}
           {ask.client && <span class="meta-item client">via {ask.client}</span>}
-          {ask.raisedBy?.name && <span class="meta-item">for {ask.raisedBy.name}</span>}
         </div>
         {/* A question's words are its title; they are rendered in full as markdown below. */}
         <h2 id={`title-${ask.id}`} class={ask.kind === 'question' ? 'ask-title sr-only' : 'ask-title'} tabIndex={-1} ref={heading}>

@@ -219,7 +219,7 @@ function PointItem({ id, ctx }: { id: string; ctx: PointCtx }) {
                 ) : (
                   <li class="turn turn-human" key={i}>
                     <div class="entry-head">
-                      <span class="who">{actorName(undefined, ctx.me)}</span>
+                      <span class="who">{actorName(t.by, ctx.me)}</span>
                       {t.text ? ' wrote' : ''}
                       {t.text && t.resolved ? ' and' : ''}
                       {t.resolved ? ' resolved it' : ''} <Time at={t.at} />

@@ -104,6 +104,16 @@ export function actorName(by: Actor | undefined, me: Actor | null | undefined): 
   return by.name || by.id;
 }
 
+/**
+ * Whose agent asked, in words: "your agent" or "ada's agent" (the name the server gives the person
+ * the agent's credential belongs to; never anything the agent wrote). Null when it is not known.
+ */
+export function agentOf(raisedBy: Actor | undefined, me: Actor | null | undefined): string | null {
+  if (!raisedBy) return null;
+  if (me && raisedBy.id === me.id) return 'your agent';
+  return `${raisedBy.name || raisedBy.id}'s agent`;
+}
+
 /** The person's own words: shown as plain text, never as HTML. */
 export function Words({ text }: { text: string }) {
   return <div class="words">{text}</div>;
@@ -127,7 +137,10 @@ export function EntryView({ entry, me }: { entry: Entry; me?: Actor | null }) {
   return (
     <li class={`entry entry-human outcome-${r.outcome}`}>
       <div class="entry-head">
-        <span class="who">{who}</span> {verb(r)} <Time at={entry.at} />
+        <span class="who" data-by={entry.by?.id} title={entry.by?.name}>
+          {who}
+        </span>{' '}
+        {verb(r)} <Time at={entry.at} />
       </div>
       {r.outcome === 'answered' && (
         <>

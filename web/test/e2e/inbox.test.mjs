@@ -23,6 +23,21 @@ let browser;
 let seq = 0;
 const project = (name) => `${name}-${++seq}`;
 
+/** The account menu's Sign out: the one way (but a 401) to sign out. */
+async function signOutFrom(page) {
+  await page.locator('.account-btn').click();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+}
+
+/** Who the page says is signed in, from the account menu (closed again after). */
+async function signedInAs(page) {
+  await page.locator('.account-btn').click();
+  const who = await page.locator('.account-menu .account-who').innerText();
+  await page.keyboard.press('Escape');
+  await page.locator('.account-menu').waitFor({ state: 'detached' });
+  return who.replace(/\s+/g, ' ').trim();
+}
+
 before(async () => {
   server = await new Server().start();
   agent = await new Agent(server, { name: 'e2e-agent', version: '1.0.0' }).init();
@@ -68,7 +83,7 @@ describe('signing in', () => {
     await page.locator('[data-conn="live"]').waitFor();
 
     await page.evaluate(() => localStorage.setItem('loopback.draft.x', JSON.stringify({ savedAt: Date.now(), value: {} })));
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signOutFrom(page);
     await page.getByText('You signed out.').waitFor();
     assert.equal(await page.evaluate(() => localStorage.getItem('loopback.draft.x')), null, 'signing out forgets drafts');
     assert.equal(await page.evaluate(() => localStorage.getItem('loopback.token')), null);
@@ -85,6 +100,196 @@ describe('signing in', () => {
     await page.context().close();
   });
 });
+
+describe('who is signed in', () => {
+  // A teammate sharing the space, an agent's credential, and who the owner is, as whoami says.
+  let ada;
+  let bot;
+  let owner;
+  before(async () => {
+    ada = await server.createToken('ada', { person: true });
+    bot = await server.createToken('cursor-bot');
+    owner = (await server.api('GET', '/whoami')).body;
+    assert.equal((await server.api('GET', '/whoami', undefined, { as: ada })).body.actor.name, 'ada');
+  });
+  const ownerLine = () => `Signed in as ${owner.actor.name} Space ${owner.space}`;
+
+  it('shows who is signed in, and signs out only from the account menu', async () => {
+    const page = await openInbox(browser, server);
+    assert.equal(await page.locator('.account-btn').getAttribute('aria-label'), `Account: ${owner.actor.name}`);
+    assert.equal(await signedInAs(page), ownerLine());
+    await signOutFrom(page);
+    await page.getByLabel('Or paste your token').waitFor();
+    assert.equal(await page.evaluate(() => localStorage.getItem('loopback.token')), null);
+    await page.reload();
+    await page.getByLabel('Or paste your token').waitFor(); // still signed out
+    await page.context().close();
+  });
+
+  it('cannot be switched or signed out by #token= links in what an agent wrote, nor by a later hashchange', async () => {
+    const page = await openInbox(browser, server);
+    const p = project('token-links');
+    const q = background(agent.call('ask_question', {
+      project: p,
+      question:
+        `Please [see the diff](#token=${ada}), or [this one](#token=lb_garbage), ` +
+        `[encoded](#%74oken=${ada}), [a route](/asks/x#token=${ada}) and [the inbox](${server.origin}/#token=${ada}).\n\n` +
+        `${server.origin}/#token=${ada}`,
+      options: [{ label: 'Yes' }, { label: 'No' }],
+    }));
+    const ask = await waitForAsk(server, (a) => a.project === p);
+    await page.locator(`[data-ask-row="${ask.id}"]`).click();
+    const prompt = page.locator('.ask-view .md').first();
+    await prompt.locator('.token-link', { hasText: 'see the diff' }).waitFor();
+    // Shown as their words, not as links.
+    assert.equal(await page.locator('.ask-view .md a[href*="oken"]').count(), 0);
+    assert.equal(await page.locator('.ask-view .token-link').count(), 6);
+    for (const t of await page.locator('.ask-view .token-link').all()) await t.click();
+
+    const unchanged = async (what) => {
+      assert.equal(await page.evaluate(() => localStorage.getItem('loopback.token')), server.token, what);
+      assert.equal(await page.locator('dialog[open]').count(), 0, what);
+      assert.ok(!page.url().includes('token'), `${what}: ${page.url()}`);
+      assert.equal(await signedInAs(page), ownerLine(), what);
+      await page.locator(`[data-ask-row="${ask.id}"]`).waitFor({ timeout: 2000 });
+      assert.equal(await page.locator('[data-conn="live"]').count(), 1, what);
+    };
+    await unchanged('after clicking the link texts');
+
+    // Even a real link to #token= (had one slipped through) and a script changing the fragment only
+    // get a note; the token leaves the address bar at once.
+    for (const token of [ada, 'lb_garbage']) {
+      await page.evaluate((t) => {
+        const a = document.createElement('a');
+        a.href = '#token=' + t;
+        a.textContent = 'planted';
+        document.querySelector('.ask-view').append(a);
+        a.click();
+        a.remove();
+      }, token);
+      await page.locator('[data-notice]', { hasText: 'ignored' }).waitFor();
+      await unchanged(`a clicked #token= link (${token === ada ? "ada's" : 'garbage'})`);
+      await page.locator('[data-notice]').getByRole('button', { name: 'Dismiss' }).click();
+      await page.evaluate((t) => {
+        location.hash = 'token=' + t;
+      }, token);
+      await page.locator('[data-notice]', { hasText: 'ignored' }).waitFor();
+      await unchanged(`a scripted hashchange (${token === ada ? "ada's" : 'garbage'})`);
+      await page.locator('[data-notice]').getByRole('button', { name: 'Dismiss' }).click();
+    }
+    assert.equal(await signedInAs(page), ownerLine());
+    assert.deepEqual(page.errors, []);
+    await server.api('POST', `/asks/${ask.id}/reply`, { outcome: 'dismissed' });
+    await q;
+    await page.context().close();
+  });
+
+  it("shows whose agent asked, and a teammate's reply under her name", async () => {
+    const page = await openInbox(browser, server);
+    const p = project('teammate');
+    // The owner's agent asks; ada answers through the API with her own token.
+    const mine = agent.call('ask_question', { project: p, question: 'Who takes the release?', options: [{ label: 'Me' }, { label: 'You' }] });
+    const a1 = await waitForAsk(server, (a) => a.project === p);
+    // Ada's own agent asks too (a person's credential may use /mcp).
+    const adasAgent = await new Agent(server, { name: 'ada-cli', version: '0.1.0', token: ada }).init();
+    const theirs = background(adasAgent.call('ask_question', { project: p, question: 'Can I merge the schema change?' }));
+    const a2 = await waitForAsk(server, (a) => a.project === p && a.id !== a1.id);
+    assert.equal(a2.raisedBy?.name, 'ada');
+
+    // In the list, a teammate's agent is named; one's own agent is not.
+    const row2 = page.locator(`[data-ask-row="${a2.id}"]`);
+    await row2.locator('.row-by', { hasText: "ada's agent" }).waitFor();
+    assert.equal(await page.locator(`[data-ask-row="${a1.id}"] .row-by`).count(), 0);
+    await row2.click();
+    await page.locator('.ask-view .raised-by', { hasText: "by ada's agent" }).waitFor();
+    await page.locator(`[data-ask-row="${a1.id}"]`).click();
+    await page.locator('.ask-view .raised-by', { hasText: 'by your agent' }).waitFor();
+
+    const res = await server.api('POST', `/asks/${a1.id}/reply`, { outcome: 'answered', selected: ['Me'], text: 'I will, on Thursday.' }, { as: ada });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual((await mine).reply, { outcome: 'answered', selected: ['Me'], text: 'I will, on Thursday.' });
+    const entry = page.locator('.entry-human', { hasText: 'I will, on Thursday.' });
+    await entry.waitFor(); // live
+    assert.equal(await entry.locator('.who').innerText(), 'ada');
+    assert.match(await entry.locator('.entry-head').innerText(), /^ada answered/);
+
+    // The owner's own reply, on ada's agent's ask, is "You".
+    await page.locator(`[data-ask-row="${a2.id}"]`).click();
+    await page.getByLabel('Your answer').fill('Yes, after the backup.');
+    await page.getByRole('button', { name: 'Send answer' }).click();
+    await theirs;
+    await page.locator('.entry-human .who', { hasText: 'You' }).waitFor();
+    await page.context().close();
+  });
+
+  it('asks, showing both, before a sign-in link replaces who is signed in; refuses bad and agent tokens', async () => {
+    const page = await openInbox(browser, server);
+    const context = page.context();
+
+    // A teammate's link opened in another tab: the choice, with both names and spaces.
+    const tab = await context.newPage();
+    await tab.goto(server.origin + '/history#token=' + ada);
+    const dialog = tab.getByRole('dialog', { name: 'Switch to another sign-in?' });
+    await dialog.waitFor();
+    assert.equal(tab.url(), server.origin + '/history', 'the token left the address bar at once');
+    assert.equal(await dialog.locator('[data-identity="current"] dd').innerText().then(oneLine), `${owner.actor.name} Space ${owner.space}`);
+    assert.equal(await dialog.locator('[data-identity="next"] dd').innerText().then(oneLine), 'ada Space local');
+    assert.equal(await tab.evaluate(() => localStorage.getItem('loopback.token')), server.token, 'not kept before the choice');
+    await dialog.getByRole('button', { name: `Keep ${owner.actor.name}` }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    assert.equal(await signedInAs(tab), ownerLine());
+    assert.equal(await tab.evaluate(() => localStorage.getItem('loopback.token')), server.token);
+
+    // Esc keeps too.
+    await tab.goto(server.origin + '/#token=' + ada);
+    await dialog.waitFor();
+    await tab.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    assert.equal(await signedInAs(tab), ownerLine());
+
+    // A garbage token and an agent's token: refused with the reason; nothing changes.
+    await tab.goto(server.origin + '/history#token=lb_garbage');
+    await tab.locator('[data-notice]', { hasText: 'was not accepted' }).waitFor();
+    assert.match(await tab.locator('[data-notice]').innerText(), new RegExp(`still signed in as ${owner.actor.name}`));
+    await tab.goto(server.origin + '/#token=' + bot);
+    await tab.locator('[data-notice]', { hasText: "carries an agent's token (cursor-bot)" }).waitFor();
+    assert.equal(await tab.evaluate(() => localStorage.getItem('loopback.token')), server.token);
+    assert.equal(await signedInAs(tab), ownerLine());
+    assert.ok(!tab.url().includes('token'));
+
+    // Switching: signed in as ada, kept for the next load. (Each goto changes the path, so that it is
+    // a page load: a change of the fragment alone would be a hashchange, which is ignored.)
+    await tab.goto(server.origin + '/history#token=' + ada);
+    await dialog.getByRole('button', { name: 'Switch to ada' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await tab.locator('[data-conn="live"]').waitFor();
+    assert.equal(await signedInAs(tab), 'Signed in as ada Space local');
+    await tab.reload();
+    await tab.locator('[data-conn="live"]').waitFor();
+    assert.equal(await signedInAs(tab), 'Signed in as ada Space local');
+    assert.equal(await tab.evaluate(() => localStorage.getItem('loopback.token')), ada);
+    assert.deepEqual(tab.errors ?? [], []);
+    await context.close();
+  });
+
+  it("refuses an agent's token pasted at sign-in, and does not keep it", async () => {
+    const page = await openInbox(browser, server, { signIn: false });
+    await page.getByLabel('Or paste your token').fill(bot);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert').filter({ hasText: 'it can only be used by agents, over MCP' });
+    await alert.waitFor();
+    assert.match(await alert.innerText(), /Sign in with your own \(person\) token/);
+    assert.equal(await page.evaluate(() => localStorage.getItem('loopback.token')), null);
+    // A link with it, too.
+    await page.goto(server.origin + '/asks/x#token=' + bot);
+    await alert.waitFor();
+    assert.equal(page.url(), server.origin + '/asks/x');
+    assert.equal(await page.evaluate(() => localStorage.getItem('loopback.token')), null);
+    await page.context().close();
+  });
+});
+
+const oneLine = (s) => s.replace(/\s+/g, ' ').trim();
 
 describe('questions', () => {
   it('shows a new question live, and the answer picked on the page reaches the waiting agent', async () => {
@@ -560,7 +765,9 @@ describe('live', () => {
   });
 
   it('offers a reload when the server is newer than the page, or refuses the page with 409 reload', async () => {
-    const page = await openInbox(browser, server, { signIn: false });
+    // Opened on another path first, so the link below is a page load (a link's token counts only
+    // then: the same path with a new fragment would be a hashchange, which never signs in).
+    const page = await openInbox(browser, server, { signIn: false, path: '/history' });
     await page.route('**/api/v1/whoami', async (route) => {
       const res = await route.fetch();
       await route.fulfill({ response: res, headers: { ...res.headers(), 'loopback-revision': '2' } });
@@ -681,6 +888,14 @@ describe('phone', () => {
     it(`fits a ${width}-pixel-wide phone without sideways scrolling, with big tap targets`, async () => {
       const page = await openInbox(browser, server, { viewport: { width, height: 844 }, isMobile: true, hasTouch: true });
       assert.equal(await scrollsSideways(page), false, 'list');
+      // Who is signed in, and Sign out, fit on the screen.
+      await page.locator('.account-btn').tap();
+      const menu = await page.locator('.account-menu').boundingBox();
+      assert.ok(menu.x >= 0 && menu.x + menu.width <= width, `account menu inside the screen: ${JSON.stringify(menu)}`);
+      assert.ok((await page.getByRole('button', { name: 'Sign out' }).boundingBox()).height >= 40);
+      assert.equal(await scrollsSideways(page), false, 'account menu');
+      await page.locator('.account-btn').tap();
+      await page.locator('.account-menu').waitFor({ state: 'detached' });
       const p = project('phone');
       background(agent.call('request_review', {
         project: p,

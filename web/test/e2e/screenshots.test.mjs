@@ -12,7 +12,8 @@ import { background, png, scrollsSideways, uploadPng, waitForAsk } from './lib/h
 import { Agent } from './lib/mcp.mjs';
 import { Server } from './lib/server.mjs';
 
-const OUT = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/screenshots');
+// LOOPBACK_SCREENSHOTS writes them elsewhere (to look at a change without touching the docs).
+const OUT = process.env.LOOPBACK_SCREENSHOTS ?? join(dirname(fileURLToPath(import.meta.url)), '../../../docs/screenshots');
 
 let server;
 let browser;

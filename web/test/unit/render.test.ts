@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseUnifiedDiff } from '../../src/diff';
 import { highlight, languageFor } from '../../src/highlight';
-import { plainText, renderMarkdown, sanitizeHtml } from '../../src/markdown';
+import { carriesToken, plainText, renderMarkdown, sanitizeHtml } from '../../src/markdown';
 
 function html(md: string): string {
   const div = document.createElement('div');
@@ -51,6 +51,59 @@ describe('markdown', () => {
     expect(out).toContain('rel="noopener noreferrer nofollow"');
     expect(out).toContain('href="mailto:a@b.c"');
     expect(out).toContain('href="#top"');
+  });
+
+  it('renders links that carry a token as plain text, however they are written', () => {
+    const links = [
+      '[see the diff](#token=lb_other)',
+      '[b](#x=1&token=lb_other)',
+      '[c](#TOKEN=lb_other)',
+      '[d](#%74oken=lb_other)',
+      '[e](#%2574oken=lb_other)',
+      '[f](#to&#9;ken=lb_other)',
+      '[g](/asks/abc#token=lb_other)',
+      '[h](/?token=lb_other)',
+      '[i](http://127.0.0.1:8080/#token=lb_other)',
+      '[j](https://example.com/cb?access_token=abc)',
+      '[k](#token)',
+      '[l](#%E0%A4%A&%74oken=x)',
+      '<http://localhost:8080/asks/x#token=lb_other>',
+      'http://localhost:8080/#token=lb_bare',
+      '[m][ref]\n\n[ref]: #token=lb_ref',
+    ];
+    const div = document.createElement('div');
+    div.append(renderMarkdown(links.join('\n\n')));
+    expect(Array.from(div.querySelectorAll('a')).map((a) => a.outerHTML)).toEqual([]);
+    expect(div.innerHTML).not.toMatch(/href=/);
+    // The words stay, as text.
+    const texts = Array.from(div.querySelectorAll('.token-link')).map((s) => s.textContent);
+    expect(texts).toContain('see the diff');
+    expect(texts).toContain('m');
+    expect(texts).toHaveLength(links.length);
+    // Formatting inside the link text survives; the link does not.
+    const bold = document.createElement('div');
+    bold.append(renderMarkdown('[**sign in** here](#token=x)'));
+    expect(bold.querySelector('.token-link strong')?.textContent).toBe('sign in');
+    expect(bold.querySelector('a')).toBeNull();
+  });
+
+  it('keeps links without a token, in the page and out', () => {
+    const out = html('[a](#top) [b](/asks/abc) [c](https://ok.example/path#section) [d](/history?project=x) [e](https://ok.example/tokens-explained)');
+    expect(out).toContain('href="#top"');
+    expect(out).toContain('href="/asks/abc"');
+    expect(out).toContain('href="https://ok.example/path#section"');
+    expect(out).toContain('href="/history?project=x"');
+    expect(out).toContain('href="https://ok.example/tokens-explained"'); // "token" in the path only
+    expect(out).not.toContain('token-link');
+  });
+
+  it('spots a token in a query or fragment, decoded', () => {
+    for (const href of ['#token=a', '#a&token=b', '#%74%6F%6B%65%6E=a', '#%25%37%34oken=a', '?Token=a', '/x?y=1#z&token', 'https://h/#to\nken=a', '#%zz&token=a']) {
+      expect(carriesToken(href), href).toBe(true);
+    }
+    for (const href of ['#top', '/asks/token', 'https://h/token/x', 'mailto:token@example.com', '#tok', '/history?project=tok']) {
+      expect(carriesToken(href), href).toBe(false);
+    }
   });
 
   it('shows only uploaded images, and never with a src before the token fetch', () => {

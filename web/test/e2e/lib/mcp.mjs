@@ -5,15 +5,17 @@
 let nextId = 1;
 
 export class Agent {
-  constructor(server, { name = 'e2e-agent', version = '1.0.0' } = {}) {
+  /** `token`: the credential to ask with (the owner's by default). */
+  constructor(server, { name = 'e2e-agent', version = '1.0.0', token } = {}) {
     this.server = server;
+    this.token = token;
     this.clientInfo = { name, version };
     this.session = null;
   }
 
   headers() {
     const h = {
-      Authorization: `Bearer ${this.server.token}`,
+      Authorization: `Bearer ${this.token ?? this.server.token}`,
       'Content-Type': 'application/json',
       Accept: 'application/json, text/event-stream',
     };

@@ -2,13 +2,14 @@
 // token in LOOPBACK_TOKEN, a free port on 127.0.0.1 (the address is read from the `API:` line it
 // prints), and a restart on the same address and folder.
 
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const BIN = process.env.LOOPBACK_BIN ? resolve(process.env.LOOPBACK_BIN) : resolve(here, '../../../../bin/loopback');
@@ -109,12 +110,24 @@ export class Server {
     if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true });
   }
 
-  /** The HTTP API as the person (plain fetch): { status, headers, body }. */
-  async api(method, path, body) {
+  /**
+   * A new credential in this server's data folder, made as a person would: `loopback token create
+   * --name NAME [--person] --data DIR`, while the server runs. Returns the token it prints once.
+   */
+  async createToken(name, { person = false } = {}) {
+    const args = ['token', 'create', ...(person ? ['--person'] : []), '--name', name, '--data', this.dataDir];
+    const { stdout } = await promisify(execFile)(BIN, args);
+    const m = /^\s+(lb_\S+)\s*$/m.exec(stdout);
+    if (!m) throw new Error(`no token in the output of loopback ${args.join(' ')}:\n${stdout}`);
+    return m[1];
+  }
+
+  /** The HTTP API as the person (plain fetch): { status, headers, body }. `as` is another token to use. */
+  async api(method, path, body, { as = this.token } = {}) {
     const res = await fetch(this.origin + '/api/v1' + path, {
       method,
       headers: {
-        Authorization: `Bearer ${this.token}`,
+        Authorization: `Bearer ${as}`,
         ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
