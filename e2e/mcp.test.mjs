@@ -18,9 +18,8 @@ const CLIENT_LABEL = 'e2e-ts 1.0.0';
 const PROJECT = 'loopback-e2e';
 
 const BLOCKING_TOOLS = ['ask_question', 'request_review', 'send_briefing', 'answer_briefing', 'answer_follow_up', 'await_reply'];
-const TOOLS = [...BLOCKING_TOOLS, 'get_inbox_link'];
-// The images issue adds request_upload; until then the server may or may not list it.
-const LATER_TOOLS = ['request_upload'];
+const TOOLS = [...BLOCKING_TOOLS, 'get_inbox_link', 'request_upload', 'list_open_asks'];
+const LATER_TOOLS = [];
 
 // --- helpers ------------------------------------------------------------------------------------
 
@@ -145,7 +144,7 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
     await server?.dispose();
   });
 
-  test('1. tools/list shows the seven tools, with an outputSchema on the blocking ones', logged(() => server, async () => {
+  test('1. tools/list shows the nine tools, with an outputSchema on the blocking ones', logged(() => server, async () => {
     const { tools } = await client.listTools(); // the SDK also caches the outputSchemas, to validate results
     const names = tools.map((t) => t.name);
     for (const name of TOOLS) assert.ok(names.includes(name), `tools/list lacks ${name}: ${names.join(', ')}`);

@@ -105,6 +105,9 @@ type Ask struct {
 
 	// Space is the space the ask belongs to; it never leaves the server.
 	Space string
+	// CredentialID is the credential that raised the ask (list_open_asks finds an agent's asks
+	// by it); it never leaves the server either. Empty for asks raised before it was kept.
+	CredentialID string
 	// Version counts committed changes. A Store writes conditionally on it, so two writers that
 	// read the same version cannot both win.
 	Version int

@@ -83,6 +83,8 @@ type Origin struct {
 	Space    string
 	Client   string
 	RaisedBy *Actor
+	// CredentialID is the credential the agent asked with.
+	CredentialID string
 }
 
 // checker collects the first rule an input breaks, naming the field.
@@ -295,7 +297,7 @@ func newAsk(id string, kind Kind, project string, o Origin, now Clock) *Ask {
 	t := now()
 	return &Ask{
 		ID: id, Kind: kind, Status: AwaitingHuman,
-		Project: project, Client: strings.TrimSpace(o.Client), RaisedBy: o.RaisedBy,
+		Project: project, Client: strings.TrimSpace(o.Client), RaisedBy: o.RaisedBy, CredentialID: o.CredentialID,
 		Thread: []Entry{}, CreatedAt: t, UpdatedAt: t, Space: o.Space,
 	}
 }

@@ -441,44 +441,42 @@ func TestServerlessUploads(t *testing.T) {
 // TestServerlessQuietWait: a blocking call with nothing to report (no progress token) ends within
 // QuietMaxWait, before CloudFront would cut its silent response, with the await_reply result; the
 // reply given meanwhile is kept, and await_reply returns it.
+// TestServerlessQuietWait: a wait whose client sent no progress token has nothing to report, so
+// it streams SSE comment lines instead (CloudFront would cut a response that sends nothing for
+// 60 s) and goes on past QuietMaxWait until the person replies.
 func TestServerlessQuietWait(t *testing.T) {
 	d := deploy(t)
 	token := d.owner(t, "sp_quiet", "ada")
-	agent, _, _ := d.agent(t, token)
+	agent, fu, _ := d.agent(t, token)
 	var req mcp.CallToolRequest
 	req.Params.Name = "ask_question"
 	req.Params.Arguments = map[string]any{"question": "Quiet?", "project": "loopback"}
+	go func() {
+		// Reply well after QuietMaxWait (700 ms here): the wait must still be there.
+		time.Sleep(2 * time.Second)
+		snap, err := d.rt.Service.Snapshot(context.Background(), "sp_quiet")
+		if err != nil || len(snap.Open) != 1 {
+			t.Errorf("snapshot = %v, %v", snap, err)
+			return
+		}
+		if res := callAPI(t, d.rt, "POST", "/api/v1/asks/"+snap.Open[0].ID+"/reply", token, []byte(`{"outcome":"answered","selected":[],"text":"yes"}`),
+			"Content-Type", "application/json"); res.Status != http.StatusOK {
+			t.Errorf("reply = %d %s", res.Status, res.Body)
+		}
+	}()
 	start := time.Now()
 	res, err := agent.CallTool(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := ""
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			text += tc.Text
-		}
-	}
-	if !res.IsError || !strings.Contains(text, "await_reply") || time.Since(start) > 10*time.Second {
-		t.Fatalf("a quiet wait = %v %q after %s; want the await_reply result within QuietMaxWait", res.IsError, text, time.Since(start))
-	}
-	snap, err := d.rt.Service.Snapshot(context.Background(), "sp_quiet")
-	if err != nil || len(snap.Open) != 1 {
-		t.Fatalf("snapshot = %v, %v", snap, err)
-	}
-	id := snap.Open[0].ID
-	if res := callAPI(t, d.rt, "POST", "/api/v1/asks/"+id+"/reply", token, []byte(`{"outcome":"answered","selected":[],"text":"yes"}`),
-		"Content-Type", "application/json"); res.Status != http.StatusOK {
-		t.Fatalf("reply = %d %s", res.Status, res.Body)
-	}
-	req.Params.Name = "await_reply"
-	req.Params.Arguments = map[string]any{"askId": id}
-	res, err = agent.CallTool(context.Background(), req)
 	if err != nil || res.IsError {
-		t.Fatalf("await_reply = %v, %v", res, err)
+		t.Fatalf("the quiet wait = %+v, %v", res, err)
+	}
+	if took := time.Since(start); took < 2*time.Second {
+		t.Fatalf("the quiet wait returned after %s, before the reply", took)
 	}
 	var reply ask.ToolReply
 	if err := json.Unmarshal(mustJSON(t, res.StructuredContent), &reply); err != nil || reply.Reply.Text != "yes" {
-		t.Fatalf("await_reply's ToolReply = %+v, %v", reply, err)
+		t.Fatalf("the ToolReply = %+v, %v", reply, err)
+	}
+	if !slices.Contains(fu.contentTypes(), "text/event-stream") {
+		t.Errorf("the quiet wait was answered as %v, not as a stream of keepalives", fu.contentTypes())
 	}
 }

@@ -520,6 +520,9 @@ func encodeAsk(a *ask.Ask, version, inline, chunk int) (item, []item, error) {
 	if a.ClosedAt != nil {
 		it[attrClosedAt] = str(formatTime(*a.ClosedAt))
 	}
+	if a.CredentialID != "" {
+		it[attrCredentialID] = str(a.CredentialID)
+	}
 	if len(z) <= inline {
 		it[attrBody] = bin(z)
 		return it, nil, nil
@@ -576,6 +579,7 @@ func (s *Store) decodeAsk(ctx context.Context, it item) (*ask.Ask, error) {
 		return nil, fail(err)
 	}
 	a.Space, a.Version = space, int(version)
+	a.CredentialID, _ = getString(it, attrCredentialID)
 	return a, nil
 }
 

@@ -5,6 +5,7 @@ package mcptools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -112,6 +113,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := httpapi.WithCredential(r.Context(), cred)
 
 	if r.Method == http.MethodPost {
+		// A wait with nothing to report streams keepalives (keepalive.go).
+		if ka := newKeepalive(w, r); ka != nil {
+			ctx = context.WithValue(ctx, keepaliveKey{}, ka)
+			w = ka
+			defer ka.finish()
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
 		if err != nil {
 			writeProblem(w, http.StatusRequestEntityTooLarge, ask.ETooLarge, "an MCP request may be at most 512 KiB")
@@ -119,6 +126,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		var msg rpcMessage
 		_ = json.Unmarshal(body, &msg) // mcp-go answers malformed JSON-RPC itself
+		var raw struct {
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(body, &raw) == nil {
+			msg.rawParams = raw.Params
+		}
 		if msg.needsSession() && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 			switch id := r.Header.Get(mcp.HeaderSessionID); {
 			case id == "":
@@ -140,7 +153,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		ctx = withClient(ctx, client)
-		if h.serveTask(w, r.WithContext(ctx), &msg) {
+		if modern(r, &msg) {
+			if h.serveModern(w, r.WithContext(ctx), &msg, body) {
+				return
+			}
+			// 2026-07-28 has no `task` parameter: a blocking call of a client that did not
+			// declare the Tasks extension blocks, whatever it sent (mcp-go would make an
+			// in-memory 2025 task of it).
+			body = withoutTaskParam(body, &msg)
+		} else if h.serveTask(w, r.WithContext(ctx), &msg) {
 			return
 		}
 		r = r.WithContext(ctx)
@@ -162,11 +183,34 @@ type rpcMessage struct {
 		Meta       *mcp.Meta           `json:"_meta,omitempty"`
 		Name       string              `json:"name,omitempty"`
 		Arguments  json.RawMessage     `json:"arguments,omitempty"`
-		Task       *mcp.TaskParams     `json:"task,omitempty"`
+		Task       json.RawMessage     `json:"task,omitempty"`
 		TaskID     string              `json:"taskId,omitempty"`
 		Cursor     string              `json:"cursor,omitempty"`
 	} `json:"params"`
+
+	rawParams json.RawMessage // params as sent, for the header checks
 }
+
+// withoutTaskParam drops params.task from a tools/call body, leaving the rest as sent.
+func withoutTaskParam(body []byte, msg *rpcMessage) []byte {
+	if msg.Method != string(mcp.MethodToolsCall) || len(msg.Params.Task) == 0 {
+		return body
+	}
+	var m map[string]json.RawMessage
+	var params map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil || json.Unmarshal(m["params"], &params) != nil {
+		return body
+	}
+	delete(params, "task")
+	m["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
 // needsSession reports whether the message is a request or notification of the session-based
 // protocol (before 2026-07-28), which must carry the session id that initialize returned.

@@ -1,9 +1,11 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"time"
 
@@ -38,10 +40,15 @@ func (h *Handler) serveTask(w http.ResponseWriter, r *http.Request, msg *rpcMess
 	switch msg.Method {
 	case "tools/call":
 		tool, ok := h.tools[msg.Params.Name]
-		if msg.Params.Task == nil || !ok {
+		if t := bytes.TrimSpace(msg.Params.Task); len(t) == 0 || string(t) == "null" || !ok {
 			return false
 		}
-		result, err = h.startTask(ctx, msg, tool)
+		ttl, terr := taskTTL(msg.Params.Task)
+		if terr != nil {
+			result, err = nil, terr
+			break
+		}
+		result, err = h.startTask(ctx, msg, tool, ttl)
 	case "tasks/get":
 		result, err = h.getTask(ctx, msg.Params.TaskID)
 	case "tasks/result":
@@ -50,6 +57,8 @@ func (h *Handler) serveTask(w http.ResponseWriter, r *http.Request, msg *rpcMess
 		result, err = h.listTasks(ctx, msg.Params.Cursor)
 	case "tasks/cancel":
 		result, err = h.cancelTask(ctx, msg.Params.TaskID)
+	case "tasks/update":
+		err = &rpcError{Code: mcp.METHOD_NOT_FOUND, Message: "tasks/update is part of the Tasks extension of MCP 2026-07-28, not of 2025-11-25 tasks"}
 	default:
 		return false
 	}
@@ -61,21 +70,60 @@ func (h *Handler) serveTask(w http.ResponseWriter, r *http.Request, msg *rpcMess
 type rpcError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
 }
 
 func (e *rpcError) Error() string { return e.Message }
 
-func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, err error) {
-	resp := map[string]any{"jsonrpc": "2.0", "id": id}
+// rpcErrorOf is err as a JSON-RPC error: an unknown task or a malformed parameter is invalid
+// params (-32602, as both generations of tasks say), anything else internal.
+func rpcErrorOf(err error) *rpcError {
 	var re *rpcError
 	switch {
 	case errors.As(err, &re):
-		resp["error"] = re
+		return re
 	case ask.ErrorCode(err) == ask.ENotFound, ask.ErrorCode(err) == ask.ERequestInvalid:
-		resp["error"] = &rpcError{Code: mcp.INVALID_PARAMS, Message: ask.ErrorMessage(err)}
-	case err != nil:
-		resp["error"] = &rpcError{Code: mcp.INTERNAL_ERROR, Message: ask.ErrorMessage(err)}
-	default:
+		return &rpcError{Code: mcp.INVALID_PARAMS, Message: ask.ErrorMessage(err)}
+	}
+	return &rpcError{Code: mcp.INTERNAL_ERROR, Message: ask.ErrorMessage(err)}
+}
+
+// taskTTL reads 2025-11-25's task parameter: an object with an optional ttl in milliseconds,
+// which is clamped to MaxTaskTTL (and to DefaultTaskTTL when absent or not positive). Anything
+// else is invalid params.
+func taskTTL(raw json.RawMessage) (time.Duration, error) {
+	var p struct {
+		TTL *json.Number `json:"ttl"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&p); err != nil || bytes.TrimSpace(raw)[0] != '{' {
+		return 0, &rpcError{Code: mcp.INVALID_PARAMS, Message: "params.task must be an object, such as {\"ttl\": 60000}"}
+	}
+	if p.TTL == nil {
+		return DefaultTaskTTL, nil
+	}
+	ms, err := p.TTL.Int64()
+	if err != nil {
+		if f, ferr := p.TTL.Float64(); ferr == nil && f > 0 && f == math.Trunc(f) {
+			return MaxTaskTTL, nil // a whole number beyond int64 milliseconds: as long as a task may live
+		}
+		return 0, &rpcError{Code: mcp.INVALID_PARAMS, Message: "params.task.ttl must be a whole number of milliseconds"}
+	}
+	switch {
+	case ms <= 0:
+		return DefaultTaskTTL, nil
+	case ms >= MaxTaskTTL.Milliseconds():
+		return MaxTaskTTL, nil
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, err error) {
+	resp := map[string]any{"jsonrpc": "2.0", "id": id}
+	if err != nil {
+		resp["error"] = rpcErrorOf(err)
+	} else {
 		resp["result"] = result
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -88,15 +136,11 @@ func (h *Handler) taskLeaseTTL() time.Duration { return max(3*h.cfg.TaskPollInte
 // startTask runs a blocking tool's start (the ask is created, or the agent's turn recorded) and
 // answers at once with a task to poll. A call refused at the start is a plain tool error, as it
 // would be without a task.
-func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool blockingTool) (any, error) {
+func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool blockingTool, ttl time.Duration) (any, error) {
 	o := origin(ctx)
 	askID, err := tool(ctx, o, msg.Params.Arguments)
 	if err != nil {
 		return toolError(err), nil
-	}
-	ttl := DefaultTaskTTL
-	if t := msg.Params.Task.TTL; t != nil && *t > 0 {
-		ttl = min(time.Duration(*t)*time.Millisecond, MaxTaskTTL)
 	}
 	now := h.cfg.Service.Now()
 	t := &ask.Task{
@@ -156,11 +200,21 @@ func (h *Handler) finish(ctx context.Context, t *ask.Task, status ask.TaskStatus
 	return stored, nil
 }
 
+// findTask returns a task of the caller's: a task belongs to the credential that started it, and
+// is not found by any other.
 func (h *Handler) findTask(ctx context.Context, id string) (*ask.Task, error) {
 	if id == "" {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "taskId is required"}
 	}
-	return h.cfg.Tasks.FindTask(ctx, origin(ctx).Space, id, h.cfg.Service.Now())
+	c := httpapi.CredentialFrom(ctx)
+	t, err := h.cfg.Tasks.FindTask(ctx, c.Space, id, h.cfg.Service.Now())
+	if err != nil {
+		return nil, err
+	}
+	if t.CredentialID != c.ID {
+		return nil, ask.Errorf(ask.ENotFound, "there is no task %s", id)
+	}
+	return t, nil
 }
 
 // getTask: tasks/get.
@@ -186,7 +240,7 @@ func (h *Handler) taskResult(ctx context.Context, id string) (any, error) {
 		return nil, err
 	}
 	if !t.Terminal() {
-		reply, err := h.cfg.Waiter.Wait(ctx, httpapi.CredentialFrom(ctx), t.AskID, nil)
+		reply, err := h.cfg.Waiter.Wait(ctx, httpapi.CredentialFrom(ctx), t.AskID, keepaliveProgress(ctx))
 		switch {
 		case errors.Is(err, ErrRevoked):
 			t, err = h.finish(ctx, t, ask.TaskFailed, nil, revokedMessage(t.AskID))
@@ -217,8 +271,11 @@ func (h *Handler) listTasks(ctx context.Context, cursor string) (any, error) {
 	}
 	out := map[string]any{"tasks": []mcp.Task{}}
 	list := make([]mcp.Task, 0, len(tasks))
+	me := httpapi.CredentialFrom(ctx).ID
 	for _, t := range tasks {
-		list = append(list, h.wireTask(t))
+		if t.CredentialID == me { // another credential's tasks are not this caller's to see
+			list = append(list, h.wireTask(t))
+		}
 	}
 	out["tasks"] = list
 	if next != "" {

@@ -80,7 +80,7 @@ func checkTaskResult(t *testing.T, raw json.RawMessage, taskID string) ask.ToolR
 func TestTaskLifecycle(t *testing.T) {
 	d := newTestDeployment(t, deployOpts{TaskPoll: 2 * time.Second})
 	session := initSession(t, d.MCP, d.Token, testClientInfo)
-	c := d.connect(t, clientOpts{})
+	c := d.connect(t, clientOpts{Legacy: true})
 	ctx := context.Background()
 
 	start := time.Now()
@@ -325,7 +325,7 @@ func TestTaskCancel(t *testing.T) {
 			t.Fatalf("tasks/result of a cancelled task answered %s", r.Result)
 		}
 	}
-	c := d.connect(t, clientOpts{})
+	c := d.connect(t, clientOpts{Legacy: true})
 	if tr := toolReply(t, callTool(t, c, "await_reply", map[string]any{"askId": id})); tr.Reply.Selected[0] != "SQLite" {
 		t.Fatalf("await_reply after the cancelled task: %+v", tr)
 	}

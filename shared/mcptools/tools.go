@@ -22,7 +22,8 @@ import (
 type blockingTool func(ctx context.Context, o ask.Origin, args json.RawMessage) (askID string, err error)
 
 const waitNote = " The call waits until the person replies — seconds or hours — and returns their reply. " +
-	"If it returns an error saying there is no reply yet, call await_reply with the askId to keep waiting; the reply is never lost."
+	"If it returns an error saying there is no reply yet, call await_reply with the askId to keep waiting; the reply is never lost. " +
+	"If your client gave up on the call (a timeout) before you saw an askId, the ask is not lost either: list_open_asks gives it back, then call await_reply."
 
 func (h *Handler) addTools() {
 	reply := contract.MustToolSchema("ToolReply")
@@ -75,6 +76,16 @@ func (h *Handler) addTools() {
 		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithOpenWorldHintAnnotation(false),
 	), h.blockingHandler("await_reply"))
+
+	h.mcp.AddTool(mcp.NewTool("list_open_asks",
+		mcp.WithDescription(`The asks you raised (with this credential) that are still open, newest first, each with its askId, kind, title, project, whose move it is and when it was asked. Use it to pick up an ask whose call ended without a reply — a client timeout, a restart — and then call await_reply with its askId (when it is the person's move) or answer it (answer_follow_up, answer_briefing: when it is yours). Pass project to see one project's asks only.`),
+		mcp.WithToolTitle("List your open asks"),
+		rawInputSchema(json.RawMessage(listOpenSchema)),
+		mcp.WithRawOutputSchema(json.RawMessage(listOpenOutputSchema)),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), h.listOpenAsks)
 
 	linkInput, _ := contract.ToolSchema("InboxRequest")
 	h.mcp.AddTool(mcp.NewTool("get_inbox_link",
@@ -139,7 +150,7 @@ const awaitSchema = `{"type":"object","properties":{"askId":{"type":"string","mi
 func origin(ctx context.Context) ask.Origin {
 	c := httpapi.CredentialFrom(ctx)
 	person := c.Person
-	return ask.Origin{Space: c.Space, Client: clientFrom(ctx), RaisedBy: &person}
+	return ask.Origin{Space: c.Space, Client: clientFrom(ctx), RaisedBy: &person, CredentialID: c.ID}
 }
 
 // decodeArgs decodes a tool's arguments strictly: an unknown field is refused by name, so a typo
@@ -249,6 +260,85 @@ func (h *Handler) awaitReply(ctx context.Context, o ask.Origin, args json.RawMes
 	return in.AskID, nil
 }
 
+const listOpenSchema = `{"type":"object","properties":{"project":{"type":"string","minLength":1,"description":"Only asks of this project: the name of the repository's root folder."}},"additionalProperties":false}`
+
+const listOpenOutputSchema = `{"type":"object","required":["asks"],"properties":{"asks":{"type":"array","items":{"type":"object",` +
+	`"required":["askId","kind","title","status","move","askedAt","waiting"],"properties":{` +
+	`"askId":{"type":"string"},"kind":{"type":"string","enum":["question","review","briefing"]},` +
+	`"title":{"type":"string","description":"The review's or briefing's title, or the question's first line."},` +
+	`"project":{"type":"string"},"status":{"type":"string","enum":["awaiting_human","awaiting_agent"]},` +
+	`"move":{"type":"string","enum":["person","agent"],"description":"Whose move it is: person (call await_reply), or agent (answer it)."},` +
+	`"askedAt":{"type":"string","format":"date-time"},"waiting":{"type":"boolean","description":"Whether an agent follows it right now."}}}}}}`
+
+// openAsk is one line of list_open_asks.
+type openAsk struct {
+	AskID   string `json:"askId"`
+	Kind    string `json:"kind"`
+	Title   string `json:"title"`
+	Project string `json:"project,omitempty"`
+	Status  string `json:"status"`
+	Move    string `json:"move"`
+	AskedAt string `json:"askedAt"`
+	Waiting bool   `json:"waiting"`
+}
+
+// maxTitle bounds a title in list_open_asks, in characters.
+const maxTitle = 120
+
+// listOpenAsks: list_open_asks — the open asks this credential raised, newest first.
+func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Project *string `json:"project,omitempty"`
+	}
+	if err := decodeArgs(rawArguments(req), &in, ask.ERequestInvalid); err != nil {
+		return toolError(err), nil
+	}
+	c := httpapi.CredentialFrom(ctx)
+	open, err := h.cfg.Service.Store.OpenAsks(ctx, c.Space)
+	if err != nil {
+		h.cfg.Logger.ErrorContext(ctx, "list_open_asks", "err", err)
+		return toolError(err), nil
+	}
+	out := struct {
+		Asks []openAsk `json:"asks"`
+	}{Asks: []openAsk{}}
+	for _, a := range open {
+		if a.CredentialID != c.ID || (in.Project != nil && a.Project != *in.Project) {
+			continue
+		}
+		move := "person"
+		if a.Status == ask.AwaitingAgent {
+			move = "agent"
+		}
+		out.Asks = append(out.Asks, openAsk{
+			AskID: a.ID, Kind: string(a.Kind), Title: askTitle(a), Project: a.Project,
+			Status: string(a.Status), Move: move, AskedAt: ask.FormatTime(a.CreatedAt), Waiting: a.Waiting,
+		})
+	}
+	b, _ := json.Marshal(out)
+	var structured map[string]any
+	_ = json.Unmarshal(b, &structured)
+	return mcp.NewToolResultStructured(structured, string(b)), nil
+}
+
+// askTitle is how list_open_asks names an ask: a review's or briefing's title, or a question's
+// first line, cut to maxTitle characters.
+func askTitle(a *ask.Ask) string {
+	var t string
+	switch {
+	case a.Review != nil:
+		t = a.Review.Title
+	case a.Briefing != nil:
+		t = a.Briefing.Title
+	case a.Question != nil:
+		t, _, _ = strings.Cut(strings.TrimSpace(a.Question.Question), "\n")
+	}
+	if r := []rune(t); len(r) > maxTitle {
+		t = string(r[:maxTitle-1]) + "…"
+	}
+	return t
+}
+
 // rawArguments returns a call's arguments as JSON.
 func rawArguments(req mcp.CallToolRequest) json.RawMessage {
 	b, err := json.Marshal(req.GetRawArguments())
@@ -291,10 +381,22 @@ func (h *Handler) wait(ctx context.Context, askID string, token mcp.ProgressToke
 		})
 	}
 	if token == nil || srv == nil {
-		progress = nil // nothing to report to: a quiet wait (Waiter.QuietMaxWait)
+		// Nothing to report to: keep the stream alive with comment lines where the client takes
+		// SSE, or else wait quietly (Waiter.QuietMaxWait).
+		progress = keepaliveProgress(ctx)
 	}
 	reply, err := h.cfg.Waiter.Wait(ctx, httpapi.CredentialFrom(ctx), askID, progress)
 	return h.outcome(askID, reply, err, h.cfg.Waiter.Limit(progress != nil))
+}
+
+// keepaliveProgress is a Wait's progress callback for a wait with no progress token: it starts
+// the request's keepalive stream and beats it. Nil when the client takes no SSE.
+func keepaliveProgress(ctx context.Context) func(time.Duration) {
+	ka := keepaliveFrom(ctx)
+	if !ka.start() {
+		return nil
+	}
+	return func(time.Duration) { ka.beat() }
 }
 
 // outcome is a wait's result: the ToolReply, or an error that tells the agent what to do next.

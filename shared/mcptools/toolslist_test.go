@@ -23,11 +23,12 @@ var toolInputs = map[string]string{
 	"await_reply":      "",
 	"get_inbox_link":   "InboxRequest",
 	"request_upload":   "UploadRequest",
+	"list_open_asks":   "",
 }
 
 var blockingTools = []string{"ask_question", "request_review", "send_briefing", "answer_briefing", "answer_follow_up", "await_reply"}
 
-// TestToolsListWithTheClient: mcp-go's client lists the eight tools and reads what it needs.
+// TestToolsListWithTheClient: mcp-go's client lists the nine tools and reads what it needs.
 func TestToolsListWithTheClient(t *testing.T) {
 	d := newTestDeployment(t, deployOpts{})
 	for _, legacy := range []bool{false, true} {

@@ -22,8 +22,8 @@ func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 	rows := make([]ask.Ask, len(asks))
 	err := d.writeTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO asks
-			(space, id, kind, status, version, revision, created_at, updated_at, closed_at, body)
-			VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`)
+			(space, id, kind, status, version, revision, created_at, updated_at, closed_at, credential_id, body)
+			VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -54,7 +54,7 @@ func insertAsk(ctx context.Context, stmt *sql.Stmt, a *ask.Ask) error {
 		return fmt.Errorf("encode %s: %w", a.ID, err)
 	}
 	_, err = stmt.ExecContext(ctx, a.Space, a.ID, a.Kind, a.Status, buildinfo.Revision,
-		formatTime(a.CreatedAt), formatTime(a.UpdatedAt), nullTime(a.ClosedAt), string(body))
+		formatTime(a.CreatedAt), formatTime(a.UpdatedAt), nullTime(a.ClosedAt), a.CredentialID, string(body))
 	if isUnique(err) {
 		return fmt.Errorf("%s: an ask with this id is already stored in the space: %w", a.ID, err)
 	} else if err != nil {
@@ -66,15 +66,16 @@ func insertAsk(ctx context.Context, stmt *sql.Stmt, a *ask.Ask) error {
 // FindAsk returns the ask with this id in this space, or ask.ENotFound.
 func (d *DB) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
 	var version int
+	var cred string
 	var body []byte
-	err := d.r.QueryRowContext(ctx, `SELECT version, body FROM asks WHERE space = ? AND id = ?`, space, id).
-		Scan(&version, &body)
+	err := d.r.QueryRowContext(ctx, `SELECT version, credential_id, body FROM asks WHERE space = ? AND id = ?`, space, id).
+		Scan(&version, &cred, &body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ask.Errorf(ask.ENotFound, "there is no ask %s", id)
 	} else if err != nil {
 		return nil, fmt.Errorf("sqlite: find ask %s: %w", id, err)
 	}
-	return decodeAsk(space, version, body)
+	return decodeAsk(space, version, cred, body)
 }
 
 // UpdateAsk writes a changed ask if its stored version is still a.Version, and then increments
@@ -170,7 +171,7 @@ func closeUniquely(ctx context.Context, tx *sql.Tx, a *ask.Ask, stored sql.NullS
 // OpenAsks returns every open ask of a space, newest first; asks created at the same time come
 // in descending order of id, so the order is total.
 func (d *DB) OpenAsks(ctx context.Context, space string) ([]*ask.Ask, error) {
-	return d.queryAsks(ctx, space, `SELECT version, body FROM asks
+	return d.queryAsks(ctx, space, `SELECT version, credential_id, body FROM asks
 		WHERE space = ? AND status <> 'closed'
 		ORDER BY created_at DESC, id DESC`, space)
 }
@@ -181,7 +182,7 @@ func (d *DB) ClosedAsks(ctx context.Context, space string, before time.Time, lim
 	if limit < 1 {
 		return nil, nil
 	}
-	return d.queryAsks(ctx, space, `SELECT version, body FROM asks
+	return d.queryAsks(ctx, space, `SELECT version, credential_id, body FROM asks
 		WHERE space = ? AND closed_at IS NOT NULL AND closed_at < ?
 		ORDER BY closed_at DESC
 		LIMIT ?`, space, formatTime(before), limit)
@@ -196,11 +197,12 @@ func (d *DB) queryAsks(ctx context.Context, space, query string, args ...any) ([
 	var out []*ask.Ask
 	for rows.Next() {
 		var version int
+		var cred string
 		var body []byte
-		if err := rows.Scan(&version, &body); err != nil {
+		if err := rows.Scan(&version, &cred, &body); err != nil {
 			return nil, fmt.Errorf("sqlite: list asks: %w", err)
 		}
-		a, err := decodeAsk(space, version, body)
+		a, err := decodeAsk(space, version, cred, body)
 		if err != nil {
 			return nil, err
 		}
@@ -212,11 +214,11 @@ func (d *DB) queryAsks(ctx context.Context, space, query string, args ...any) ([
 	return out, nil
 }
 
-func decodeAsk(space string, version int, body []byte) (*ask.Ask, error) {
+func decodeAsk(space string, version int, credentialID string, body []byte) (*ask.Ask, error) {
 	a := &ask.Ask{}
 	if err := json.Unmarshal(body, a); err != nil {
 		return nil, fmt.Errorf("sqlite: decode a stored ask of space %s: %w", space, err)
 	}
-	a.Space, a.Version = space, version
+	a.Space, a.Version, a.CredentialID = space, version, credentialID
 	return a, nil
 }

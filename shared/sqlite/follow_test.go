@@ -150,7 +150,8 @@ func TestMigrateToFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := d.w.ExecContext(ctx, `DROP TABLE leases; DROP TABLE tasks; DROP TABLE uploads;
-		ALTER TABLE credentials DROP COLUMN last_used_at; ALTER TABLE tickets DROP COLUMN credential_id; PRAGMA user_version = 1`); err != nil {
+		ALTER TABLE credentials DROP COLUMN last_used_at; ALTER TABLE tickets DROP COLUMN credential_id;
+		ALTER TABLE asks DROP COLUMN credential_id; PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {

@@ -81,7 +81,7 @@ func fixtures(space, prefix string) []*ask.Ask {
 				{Point: "1.1", Resolved: true}, {Point: "1.2", Text: "How often?", Resolved: false}, {Point: "3", Text: "ok", Resolved: true},
 			}}, At: at(12 * time.Second)},
 		},
-		CreatedAt: at(9 * time.Second), UpdatedAt: at(12 * time.Second), Space: space,
+		CreatedAt: at(9 * time.Second), UpdatedAt: at(12 * time.Second), Space: space, CredentialID: "cred_briefing",
 	}
 	dismissed := &ask.Ask{
 		ID: prefix + "dismissed", Kind: ask.KindReview, Status: ask.AwaitingHuman,
@@ -91,7 +91,7 @@ func fixtures(space, prefix string) []*ask.Ask {
 		CreatedAt: at(20 * time.Second), UpdatedAt: at(20 * time.Second), Space: space,
 	}
 	fresh, err := ask.NewQuestion(prefix+"fresh", ask.QuestionInput{Question: "Proceed?", Project: "p"},
-		ask.Origin{Space: space}, func() time.Time { return at(30 * time.Second) })
+		ask.Origin{Space: space, CredentialID: "cred_fresh"}, func() time.Time { return at(30 * time.Second) })
 	if err != nil {
 		panic(err)
 	}

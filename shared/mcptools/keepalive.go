@@ -1,0 +1,153 @@
+package mcptools
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// A blocking call whose client sent no progress token has nothing to report while the person
+// thinks, and a response that sends nothing is cut by whatever idles out first: CloudFront after
+// its 60-second origin read timeout, a corporate proxy, a load balancer. So such a wait answers
+// as an SSE stream (which the streamable HTTP transport allows for any POST whose client accepts
+// text/event-stream) and sends an SSE comment line every Waiter.Progress, which every SSE reader
+// skips; the JSON-RPC response is the stream's one event at the end.
+//
+// keepalive wraps the response writer mcp-go (or Loopback's own task answers) write to. Until
+// start is called it passes everything through. After start, it has sent the SSE headers itself;
+// a plain JSON response written after that is held and sent at finish as one `message` event,
+// and a response mcp-go writes as SSE goes through as it is.
+
+type keepaliveKey struct{}
+
+// keepaliveFrom returns the request's keepalive, or nil where its client takes no SSE.
+func keepaliveFrom(ctx context.Context) *keepalive {
+	k, _ := ctx.Value(keepaliveKey{}).(*keepalive)
+	return k
+}
+
+type keepalive struct {
+	w http.ResponseWriter
+
+	mu        sync.Mutex
+	streaming bool // SSE headers sent by start
+	done      bool // the response has begun: no more comment lines
+	held      bool // a JSON response is being held for finish
+	buf       bytes.Buffer
+}
+
+// newKeepalive wraps w for a request whose client accepts SSE; otherwise it returns nil.
+func newKeepalive(w http.ResponseWriter, r *http.Request) *keepalive {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		return nil
+	}
+	return &keepalive{w: w}
+}
+
+// start turns the response into an SSE stream and sends a first comment line. It reports
+// whether it did: not when something was written already.
+func (k *keepalive) start() bool {
+	if k == nil {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.done || k.streaming {
+		return k.streaming && !k.done
+	}
+	h := k.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	k.w.WriteHeader(http.StatusOK)
+	k.streaming = true
+	k.comment()
+	return true
+}
+
+// beat sends a comment line, unless the response has begun.
+func (k *keepalive) beat() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.streaming && !k.done {
+		k.comment()
+	}
+}
+
+func (k *keepalive) comment() {
+	k.w.Write([]byte(": waiting for the person\n\n"))
+	if f, ok := k.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Header implements http.ResponseWriter.
+func (k *keepalive) Header() http.Header { return k.w.Header() }
+
+// WriteHeader implements http.ResponseWriter. After start, the status is already sent; what the
+// response's own Content-Type says decides whether it is held (JSON) or passed on (SSE).
+func (k *keepalive) WriteHeader(status int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.streaming {
+		k.done = true
+		k.w.WriteHeader(status)
+		return
+	}
+	if !k.done {
+		k.done = true
+		k.held = !strings.HasPrefix(k.w.Header().Get("Content-Type"), "text/event-stream")
+		k.w.Header().Set("Content-Type", "text/event-stream")
+	}
+}
+
+// Write implements http.ResponseWriter.
+func (k *keepalive) Write(b []byte) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.streaming {
+		k.done = true
+		return k.w.Write(b)
+	}
+	if !k.done {
+		k.done, k.held = true, true
+	}
+	if k.held {
+		return k.buf.Write(b)
+	}
+	return k.w.Write(b)
+}
+
+// Flush implements http.Flusher, as mcp-go needs to stream.
+func (k *keepalive) Flush() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.held {
+		return
+	}
+	if f, ok := k.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// finish sends a held JSON response as the stream's one event.
+func (k *keepalive) finish() {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.held {
+		return
+	}
+	body := bytes.TrimRight(k.buf.Bytes(), "\n")
+	k.w.Write([]byte("event: message\ndata: "))
+	k.w.Write(body)
+	k.w.Write([]byte("\n\n"))
+	if f, ok := k.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	k.held = false
+	k.buf = bytes.Buffer{}
+}
