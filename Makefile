@@ -5,7 +5,7 @@ LDFLAGS   := -s -w -X github.com/loopback-hq/loopback/shared/buildinfo.Build=$(B
 STATICCHECK ?= v0.8.2
 export CGO_ENABLED = 0
 
-.PHONY: build dev test test-e2e web test-web lint spec spec-check bench clean
+.PHONY: build dev test test-e2e test-python web test-web lint spec spec-check bench clean
 
 ## build: the local binary at bin/loopback
 build:
@@ -22,11 +22,23 @@ test: spec-check lint
 	$(MAKE) build-lambdas
 	$(MAKE) sam-build
 	$(MAKE) test-e2e
+	$(MAKE) test-python
 	$(MAKE) test-web
 
 ## test-e2e: the MCP end-to-end suite: the official TypeScript SDK against bin/loopback
 test-e2e: build
 	cd e2e && npm ci --no-audit --no-fund && npm test
+
+## test-python: the official Python MCP SDK (pinned in e2e/python/requirements.txt, in .venv-mcp) against bin/loopback
+MCP_VENV = .venv-mcp
+test-python: build $(MCP_VENV)/.installed
+	cd e2e/python && ../../$(MCP_VENV)/bin/python -m pytest -q -p no:cacheprovider
+
+# .venv-mcp, made again only when e2e/python/requirements.txt changes.
+$(MCP_VENV)/.installed: e2e/python/requirements.txt
+	rm -rf $(MCP_VENV) && python3 -m venv $(MCP_VENV)
+	$(MCP_VENV)/bin/python -m pip install -q --disable-pip-version-check -r e2e/python/requirements.txt
+	touch $@
 
 ## web: rebuild the inbox into web/dist (embedded in the binary; commit it with the sources)
 web:

@@ -1,0 +1,163 @@
+"""The official Python MCP SDK (`mcp` on PyPI) against bin/loopback, in its default mode (MCP
+2026-07-28, after a server/discover probe) and its legacy mode (the 2025-11-25 initialize
+handshake). What a Python agent meets:
+
+- a blocking ask_question that the person answers after 70 s returns their reply: the call sends
+  no progress token, so Loopback keeps the stream alive with SSE comment lines (which the SDK
+  skips) while it waits;
+- an agent killed mid-wait loses nothing: a new client finds the ask with list_open_asks and
+  await_reply returns the reply.
+
+The agent uses the token `loopback serve` prints for agents, as a user would.
+"""
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("LOOPBACK_BIN", ROOT / "bin" / "loopback"))
+OWNER = "lb_python-e2e-owner-token-0123456789abcdefghij"
+MODES = {"default": "auto", "legacy": "legacy"}
+
+
+class Server:
+    """bin/loopback serve on a free port of 127.0.0.1, in a fresh data folder."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="loopback-py-")
+        env = {**os.environ, "LOOPBACK_TOKEN": OWNER}
+        self.proc = subprocess.Popen(
+            [str(BIN), "serve", "--addr", "127.0.0.1:0", "--data", self.dir, "--progress", "2s"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True,
+        )
+        out = ""
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            out += line
+            if m := re.search(r"MCP:\s+(\S+)", line):
+                self.mcp = m.group(1)
+                self.api = self.mcp.removesuffix("/mcp") + "/api/v1"
+            if "One agent token" in line:
+                break
+        tokens = re.findall(r"Bearer (lb_[A-Za-z0-9_-]+)", out)
+        assert tokens and all(t == tokens[0] for t in tokens) and tokens[0] != OWNER, out
+        self.agent = tokens[0]
+
+    def api_call(self, method, path, body=None):
+        req = urllib.request.Request(self.api + path, method=method, headers={"Authorization": "Bearer " + OWNER})
+        if body is not None:
+            req.data = json.dumps(body).encode()
+            req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=10) as res:
+            return json.loads(res.read())
+
+    def open_ask(self, project, timeout=15):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for a in self.api_call("GET", "/snapshot")["open"]:
+                if a["project"] == project and a["waiting"]:
+                    return a
+            time.sleep(0.05)
+        raise AssertionError(f"no ask of {project} with an agent waiting")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server()
+    yield s
+    s.stop()
+
+
+def client(server, mode):
+    http = create_mcp_http_client(headers={"Authorization": "Bearer " + server.agent})
+    return Client(streamable_http_client(server.mcp, http_client=http), mode=mode)
+
+
+def reply_of(result):
+    assert not result.is_error, result
+    return result.structured_content
+
+
+def test_blocking_call_answered_after_70s(server):
+    """Both modes wait at once; the person answers each after 70 s."""
+
+    async def ask(mode):
+        async with client(server, MODES[mode]) as c:
+            return await c.call_tool("ask_question", {"question": f"Deploy now? ({mode})", "project": f"py-slow-{mode}"})
+
+    async def main():
+        calls = [asyncio.create_task(ask(m)) for m in MODES]
+        asks = {m: await asyncio.to_thread(server.open_ask, f"py-slow-{m}") for m in MODES}
+        await asyncio.sleep(70)
+        for m, a in asks.items():
+            server.api_call("POST", f"/asks/{a['id']}/reply", {"outcome": "answered", "selected": [], "text": f"yes ({m})"})
+        return asks, await asyncio.gather(*calls)
+
+    start = time.time()
+    asks, results = asyncio.run(main())
+    assert time.time() - start >= 70
+    for (mode, a), result in zip(asks.items(), results):
+        tr = reply_of(result)
+        assert tr["askId"] == a["id"], mode
+        assert tr["reply"] == {"outcome": "answered", "selected": [], "text": f"yes ({mode})"}, mode
+
+
+AGENT = textwrap.dedent("""
+    import asyncio, sys
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    async def main():
+        http = create_mcp_http_client(headers={"Authorization": "Bearer " + sys.argv[2]})
+        async with Client(streamable_http_client(sys.argv[1], http_client=http), mode=sys.argv[3]) as c:
+            print("calling", flush=True)
+            await c.call_tool("ask_question", {"question": "Killed mid-wait?", "project": sys.argv[4]})
+    asyncio.run(main())
+""")
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_killed_agent_resumes_with_list_open_asks(server, mode):
+    project = f"py-killed-{mode}"
+    agent = subprocess.Popen([sys.executable, "-c", AGENT, server.mcp, server.agent, MODES[mode], project],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        a = server.open_ask(project)
+    finally:
+        agent.kill()
+        agent.wait()
+
+    async def resume():
+        async with client(server, MODES[mode]) as c:
+            listed = reply_of(await c.call_tool("list_open_asks", {"project": project}))
+            assert [x["askId"] for x in listed["asks"]] == [a["id"]], listed
+            assert listed["asks"][0]["kind"] == "question" and listed["asks"][0]["move"] == "person"
+            waiting = asyncio.create_task(c.call_tool("await_reply", {"askId": listed["asks"][0]["askId"]}))
+            await asyncio.to_thread(server.open_ask, project)  # followed again
+            server.api_call("POST", f"/asks/{a['id']}/reply", {"outcome": "answered", "selected": [], "text": "found you"})
+            return await waiting
+
+    tr = reply_of(asyncio.run(resume()))
+    assert tr["askId"] == a["id"]
+    assert tr["reply"]["text"] == "found you"
