@@ -553,6 +553,12 @@ func TestLogsHoldNoCredentials(t *testing.T) {
 	if strings.Contains(log, "lbu_") || strings.Contains(log, "Bearer lb_") {
 		t.Errorf("a credential-shaped string is in the log:\n%s", log)
 	}
+	// One line per request, naming the credential by id: MCP's with its method, tool and client.
+	mcpLine := regexp.MustCompile(`msg=mcp method=POST path=/mcp status=200 .*credential=cred_\S+ rpc=tools/call protocol=\S+ client="?[^"]+"? tool=request_upload`)
+	apiLine := regexp.MustCompile(`msg=api method=GET path=/api/v1/snapshot status=200 bytes=\d+ ms=\S+ credential=cred_\S+`)
+	if !mcpLine.MatchString(log) || !apiLine.MatchString(log) {
+		t.Errorf("the log lacks a request line for request_upload or the snapshot:\n%s", log)
+	}
 }
 
 // halfClose sends a PUT of body to path over a raw connection and closes its writing side at once.

@@ -11,6 +11,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/redact"
+	"github.com/loopback-hq/loopback/shared/reqlog"
 )
 
 // Header names from the contract.
@@ -89,6 +90,9 @@ func (s *Server) authenticated(who audience, next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := check(r.Context(), gate.BearerToken(r.Header.Get("Authorization")))
+		if c != nil {
+			reqlog.From(r.Context()).Credential(c.ID)
+		}
 		if err != nil {
 			writeError(w, r, err)
 			return

@@ -10,6 +10,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/reqlog"
 	"github.com/loopback-hq/loopback/shared/upload"
 )
 
@@ -83,7 +84,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
-	return s.recoverer(revisions(refuseUncleanPaths(mux)))
+	return reqlog.Middleware(s.Logger, "api", s.recoverer(revisions(refuseUncleanPaths(mux))))
 }
 
 func methodNotAllowed(allowed string) http.Handler {

@@ -21,6 +21,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/reqlog"
 	"github.com/loopback-hq/loopback/shared/upload"
 )
 
@@ -93,8 +94,13 @@ send_briefing to go through findings or options point by point. Each call waits 
 answers, which can take minutes or hours; if it returns without a reply, call await_reply with the
 askId to keep waiting. Always pass project: the name of the repository's root folder.`
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler: every request is logged (reqlog), one line each.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	reqlog.Middleware(h.cfg.Logger, "mcp", http.HandlerFunc(h.serve)).ServeHTTP(w, r)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
+	line := reqlog.From(r.Context())
 	if !h.originAllowed(r.Header.Get("Origin")) {
 		writeProblem(w, http.StatusForbidden, "origin.forbidden", "this Origin may not use this MCP server")
 		return
@@ -111,6 +117,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := httpapi.WithCredential(r.Context(), cred)
+	line.Credential(cred.ID)
 
 	if r.Method == http.MethodPost {
 		// A wait with nothing to report streams keepalives (keepalive.go).
@@ -151,6 +158,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 				client, _ = clientFromSessionID(id)
 			}
+		}
+		protocol := msg.Params.Meta.ProtocolVersion()
+		if protocol == "" {
+			protocol = r.Header.Get(mcp.HeaderProtocolVersion)
+		}
+		line.Add(slog.String("rpc", msg.Method), slog.String("protocol", protocol), slog.String("client", client))
+		if msg.Method == string(mcp.MethodToolsCall) {
+			line.Add(slog.String("tool", msg.Params.Name))
+		}
+		if msg.Params.TaskID != "" {
+			line.Add(slog.String("task", msg.Params.TaskID))
 		}
 		ctx = withClient(ctx, client)
 		if modern(r, &msg) {

@@ -1,0 +1,105 @@
+// Package reqlog writes one structured line per request, for the API and for MCP, on the local
+// binary and in Lambda's JSON logs alike: what was asked, by which credential (its id, never its
+// token), what was answered and how long it took. The handlers fill in what only they know
+// (the credential, the MCP method and tool) on the request's Line as they learn it.
+package reqlog
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Line is what one request's log line says. Handlers add to it through its setters; it is
+// safe for concurrent use (a waiting MCP call's progress runs beside it).
+type Line struct {
+	mu    sync.Mutex
+	attrs []slog.Attr
+}
+
+type lineKey struct{}
+
+// From returns the request's Line, or nil outside a logged request (every setter takes nil).
+func From(ctx context.Context) *Line {
+	l, _ := ctx.Value(lineKey{}).(*Line)
+	return l
+}
+
+// Add sets attributes of the line.
+func (l *Line) Add(attrs ...slog.Attr) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.attrs = append(l.attrs, attrs...)
+	l.mu.Unlock()
+}
+
+// Credential records the id of the credential the gate let in.
+func (l *Line) Credential(id string) { l.Add(slog.String("credential", id)) }
+
+// Middleware logs a line per request under msg ("api", "mcp") after it is answered: method,
+// path, status, bytes, duration and whatever the handlers added. The path goes through the
+// logger's handler, which redacts what must not be logged (shared/redact).
+func Middleware(logger *slog.Logger, msg string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		line := &Line{}
+		rec := &Writer{ResponseWriter: w}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), lineKey{}, line)))
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		attrs := []slog.Attr{
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+			slog.Int64("bytes", rec.bytes), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000),
+		}
+		line.mu.Lock()
+		attrs = append(attrs, line.attrs...)
+		line.mu.Unlock()
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		logger.LogAttrs(r.Context(), level, msg, attrs...)
+	})
+}
+
+// Writer records a response's status and size. It passes Flush on, so streamed responses
+// (SSE, the event socket's upgrade) still work through it.
+type Writer struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (w *Writer) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Write implements http.ResponseWriter.
+func (w *Writer) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Flush implements http.Flusher.
+func (w *Writer) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the writer underneath (the socket's hijack).
+func (w *Writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
