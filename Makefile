@@ -70,6 +70,7 @@ spec-check:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./shared/...
 	$(GO) run ./bench/mcpwait -bin bin/loopback -replies 200 -waiters 10000 -settle 35s
+	$(GO) run ./bench/mcpwait -bin bin/loopback -tasks 100000 -settle 35s
 
 clean:
 	rm -rf bin .aws-sam

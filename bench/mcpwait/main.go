@@ -46,11 +46,19 @@ func main() {
 	waiters := flag.Int("waiters", 10000, "concurrent waiting calls for the memory figure")
 	flag.DurationVar(&settle, "settle", 35*time.Second, "how long the waits sit idle before memory is read (the server collects every 10 s)")
 	debugAddr := flag.String("debug-addr", "", "pass --debug-addr to the server, and hold the waits until Enter is pressed")
+	tasks := flag.Int("tasks", 0, "instead: this many waiting tasks (MCP 2026-07-28 Tasks extension), for the memory and store figures per task")
 	flag.Parse()
 	if *debugAddr != "" {
 		serveArgs = append(serveArgs, "--debug-addr", *debugAddr)
 	}
 	raiseFileLimit()
+	if *tasks > 0 {
+		if err := runTasks(*bin, *tasks); err != nil {
+			fmt.Fprintln(os.Stderr, "mcpwait:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*bin, *replies, *waiters); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpwait:", err)
 		os.Exit(1)
@@ -68,6 +76,7 @@ func raiseFileLimit() {
 type server struct {
 	cmd     *exec.Cmd
 	base    string
+	dir     string // the data folder
 	session string
 	client  *http.Client
 }
@@ -87,7 +96,7 @@ func start(bin string) (*server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &server{cmd: cmd, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 0}}}
+	s := &server{cmd: cmd, dir: dir, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 0}}}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		if api, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "API:"); ok {

@@ -193,7 +193,7 @@ func sweep(ctx context.Context, svc *ask.Service, cleanup func(context.Context, 
 				runtime.GC()
 			}
 			now := svc.Now()
-			_, err := svc.ReapLeases(ctx, 100)
+			err := reapAll(ctx, svc)
 			if err == nil && cleanup != nil {
 				err = cleanup(ctx, now)
 			}
@@ -204,6 +204,18 @@ func sweep(ctx context.Context, svc *ask.Service, cleanup func(context.Context, 
 			return
 		}
 	}
+}
+
+// reapAll reaps expired leases a hundred at a time until none is left (a hundred thousand
+// tasks nobody polls any more lapse together).
+func reapAll(ctx context.Context, svc *ask.Service) error {
+	for ctx.Err() == nil {
+		n, err := svc.ReapLeases(ctx, 100)
+		if err != nil || n < 100 {
+			return err
+		}
+	}
+	return nil
 }
 
 // serveProfiles serves net/http/pprof on its own address, never on the public one.
