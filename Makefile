@@ -83,7 +83,7 @@ clean:
 # provided.al2023 on arm64. `make build-lambdas` runs every one of them, as sam build would, into a
 # scratch folder (part of `make test`).
 LAMBDA_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -ldflags '$(LDFLAGS)'
-LAMBDAS = ApiWhoamiFunction ApiSnapshotFunction ApiAsksListFunction ApiAsksReadFunction ApiAsksReplyFunction ApiTicketsFunction ApiFilesFunction ApiUploadsFunction ApiDefaultFunction WsConnectFunction WsDisconnectFunction WsDefaultFunction StreamFanoutFunction McpFunction SweeperFunction
+LAMBDAS = ApiWhoamiFunction ApiSnapshotFunction ApiAsksListFunction ApiAsksReadFunction ApiAsksReplyFunction ApiTicketsFunction ApiFilesFunction ApiUploadsFunction ApiPushFunction ApiDefaultFunction WsConnectFunction WsDisconnectFunction WsDefaultFunction StreamFanoutFunction McpFunction SweeperFunction
 
 build-ApiWhoamiFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-whoami
@@ -101,6 +101,8 @@ build-ApiFilesFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-files
 build-ApiUploadsFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-uploads
+build-ApiPushFunction:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-push
 build-ApiDefaultFunction:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-default
 build-WsConnectFunction:
@@ -151,10 +153,12 @@ deploy:
 	sam build
 	sam deploy --stack-name $(STACK) $(if $(REGION),--region $(REGION))
 	bucket=$$($(call OUTPUT,InboxBucketName)) && \
-	aws s3 sync web/dist s3://$$bucket --delete --exclude index.html --exclude .sources-sha256 \
+	aws s3 sync web/dist s3://$$bucket --delete --exclude index.html --exclude .sources-sha256 --exclude sw.js --exclude manifest.webmanifest \
 	  --cache-control 'public, max-age=31536000, immutable' && \
 	aws s3 cp web/dist/index.html s3://$$bucket/index.html --cache-control 'no-cache' --content-type 'text/html; charset=utf-8'
-	aws cloudfront create-invalidation --distribution-id $$($(call OUTPUT,DistributionId)) --paths /index.html >/dev/null
+	aws s3 cp web/dist/sw.js s3://$$bucket/sw.js --cache-control 'no-cache' --content-type 'text/javascript; charset=utf-8'
+	aws s3 cp web/dist/manifest.webmanifest s3://$$bucket/manifest.webmanifest --cache-control 'no-cache' --content-type 'application/manifest+json'
+	aws cloudfront create-invalidation --distribution-id $$($(call OUTPUT,DistributionId)) --paths /index.html /sw.js /manifest.webmanifest >/dev/null
 	@echo "Inbox: $$($(call OUTPUT,InboxUrl))"
 	@echo "MCP:   $$($(call OUTPUT,McpUrl))"
 	@echo "First deploy? Create your credential: make bootstrap NAME=you"
@@ -163,7 +167,7 @@ deploy:
 BOOTSTRAP = $(GO) run ./infra/bootstrap --table $$($(call OUTPUT,AskTableName))
 bootstrap:
 	@test -n "$(NAME)" || { echo "usage: make bootstrap NAME=you"; exit 2; }
-	$(BOOTSTRAP) --name '$(NAME)' --url $$($(call OUTPUT,InboxUrl)) --mcp $$($(call OUTPUT,McpUrl))
+	$(BOOTSTRAP) --name '$(NAME)' --url $$($(call OUTPUT,InboxUrl)) --mcp $$($(call OUTPUT,McpUrl)) --vapid $$($(call OUTPUT,VapidParameter))
 
 ## teammate: a teammate's (person's) credential: make teammate SPACE=sp_… NAME=ada
 teammate:

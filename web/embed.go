@@ -17,7 +17,7 @@ import (
 //go:embed all:dist
 var dist embed.FS
 
-// Dist is the built inbox: index.html, favicon.svg, assets/…
+// Dist is the built inbox: index.html, sw.js, manifest.webmanifest, favicon.svg, icons/…, assets/…
 func Dist() fs.FS {
 	sub, err := fs.Sub(dist, "dist")
 	if err != nil {
@@ -29,11 +29,19 @@ func Dist() fs.FS {
 // CSP is the inbox's Content-Security-Policy. The page runs only its own scripts and styles (no
 // inline script, no inline style, no eval), talks only to its own origin (the API, and the event
 // socket: CSP Level 3's 'self' covers ws: and wss: to the same host), shows images only from its
-// origin or from blob: URLs (uploads, fetched with the token), and cannot be framed. Everything an
-// agent wrote is sanitised before it reaches the DOM; this is the wall behind that.
+// origin or from blob: URLs (uploads, fetched with the token), and cannot be framed. Its one worker
+// is its own service worker (/sw.js: the offline shell and Web Push), and its web app manifest is
+// its own. Everything an agent wrote is sanitised before it reaches the DOM; this is the wall behind
+// that.
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; " +
 	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; " +
-	"frame-ancestors 'none'; frame-src 'none'; worker-src 'none'; manifest-src 'self'"
+	"frame-ancestors 'none'; frame-src 'none'; worker-src 'self'; manifest-src 'self'"
+
+// The service worker and the web app manifest, at the root of dist (and of the inbox).
+const (
+	serviceWorkerFile = "sw.js"
+	manifestFile      = "manifest.webmanifest"
+)
 
 // SetSecurityHeaders sets the headers every inbox response carries.
 func SetSecurityHeaders(h http.Header) {
@@ -57,8 +65,9 @@ func IsAppRoute(p string) bool {
 }
 
 // Handler serves the inbox: index.html for the app's routes (never cached, so a new build is picked
-// up at once), the content-hashed assets under /assets/ (cached for a year), and the few other
-// files of dist. Anything else is 404. Only GET and HEAD are served.
+// up at once), the content-hashed assets under /assets/ (cached for a year), the service worker and
+// the web app manifest (never cached: a browser checks them for a new build), and the few other
+// files of dist (icons, favicon). Anything else is 404. Only GET and HEAD are served.
 func Handler() http.Handler {
 	files := Dist()
 	index, err := fs.ReadFile(files, "index.html")
@@ -91,9 +100,19 @@ func Handler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		if strings.HasPrefix(name, "assets/") {
+		switch {
+		case strings.HasPrefix(name, "assets/"):
 			h.Set("Cache-Control", "public, max-age=31536000, immutable")
-		} else {
+		case name == serviceWorkerFile:
+			// At the root, so its scope is the whole inbox. Never cached, so a new build's worker
+			// (which names its own app shell) is installed at the next visit.
+			h.Set("Content-Type", "text/javascript; charset=utf-8")
+			h.Set("Cache-Control", "no-cache")
+		case name == manifestFile:
+			// Go's table of types does not know .webmanifest.
+			h.Set("Content-Type", "application/manifest+json")
+			h.Set("Cache-Control", "no-cache")
+		default:
 			h.Set("Cache-Control", "public, max-age=3600")
 		}
 		http.ServeContent(w, r, name, modTime, bytes.NewReader(b))

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"image/png"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -153,5 +155,127 @@ func TestIsAppRoute(t *testing.T) {
 		if got := IsAppRoute(p); got != want {
 			t.Errorf("IsAppRoute(%q) = %v, want %v", p, got, want)
 		}
+	}
+}
+
+// The service worker is served from the root (its scope is the whole inbox) as JavaScript, never
+// cached, and is the build's: a classic script (no import or export) that stores this build's
+// shell, every hashed asset of it by name.
+func TestServiceWorkerIsServedUncached(t *testing.T) {
+	h := Handler()
+	w := get(t, h, http.MethodGet, "/sw.js")
+	if w.Code != http.StatusOK {
+		t.Fatalf("GET /sw.js: %d", w.Code)
+	}
+	for k, want := range map[string]string{
+		"Content-Type":            "text/javascript; charset=utf-8",
+		"Cache-Control":           "no-cache",
+		"Content-Security-Policy": CSP,
+	} {
+		if got := w.Header().Get(k); got != want {
+			t.Errorf("GET /sw.js: %s %q, want %q", k, got, want)
+		}
+	}
+	body := w.Body.String()
+	if regexp.MustCompile(`(?m)^\s*(import|export)\b|\bimport\s*\(`).MatchString(body) {
+		t.Error("sw.js is not a classic script: it imports or exports")
+	}
+	if !strings.Contains(body, "loopback-shell-") {
+		t.Error("sw.js names no shell cache")
+	}
+	entries, err := fs.ReadDir(Dist(), "assets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.Contains(body, "/assets/"+e.Name()) {
+			t.Errorf("sw.js does not store /assets/%s: a stale worker? run `make web`", e.Name())
+		}
+	}
+	if !strings.Contains(CSP, "worker-src 'self'") || !strings.Contains(CSP, "manifest-src 'self'") {
+		t.Errorf("the CSP must allow the inbox's own worker and manifest: %s", CSP)
+	}
+}
+
+// The web app manifest makes the inbox installable (a home-screen app): served with its own type,
+// linked from index.html with the icons iOS needs, and naming icons that exist at their sizes.
+func TestManifestMakesTheInboxInstallable(t *testing.T) {
+	h := Handler()
+	w := get(t, h, http.MethodGet, "/manifest.webmanifest")
+	if w.Code != http.StatusOK {
+		t.Fatalf("GET /manifest.webmanifest: %d", w.Code)
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "application/manifest+json" {
+		t.Errorf("manifest Content-Type %q", ct)
+	}
+	var m struct {
+		Name            string `json:"name"`
+		ShortName       string `json:"short_name"`
+		StartURL        string `json:"start_url"`
+		Scope           string `json:"scope"`
+		Display         string `json:"display"`
+		ThemeColor      string `json:"theme_color"`
+		BackgroundColor string `json:"background_color"`
+		Icons           []struct {
+			Src     string `json:"src"`
+			Sizes   string `json:"sizes"`
+			Type    string `json:"type"`
+			Purpose string `json:"purpose"`
+		} `json:"icons"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil {
+		t.Fatalf("manifest is not JSON: %v", err)
+	}
+	if m.Name != "Loopback" || m.ShortName == "" || m.StartURL != "/" || m.Scope != "/" || m.Display != "standalone" || m.ThemeColor == "" || m.BackgroundColor == "" {
+		t.Errorf("manifest: %+v", m)
+	}
+	want := map[string]bool{"192x192 any": false, "512x512 any": false, "512x512 maskable": false}
+	for _, ic := range m.Icons {
+		if ic.Type != "image/png" {
+			continue
+		}
+		want[ic.Sizes+" "+ic.Purpose] = true
+		checkPNG(t, h, ic.Src, ic.Sizes)
+	}
+	for k, ok := range want {
+		if !ok {
+			t.Errorf("manifest has no %s PNG icon", k)
+		}
+	}
+	checkPNG(t, h, "/icons/apple-touch-icon.png", "180x180")
+	checkPNG(t, h, "/icons/badge-96.png", "96x96")
+
+	index, err := fs.ReadFile(Dist(), "index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range []string{
+		`<link rel="manifest" href="/manifest.webmanifest"`,
+		`<link rel="apple-touch-icon" href="/icons/apple-touch-icon.png"`,
+		`<meta name="apple-mobile-web-app-capable" content="yes"`,
+		`<meta name="mobile-web-app-capable" content="yes"`,
+		`<meta name="apple-mobile-web-app-status-bar-style"`,
+		`<meta name="apple-mobile-web-app-title" content="Loopback"`,
+	} {
+		if !strings.Contains(string(index), tag) {
+			t.Errorf("index.html lacks %s", tag)
+		}
+	}
+}
+
+func checkPNG(t *testing.T, h http.Handler, src, sizes string) {
+	t.Helper()
+	w := get(t, h, http.MethodGet, src)
+	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "image/png" {
+		t.Errorf("GET %s: %d %q", src, w.Code, w.Header().Get("Content-Type"))
+		return
+	}
+	cfg, err := png.DecodeConfig(w.Body)
+	if err != nil {
+		t.Errorf("%s: %v", src, err)
+		return
+	}
+	if got := fmt.Sprintf("%dx%d", cfg.Width, cfg.Height); got != sizes {
+		t.Errorf("%s is %s, want %s", src, got, sizes)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/events/eventstest"
 	"github.com/loopback-hq/loopback/shared/gate"
@@ -79,7 +81,7 @@ func (s *server) refused(t *testing.T, o eventstest.Options, status int, code st
 	if err := validateResponse("GET", "/api/v1/events", ref.Status, ref.Header.Get("Content-Type"), ref.Body); err != nil {
 		t.Errorf("the refusal is not a Problem: %v", err)
 	}
-	if ref.Header.Get("Loopback-Revision") != "1" {
+	if ref.Header.Get("Loopback-Revision") != strconv.Itoa(buildinfo.Revision) {
 		t.Errorf("the refusal has no Loopback-Revision")
 	}
 	if status == 401 && !strings.HasPrefix(ref.Header.Get("WWW-Authenticate"), "Bearer") {

@@ -11,12 +11,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/sqlite"
@@ -164,8 +166,8 @@ func (s *server) do(t *testing.T, method, path, token, body string, headers ...s
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Header.Get("Loopback-Revision"); got != "1" {
-		t.Errorf("%s %s: Loopback-Revision = %q, want 1", method, path, got)
+	if got := res.Header.Get("Loopback-Revision"); got != strconv.Itoa(buildinfo.Revision) {
+		t.Errorf("%s %s: Loopback-Revision = %q, want %d", method, path, got, buildinfo.Revision)
 	}
 	if res.Header.Get("Loopback-Build") == "" {
 		t.Errorf("%s %s: no Loopback-Build", method, path)
@@ -173,7 +175,11 @@ func (s *server) do(t *testing.T, method, path, token, body string, headers ...s
 	if res.StatusCode >= 500 {
 		t.Errorf("%s %s: %d %s", method, path, res.StatusCode, b)
 	}
-	if strings.HasPrefix(path, "/api/v1/") {
+	if res.StatusCode == http.StatusNoContent {
+		if len(b) != 0 {
+			t.Errorf("%s %s: 204 with a body: %s", method, path, b)
+		}
+	} else if strings.HasPrefix(path, "/api/v1/") {
 		if err := validateResponse(method, path, res.StatusCode, res.Header.Get("Content-Type"), b); err != nil {
 			t.Errorf("%s %s → %d: response breaks the contract: %v\n%s", method, path, res.StatusCode, err, b)
 		}
@@ -404,11 +410,17 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("revision", func(t *testing.T) {
-		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "2"); r.status != 409 || r.problem(t) != ask.EReload {
+		// This server writes revision 2: a client of revision 3 is newer (409 reload); clients of
+		// revisions 2 and 1 are served, the older one as it always was.
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "3"); r.status != 409 || r.problem(t) != ask.EReload ||
+			!strings.Contains(string(r.body), "revision 2") {
 			t.Errorf("a newer client: %d %s", r.status, r.body)
 		}
-		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "1"); r.status != 200 {
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "2"); r.status != 200 {
 			t.Errorf("the same revision: %d", r.status)
+		}
+		if r := s.do(t, "GET", "/api/v1/snapshot", ownerToken, "", "Loopback-Revision", "1"); r.status != 200 {
+			t.Errorf("a revision-1 client: %d", r.status)
 		}
 		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "one"); r.status != 400 {
 			t.Errorf("a bad revision: %d", r.status)

@@ -21,6 +21,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/mcptools"
+	"github.com/loopback-hq/loopback/shared/push"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/web"
@@ -57,6 +58,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	publicURL := fs.String("public-url", "", "where people reach this Loopback, if not http://ADDR (behind a proxy)")
 	maxWait := fs.Duration("max-wait", time.Hour, "how long one blocking MCP call waits before telling the agent to call await_reply")
 	progress := fs.Duration("progress", 15*time.Second, "how often a waiting MCP call sends progress (keeps clients from timing out)")
+	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyReadBase, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (such as 127.0.0.1:6060); off when empty")
 	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where asks are kept: sqlite (in the data folder) or dynamodb (the standard AWS_* environment says where; AWS_ENDPOINT_URL for an emulator)")
 	table := fs.String("table", os.Getenv("LOOPBACK_TABLE"), "the DynamoDB table, with --store dynamodb")
@@ -95,7 +97,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	hub := events.NewHub()
 	svc := ask.NewService(a.db)
-	svc.Leases, svc.Changes = a.db, hub
+	// Web Push: the deployment's VAPID keys, made once and kept in the data folder; every change
+	// that needs the person is pushed to their devices off the request path.
+	vapid, err := push.LoadOrCreateKeys(filepath.Join(*data, "vapid.json"))
+	if err != nil {
+		return fmt.Errorf("setting up Web Push: %w", err)
+	}
+	pushLoopback := os.Getenv(PushLoopbackEnv) == "1"
+	pusher := &push.Sender{Keys: vapid, Store: a.db, Subscriber: pushSubscriber(base), Logger: logger, AllowLoopback: pushLoopback}
+	pushes := push.NewQueue(ctx, pusher, 2, 1024)
+	svc.Leases, svc.Changes = a.db, ask.Publishers{hub, pushes}
 	// Uploaded images: the tickets in the store, the bytes in DIR/blobs (or S3).
 	svc.Uploads = a.db
 	uploads := &upload.Service{Store: a.db, Blobs: stored.blobs, Now: svc.Now, Logger: logger}
@@ -105,6 +116,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	api := &httpapi.Server{
 		Service: svc, Gate: g, Logger: logger, Tickets: a.db, Hub: hub, PublicURL: base, Uploads: uploads,
 		Revocations: revocations,
+		Push: &httpapi.PushConfig{
+			PublicKey: func(context.Context) (string, error) { return vapid.PublicKey, nil },
+			Store:     a.db, Rules: ask.PushRules{AllowLoopback: pushLoopback},
+		},
 	}
 	waiter := &mcptools.Waiter{
 		Service: svc, Watcher: mcptools.HubWatcher{Hub: hub}, Progress: *progress, MaxWait: *maxWait,
@@ -126,7 +141,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	requests, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
 	srv := &http.Server{
-		Handler: apiFirst(apiHandler, mux), ReadHeaderTimeout: 10 * time.Second,
+		// A request's headers must arrive within 10 s and its body within its read deadline
+		// (httpapi.BodyDeadline); an idle keep-alive connection is closed after IdleTimeout.
+		Handler:           httpapi.BodyDeadline(*bodyTimeout, apiFirst(apiHandler, mux)),
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: httpapi.IdleTimeout,
 		BaseContext: func(net.Listener) context.Context { return requests },
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
@@ -227,6 +245,19 @@ func serveProfiles(addr string, logger *slog.Logger) {
 	if err := http.ListenAndServe(addr, mux); err != nil {
 		logger.Warn("profiles", "err", err)
 	}
+}
+
+// PushLoopbackEnv, set to 1, lets push subscriptions and pushes reach loopback addresses over
+// http: for the tests' stand-in push service only. Never set it on a deployment.
+const PushLoopbackEnv = "LOOPBACK_PUSH_TEST_LOOPBACK"
+
+// pushSubscriber is the contact a push service sees in the VAPID JWT: the deployment's address
+// when it is https, or else an address of the local machine.
+func pushSubscriber(base string) string {
+	if strings.HasPrefix(base, "https://") {
+		return base
+	}
+	return "loopback@localhost"
 }
 
 func envOr(name, fallback string) string {

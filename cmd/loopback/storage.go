@@ -27,6 +27,7 @@ type storage interface {
 	ask.LeaseStore
 	ask.TaskStore
 	ask.UploadStore
+	ask.PushStore
 	Close() error
 }
 

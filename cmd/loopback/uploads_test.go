@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
@@ -113,7 +115,7 @@ func (s *server) putUpload(t *testing.T, path, contentType string, body []byte, 
 
 func (s *server) checkUploadResponse(t *testing.T, method, path string, res *http.Response, b []byte) {
 	t.Helper()
-	if res.Header.Get("Loopback-Revision") != "1" {
+	if res.Header.Get("Loopback-Revision") != strconv.Itoa(buildinfo.Revision) {
 		t.Errorf("%s %s: no Loopback-Revision", method, path)
 	}
 	if res.StatusCode >= 500 {
@@ -629,7 +631,7 @@ func checkBlobNames(t *testing.T, dir string) {
 	t.Helper()
 	ok := regexp.MustCompile(`^blobs(/[0-9a-f]{32}(/up_[a-z2-7]{26}(\.meta)?)?)?$`)
 	for _, f := range dataFiles(t, dir) {
-		if f == "." || f == "owner.token" || f == "agent.token" {
+		if f == "." || f == "owner.token" || f == "agent.token" || f == "vapid.json" {
 			continue
 		}
 		if !ok.MatchString(filepath.ToSlash(f)) {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/awsrt"
@@ -55,6 +56,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	agent := fs.Bool("agent", false, "another agent's credential in --space")
 	list := fs.Bool("list", false, "list the credentials of --space")
 	revoke := fs.String("revoke", "", "revoke this credential of --space")
+	vapid := fs.String("vapid", "", "the SSM prefix of Web Push's VAPID key pair (output VapidParameter): made if missing")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -66,6 +68,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("loading the AWS configuration: %w", err)
 	}
 	store := dynamo.New(dynamodb.NewFromConfig(cfg), *table)
+	if *vapid != "" {
+		if _, created, err := awsrt.EnsureVAPID(ctx, ssm.NewFromConfig(cfg), *vapid); err != nil {
+			return fmt.Errorf("making the VAPID keys for Web Push: %w", err)
+		} else if created {
+			fmt.Fprintf(out, "Made the deployment's Web Push (VAPID) key pair: %s/public and %s/private in SSM.\n\n", *vapid, *vapid)
+		}
+	}
 	needSpace := func() error {
 		if *space == "" {
 			return fmt.Errorf("--space is required (bootstrap printed it; `make tokens` shows it)\n%s", usage)

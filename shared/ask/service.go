@@ -41,6 +41,16 @@ type Publisher interface {
 	Publish(c Change)
 }
 
+// Publishers hands each change to every one of them, in order.
+type Publishers []Publisher
+
+// Publish implements Publisher.
+func (ps Publishers) Publish(c Change) {
+	for _, p := range ps {
+		p.Publish(c)
+	}
+}
+
 // publish tells Changes of a committed change, with a copy so that later edits by the caller
 // cannot reach subscribers.
 func (s *Service) publish(a *Ask, opened bool) {

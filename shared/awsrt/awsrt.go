@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/blobs3"
@@ -61,6 +62,12 @@ type Env struct {
 	// read timeout (60 s at most without a quota increase; template.yaml sets 60 s on /mcp).
 	// Default 50 s.
 	QuietMaxWait time.Duration
+	// VAPIDParameter is the prefix of the SSM parameters holding the Web Push key pair
+	// (LOOPBACK_VAPID_PARAMETER; awsrt/push.go). Empty: no push routes, no pushes.
+	VAPIDParameter string
+	// PushLoopback lets pushes reach loopback addresses (LOOPBACK_PUSH_TEST_LOOPBACK=1): for the
+	// tests' stand-in push service only.
+	PushLoopback bool
 }
 
 // Defaults of Env.
@@ -78,6 +85,8 @@ func EnvFromOS() (Env, error) {
 		Bucket:         os.Getenv("LOOPBACK_BUCKET"),
 		ConnectionsURL: os.Getenv("LOOPBACK_CONNECTIONS_URL"),
 		PublicURL:      os.Getenv("LOOPBACK_PUBLIC_URL"),
+		VAPIDParameter: os.Getenv("LOOPBACK_VAPID_PARAMETER"),
+		PushLoopback:   os.Getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
 	}
 	for _, d := range []struct {
 		name string
@@ -124,6 +133,9 @@ type Runtime struct {
 	Uploads *upload.Service // nil without a bucket
 	Poster  wsapi.Poster    // nil without ConnectionsURL
 	Logger  *slog.Logger
+	// SSM reads the Web Push keys; nil without Env.VAPIDParameter.
+	SSM   SSM
+	vapid *vapid
 }
 
 // Load builds the runtime from the process's environment and the standard AWS configuration
@@ -175,6 +187,10 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		svc.Uploads = store
 		rt.Uploads = &upload.Service{Store: store, Blobs: rt.Blobs, Now: svc.Now, Logger: logger}
 	}
+	if env.VAPIDParameter != "" {
+		rt.SSM = ssm.NewFromConfig(cfg)
+		rt.vapid = &vapid{client: rt.SSM, prefix: env.VAPIDParameter}
+	}
 	if env.ConnectionsURL != "" {
 		p, err := NewConnections(cfg, env.ConnectionsURL)
 		if err != nil {
@@ -193,6 +209,15 @@ func (rt *Runtime) API() http.Handler {
 	srv := &httpapi.Server{
 		Service: rt.Service, Gate: rt.Gate, Logger: rt.Logger,
 		Tickets: rt.Store, Uploads: rt.Uploads, PublicURL: rt.Env.PublicURL,
+	}
+	if rt.vapid != nil {
+		srv.Push = &httpapi.PushConfig{
+			PublicKey: func(ctx context.Context) (string, error) {
+				k, err := rt.vapid.load(ctx, false)
+				return k.PublicKey, err
+			},
+			Store: rt.Store, Rules: ask.PushRules{AllowLoopback: rt.Env.PushLoopback},
+		}
 	}
 	return srv.Handler()
 }

@@ -45,6 +45,12 @@ const inboxHost = "inbox.example.test" // the CloudFront domain, as X-Loopback-H
 
 func deploy(t *testing.T) *deployment {
 	t.Helper()
+	return deployWith(t, nil)
+}
+
+// deployWith is deploy with the environment changed by change first.
+func deployWith(t *testing.T, change func(*awsrt.Env)) *deployment {
+	t.Helper()
 	ctx := context.Background()
 	table, bucket := awstest.Name("aws-e2e"), awstest.Name("aws-e2e-images")
 	if err := dynamo.CreateTable(ctx, moto.DynamoDB(), table); err != nil {
@@ -54,11 +60,15 @@ func deploy(t *testing.T) *deployment {
 		t.Fatal(err)
 	}
 	conns := newConnections(t)
-	rt, err := awsrt.New(moto.Config(), awsrt.Env{
+	env := awsrt.Env{
 		Table: table, Bucket: bucket, ConnectionsURL: conns.srv.URL,
 		MaxWait: 20 * time.Second, Progress: 300 * time.Millisecond, Poll: 50 * time.Millisecond,
 		QuietMaxWait: 700 * time.Millisecond,
-	})
+	}
+	if change != nil {
+		change(&env)
+	}
+	rt, err := awsrt.New(moto.Config(), env)
 	if err != nil {
 		t.Fatal(err)
 	}

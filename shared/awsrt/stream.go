@@ -3,11 +3,14 @@ package awsrt
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/dynamo"
+	"github.com/loopback-hq/loopback/shared/push"
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
 
@@ -17,6 +20,24 @@ import (
 // makes Lambda retry the whole batch.
 func (rt *Runtime) Stream() func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	sockets := rt.Sockets()
+	if rt.vapid != nil {
+		var once sync.Once
+		var sender *push.Sender
+		sockets.Notify = func(ctx context.Context, ch ask.Change) {
+			if _, ok := ask.NoticeFor(ch); !ok {
+				return
+			}
+			keys, err := rt.vapid.load(ctx, true)
+			if err != nil {
+				rt.Logger.ErrorContext(ctx, "push: no VAPID keys", "err", err)
+				return
+			}
+			once.Do(func() {
+				sender = &push.Sender{Keys: keys, Store: rt.Store, Subscriber: pushSubscriber(rt.Env.PublicURL), Logger: rt.Logger, AllowLoopback: rt.Env.PushLoopback}
+			})
+			sender.Notify(ctx, ch)
+		}
+	}
 	decode := rt.decodeRecord
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		return sockets.HandleStream(ctx, ev, decode), nil

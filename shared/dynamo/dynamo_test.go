@@ -83,6 +83,10 @@ func TestCredentialStore(t *testing.T) {
 	asktest.TestCredentialStore(t, func(t *testing.T) ask.CredentialStore { return sharedStore(t) })
 }
 
+func TestPushStore(t *testing.T) {
+	asktest.TestPushStore(t, func(t *testing.T) ask.PushStore { return sharedStore(t) })
+}
+
 func TestTicketStore(t *testing.T) {
 	asktest.TestTicketStore(t, func(t *testing.T) ask.TicketStore { return sharedStore(t) })
 }

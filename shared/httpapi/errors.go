@@ -21,6 +21,7 @@ var statusByCode = map[string]int{
 	ask.EReload:           http.StatusConflict,
 	ask.EReplyInvalid:     http.StatusUnprocessableEntity,
 	ask.EInputInvalid:     http.StatusUnprocessableEntity,
+	ask.EPushInvalid:      http.StatusUnprocessableEntity,
 	ask.EAnswerInvalid:    http.StatusUnprocessableEntity,
 	ask.EUnauthorized:     http.StatusUnauthorized,
 	ask.EForbidden:        http.StatusForbidden,

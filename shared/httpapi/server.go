@@ -39,6 +39,10 @@ type Server struct {
 	// Socket tunes the event socket; zero values take the defaults.
 	Socket SocketConfig
 
+	// Push serves Web Push's routes (contract revision 2): the VAPID key and the person's
+	// devices. Nil where the deployment sends no pushes, and then the routes do not exist.
+	Push *PushConfig
+
 	// Revocations closes a socket once the credential that opened it is revoked; nil leaves open
 	// sockets alone (a revoked credential still opens no new one).
 	Revocations *gate.Revocations
@@ -80,6 +84,11 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("PUT /api/v1/uploads/{spaceId}/{token}", http.HandlerFunc(s.storeUpload))
 		mux.Handle("/api/v1/uploads/{spaceId}/{token}", methodNotAllowed(http.MethodPut))
 		route("GET", "/api/v1/files/{uploadId}", s.readFile)
+	}
+	if s.Push != nil {
+		route("GET", "/api/v1/push/key", s.pushKey)
+		route("POST", "/api/v1/push/subscriptions", s.subscribePush)
+		route("DELETE", "/api/v1/push/subscriptions/{id}", s.unsubscribePush)
 	}
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))

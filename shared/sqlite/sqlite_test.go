@@ -60,6 +60,9 @@ func TestConformance(t *testing.T) {
 			t.Run("UploadStore", func(t *testing.T) {
 				asktest.TestUploadStore(t, func(t *testing.T) ask.UploadStore { return mode.open(t) })
 			})
+			t.Run("PushStore", func(t *testing.T) {
+				asktest.TestPushStore(t, func(t *testing.T) ask.PushStore { return mode.open(t) })
+			})
 		})
 	}
 }
@@ -73,6 +76,7 @@ func TestSharedStore(t *testing.T) {
 	asktest.TestLeaseStore(t, func(*testing.T) ask.LeaseStore { return d })
 	asktest.TestTaskStore(t, func(*testing.T) ask.TaskStore { return d })
 	asktest.TestUploadStore(t, func(*testing.T) ask.UploadStore { return d })
+	asktest.TestPushStore(t, func(*testing.T) ask.PushStore { return d })
 }
 
 func TestPragmas(t *testing.T) {
@@ -97,7 +101,7 @@ func TestPragmas(t *testing.T) {
 		check(pool, "PRAGMA busy_timeout", "5000")
 		check(pool, "PRAGMA foreign_keys", "1")
 		check(pool, "PRAGMA synchronous", "1") // NORMAL
-		check(pool, "PRAGMA user_version", "5")
+		check(pool, "PRAGMA user_version", "6")
 	}
 	check("r", "PRAGMA query_only", "1")
 	check("w", "PRAGMA query_only", "0")

@@ -64,6 +64,10 @@ type Sockets struct {
 	PostTimeout time.Duration
 	// Concurrency bounds the posts of one change in flight at once. Default 16.
 	Concurrency int
+	// Notify, when set, hears of each ask's change after it has been fanned out: the fan-out
+	// pushes to the person's devices through it (shared/push). It must not fail the record.
+	Notify func(ctx context.Context, ch ask.Change)
+
 	// OpenGrace is how long after $connect a 410 is taken to mean "not open yet" rather than
 	// "gone", and the snapshot's post is retried. Default 5 s.
 	OpenGrace time.Duration

@@ -52,7 +52,16 @@ func (s *Sockets) handleRecord(ctx context.Context, rec events.DynamoDBEventReco
 	case it.Conn != nil:
 		return s.Greet(ctx, it.Conn)
 	case it.Ask != nil:
-		return s.Fanout(ctx, ask.Change{Ask: it.Ask, Opened: it.Opened})
+		ch := ask.Change{Ask: it.Ask, Opened: it.Opened}
+		if err := s.Fanout(ctx, ch); err != nil {
+			return err
+		}
+		// Pushed once the sockets have it: a record retried for a failed fan-out is pushed on the
+		// attempt that succeeds, not on every attempt (a repeat with the same tag is harmless).
+		if s.Notify != nil {
+			s.Notify(ctx, ch)
+		}
+		return nil
 	case it.Revoked != nil:
 		return s.DisconnectCredential(ctx, it.Revoked)
 	}

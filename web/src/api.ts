@@ -70,6 +70,14 @@ export async function probe<T>(withToken: string, method: string, path: string):
   return (await res.json()) as T;
 }
 
+/**
+ * Sends a request with a token that is no longer the page's: the one being signed out, to take this
+ * device's push subscription off the server on the way out. Like probe, a refusal is only thrown.
+ */
+export async function sendAs(withToken: string, method: string, path: string): Promise<void> {
+  await send(withToken, method, path);
+}
+
 async function send(withToken: string, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
   const headers: Record<string, string> = {
     Authorization: `Bearer ${withToken}`,

@@ -2,7 +2,8 @@ import { render } from 'preact';
 import { startPlan, storedToken, takeTokenFromFragment } from './auth';
 import { App } from './components/App';
 import { pruneDrafts } from './drafts';
-import { fragmentChanged, start } from './state';
+import { listenToWorker, registerWorker } from './push';
+import { fragmentChanged, navigate, parseRoute, start } from './state';
 import './styles.css';
 
 // A token in the fragment leaves the address bar before anything else happens. It counts only now,
@@ -13,4 +14,8 @@ void start(plan);
 // Later the fragment changes only by a link clicked in the page or a script: neither may sign in,
 // out or over.
 addEventListener('hashchange', fragmentChanged);
+// The service worker keeps the app shell for offline use and shows Web Push notifications; a click
+// on one opens its ask here, in place.
+void registerWorker();
+listenToWorker((path) => navigate(parseRoute(path)));
 render(<App />, document.getElementById('app')!);

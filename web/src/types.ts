@@ -1,8 +1,8 @@
-// The contract's shapes (spec/main.tsp, revision 1) that the inbox reads and writes. Kept by hand:
+// The contract's shapes (spec/main.tsp, revision 2) that the inbox reads and writes. Kept by hand:
 // the contract is small, and these are only the parts a person's client touches.
 
 /** The contract revision this page was built for, sent as `Loopback-Revision` on every request. */
-export const REVISION = 1;
+export const REVISION = 2;
 
 export type AskKind = 'question' | 'review' | 'briefing';
 export type AskStatus = 'awaiting_human' | 'awaiting_agent' | 'closed';
@@ -81,6 +81,9 @@ export interface AskPage { items: Ask[]; nextBefore?: string }
 export interface EventTicket { ticket: string; expiresAt: string }
 export interface Whoami { space: string; actor: Actor }
 export interface Problem { code: string; message: string }
+/** Revision 2: Web Push. */
+export interface PushKey { publicKey: string }
+export interface PushSubscriptionCreated { id: string }
 
 export type ServerEvent =
   | { type: 'snapshot'; snapshot: Snapshot }

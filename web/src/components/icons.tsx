@@ -71,6 +71,15 @@ export const BellIcon = () => (
     <path d="M13.7 21a2 2 0 0 1-3.4 0" />
   </Icon>
 );
+/** The bell crossed out: this device cannot get notifications, or they are blocked. */
+export const BellOffIcon = () => (
+  <Icon>
+    <path d="M8.7 3A6 6 0 0 1 18 8a21.3 21.3 0 0 0 .6 5" />
+    <path d="M17 17H3s3-2 3-9a4.7 4.7 0 0 1 .3-2" />
+    <path d="M13.7 21a2 2 0 0 1-3.4 0" />
+    <path d="M2 2l20 20" />
+  </Icon>
+);
 export const HelpIcon = () => (
   <Icon>
     <rect x="2" y="6" width="20" height="12" rx="2" />

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/push/pushtest"
+)
+
+// Web Push on the real binary: a device subscribes through the API; an ask that opens, and an
+// agent's answer that hands the move back, are pushed to it through a stand-in push service that
+// checks what a real one checks (the VAPID JWT against the key the device subscribed with, the
+// aes128gcm encryption for the device's keys); the person's own replies are not; a push service's
+// 410 forgets the subscription and its 429 is retried.
+
+// subscribe registers a device for token's person and returns the subscription's id.
+func (s *server) subscribe(t *testing.T, token, endpoint string, b *pushtest.Browser) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"endpoint": endpoint, "expirationTime": nil, "keys": map[string]string{"p256dh": b.P256dh(), "auth": b.Auth()}})
+	r := s.do(t, "POST", "/api/v1/push/subscriptions", token, string(body))
+	if r.status != 201 {
+		t.Fatalf("subscribing: %d %s", r.status, r.body)
+	}
+	var out struct{ ID string }
+	json.Unmarshal(r.body, &out)
+	if !strings.HasPrefix(out.ID, "push_") {
+		t.Fatalf("subscription id %q", out.ID)
+	}
+	return out.ID
+}
+
+func notice(t *testing.T, m pushtest.Message) ask.PushNotice {
+	t.Helper()
+	var n ask.PushNotice
+	if err := json.Unmarshal(m.Payload, &n); err != nil {
+		t.Fatalf("the push payload is not a PushNotice: %s", m.Payload)
+	}
+	return n
+}
+
+func TestWebPush(t *testing.T) {
+	s := startServer(t, map[string]string{"LOOPBACK_TOKEN": ownerToken, PushLoopbackEnv: "1"})
+	agentToken := s.agentToken(t)
+	ps := pushtest.NewService(t)
+
+	key := s.do(t, "GET", "/api/v1/push/key", ownerToken, "")
+	var k struct{ PublicKey string }
+	if json.Unmarshal(key.body, &k); key.status != 200 || len(k.PublicKey) < 80 {
+		t.Fatalf("GET /push/key: %d %s", key.status, key.body)
+	}
+	if fi, err := os.Stat(filepath.Join(s.dir, "vapid.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the VAPID key pair is not kept in the data folder, mode 0600: %v %v", fi, err)
+	}
+	phone, _ := pushtest.NewBrowser()
+	laptop, _ := pushtest.NewBrowser()
+	phoneURL, laptopURL := ps.SubscribeWithKey(phone, k.PublicKey), ps.SubscribeWithKey(laptop, k.PublicKey)
+	phoneID := s.subscribe(t, ownerToken, phoneURL, phone)
+	if again := s.subscribe(t, ownerToken, phoneURL, phone); again != phoneID {
+		t.Errorf("subscribing the same device again gave a second subscription")
+	}
+	_, teammate := s.createToken(t, "--person", "--name", "ada")
+	s.subscribe(t, teammate, laptopURL, laptop) // every person of the space is told
+
+	// An ask opens: both devices get it.
+	c := s.agent(t, agentToken)
+	call := askInBackground(t, c, map[string]any{"question": "Should the webhook retry with exponential backoff, or at a fixed delay?", "project": "billing-service"})
+	got := notice(t, ps.WaitFor(t, phoneURL, 1, 10*time.Second)[0])
+	if got.Title != "billing-service asks" || !strings.HasPrefix(got.Body, "Should the webhook retry") || got.Tag != "ask-"+got.AskID || got.URL != "/asks/"+got.AskID {
+		t.Errorf("the notice: %+v", got)
+	}
+	m := ps.Received(phoneURL)[0]
+	if m.Claims.Aud != ps.URL() || m.Claims.Sub != "mailto:loopback@localhost" || m.TTL <= 0 || m.Urgency != "high" || m.Topic != got.AskID {
+		t.Errorf("the push request: %+v", m)
+	}
+	ps.WaitFor(t, laptopURL, 1, 10*time.Second)
+
+	// The person asks back (their own move: no push); the agent answers (the move is theirs again: push).
+	s.reply(t, ownerToken, got.AskID, `{"outcome":"follow_up","question":"What does the provider allow?"}`)
+	call.wait(t)
+	var answer mcp.CallToolRequest
+	answer.Params.Name, answer.Params.Arguments = "answer_follow_up", map[string]any{"askId": got.AskID, "answer": "100 requests a minute"}
+	startCall(t, c, answer)
+	answered := notice(t, ps.WaitFor(t, phoneURL, 2, 10*time.Second)[1])
+	if answered.AskID != got.AskID || !strings.Contains(answered.Title, "your move") || answered.Body != "100 requests a minute" {
+		t.Errorf("the agent's answer: %+v", answered)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := len(ps.Received(phoneURL)); n != 2 {
+		t.Errorf("%d pushes to the phone, want 2 (none for the person's own reply)", n)
+	}
+
+	// A push service that says the device is gone: the subscription is forgotten. One that
+	// throttles: the push is retried.
+	ps.Gone(laptopURL)
+	ps.Throttle(phoneURL, 1)
+	agent2 := s.agent(t, agentToken)
+	askInBackground(t, agent2, map[string]any{"question": "Second?", "project": "billing-service"})
+	ps.WaitFor(t, phoneURL, 3, 15*time.Second)
+	if n := ps.Requests(phoneURL); n != 4 {
+		t.Errorf("%d requests to the phone, want 4 (the throttled one retried)", n)
+	}
+	_, db := s.seed(t)
+	eventually(t, "the gone subscription is forgotten", func() bool {
+		subs, err := db.PushSubscriptions(context.Background(), LocalSpace)
+		return err == nil && len(subs) == 1 && subs[0].ID == phoneID
+	})
+	if f := ps.Failures(); len(f) != 0 {
+		t.Errorf("the push service refused: %v", f)
+	}
+
+	// Unsubscribe.
+	if r := s.do(t, "DELETE", "/api/v1/push/subscriptions/"+phoneID, ownerToken, ""); r.status != 204 {
+		t.Errorf("DELETE: %d %s", r.status, r.body)
+	}
+	if r := s.do(t, "DELETE", "/api/v1/push/subscriptions/"+phoneID, ownerToken, ""); r.status != 404 {
+		t.Errorf("DELETE again: %d", r.status)
+	}
+}
+
+func TestPushSubscriptionRefusals(t *testing.T) {
+	s := startServer(t, map[string]string{"LOOPBACK_TOKEN": ownerToken, PushLoopbackEnv: "1"})
+	b, _ := pushtest.NewBrowser()
+	good := map[string]string{"p256dh": b.P256dh(), "auth": b.Auth()}
+	notOnCurve := "BA" + strings.Repeat("A", 85) // 65 bytes, not a point
+	for _, tc := range []struct {
+		name string
+		body string
+	}{
+		{"not https", `{"endpoint":"http://push.example/x","keys":` + mustJSONString(good) + `}`},
+		{"no endpoint", `{"keys":` + mustJSONString(good) + `}`},
+		{"too long", `{"endpoint":"https://push.example/` + strings.Repeat("x", 2100) + `","keys":` + mustJSONString(good) + `}`},
+		{"p256dh not a point", `{"endpoint":"https://push.example/x","keys":{"p256dh":"` + notOnCurve + `","auth":"` + b.Auth() + `"}}`},
+		{"p256dh short", `{"endpoint":"https://push.example/x","keys":{"p256dh":"BAAA","auth":"` + b.Auth() + `"}}`},
+		{"auth not 16 bytes", `{"endpoint":"https://push.example/x","keys":{"p256dh":"` + b.P256dh() + `","auth":"AAAA"}}`},
+		{"not JSON", `{"endpoint":`},
+	} {
+		r := s.do(t, "POST", "/api/v1/push/subscriptions", ownerToken, tc.body)
+		if r.status != 422 || r.problem(t) != ask.EPushInvalid {
+			t.Errorf("%s: %d %s", tc.name, r.status, r.body)
+		}
+	}
+	// An agent's credential may not subscribe the person's devices, nor read the key.
+	agent := s.agentToken(t)
+	for _, path := range []string{"/api/v1/push/key", "/api/v1/push/subscriptions"} {
+		method := "GET"
+		if strings.HasSuffix(path, "subscriptions") {
+			method = "POST"
+		}
+		if r := s.do(t, method, path, agent, `{}`); r.status != 403 {
+			t.Errorf("%s %s as the agent: %d", method, path, r.status)
+		}
+	}
+	_, db := s.seed(t)
+	if subs, _ := db.PushSubscriptions(context.Background(), LocalSpace); len(subs) != 0 {
+		t.Errorf("refused subscriptions were stored: %d", len(subs))
+	}
+}
+
+func mustJSONString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,197 @@
+package ask
+
+import (
+	"context"
+	"crypto/ecdh"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/base64"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Web Push (contract revision 2): a person's devices are push subscriptions, each the browser's
+// PushSubscription (its push service's endpoint, and the keys to encrypt for it). When an ask
+// needs the person (it opened, or the move came back to them), every subscription of the
+// space's people gets a notice. The rules of a subscription are here; sending is shared/push's.
+
+// EPushInvalid refuses a push subscription that is malformed.
+const EPushInvalid = "push.invalid"
+
+// MaxPushEndpoint bounds a push subscription's endpoint, in bytes.
+const MaxPushEndpoint = 2048
+
+// PushSubscription is one device of a person's that Loopback pushes to.
+type PushSubscription struct {
+	ID    string
+	Space string
+	// PersonID is whose device it is; CredentialID the credential that subscribed it.
+	PersonID     string
+	CredentialID string
+	Endpoint     string
+	// P256dh and Auth are the browser's keys, in base64url as it gives them.
+	P256dh    string
+	Auth      string
+	CreatedAt time.Time
+}
+
+// PushSubscriptionInput is the contract's PushSubscriptionInput: PushSubscription.toJSON().
+type PushSubscriptionInput struct {
+	Endpoint       string `json:"endpoint"`
+	ExpirationTime *int64 `json:"expirationTime,omitempty"`
+	Keys           struct {
+		P256dh string `json:"p256dh"`
+		Auth   string `json:"auth"`
+	} `json:"keys"`
+}
+
+// PushStore keeps push subscriptions. Adapters: sqlite, dynamo; both pass asktest.TestPushStore.
+type PushStore interface {
+	// PutPushSubscription stores a subscription, replacing the one with the same id (the same
+	// endpoint in the space: a browser subscribing again).
+	PutPushSubscription(ctx context.Context, s *PushSubscription) error
+	// PushSubscriptions lists a space's subscriptions, oldest first.
+	PushSubscriptions(ctx context.Context, space string) ([]*PushSubscription, error)
+	// DeletePushSubscription removes one; an id the space does not have is an *Error with ENotFound.
+	DeletePushSubscription(ctx context.Context, space, id string) error
+}
+
+// PushRules say which endpoints a subscription may name.
+type PushRules struct {
+	// AllowLoopback lets an endpoint be http on a loopback address: for tests only, which reach
+	// a stand-in push service on 127.0.0.1. Off, every endpoint must be https.
+	AllowLoopback bool
+}
+
+// NewPushSubscription checks a browser's subscription and makes it a person's: its endpoint an
+// https URL of at most MaxPushEndpoint bytes, p256dh a P-256 public key (65 bytes, uncompressed)
+// and auth a 16-byte secret, both in base64url. The id is the endpoint's, so subscribing the same
+// device again replaces its subscription.
+func NewPushSubscription(in PushSubscriptionInput, space string, by *Credential, rules PushRules, now time.Time) (*PushSubscription, error) {
+	e := strings.TrimSpace(in.Endpoint)
+	switch {
+	case e == "":
+		return nil, Errorf(EPushInvalid, "endpoint is required: the push service's address from PushSubscription.toJSON()")
+	case len(e) > MaxPushEndpoint || !utf8.ValidString(e):
+		return nil, Errorf(EPushInvalid, "endpoint may be at most %d bytes", MaxPushEndpoint)
+	}
+	u, err := url.Parse(e)
+	if err != nil || u.Host == "" || u.User != nil {
+		return nil, Errorf(EPushInvalid, "endpoint must be an absolute URL")
+	}
+	if u.Scheme != "https" && !(rules.AllowLoopback && u.Scheme == "http" && isLoopbackHost(u.Hostname())) {
+		return nil, Errorf(EPushInvalid, "endpoint must be https (got %s)", u.Scheme)
+	}
+	key, err := decodeKey(in.Keys.P256dh)
+	if err != nil || len(key) != 65 {
+		return nil, Errorf(EPushInvalid, "keys.p256dh must be the browser's P-256 public key: 65 bytes in base64url")
+	}
+	if _, err := ecdh.P256().NewPublicKey(key); err != nil {
+		return nil, Errorf(EPushInvalid, "keys.p256dh is not a point on P-256")
+	}
+	if auth, err := decodeKey(in.Keys.Auth); err != nil || len(auth) != 16 {
+		return nil, Errorf(EPushInvalid, "keys.auth must be the browser's 16-byte secret in base64url")
+	}
+	sum := sha256.Sum256([]byte(space + "\x00" + e))
+	return &PushSubscription{
+		ID:    "push_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:])[:24]),
+		Space: space, PersonID: by.Person.ID, CredentialID: by.ID, Endpoint: e,
+		P256dh: in.Keys.P256dh, Auth: in.Keys.Auth, CreatedAt: Truncate(now),
+	}, nil
+}
+
+// decodeKey reads base64url, padded or not (browsers give it unpadded).
+func decodeKey(s string) ([]byte, error) {
+	return base64.RawURLEncoding.DecodeString(strings.TrimRight(strings.TrimSpace(s), "="))
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// PushNotice is the contract's PushNotice: what a device's service worker shows.
+type PushNotice struct {
+	AskID string `json:"askId"`
+	Title string `json:"title"`
+	Body  string `json:"body"`
+	Tag   string `json:"tag"`
+	URL   string `json:"url"`
+}
+
+// maxNoticeBody bounds a notice's body, in characters: a notification shows a line or two.
+const maxNoticeBody = 140
+
+// NoticeFor says whether a committed change needs the person, and what to push then: an ask that
+// opened, or one whose move came back to the person with the agent's answer (a follow-up
+// answered, a briefing answered). Nothing else: not the person's own replies, not an agent
+// starting or stopping to follow.
+func NoticeFor(ch Change) (*PushNotice, bool) {
+	a := ch.Ask
+	if a == nil || a.Status != AwaitingHuman {
+		return nil, false
+	}
+	who := "An agent"
+	if a.Project != "" {
+		who = a.Project
+	}
+	n := &PushNotice{AskID: a.ID, Tag: "ask-" + a.ID, URL: "/asks/" + a.ID}
+	switch {
+	case ch.Opened:
+		n.Title, n.Body = who+" asks", askSummary(a)
+	case len(a.Thread) > 0 && a.Thread[len(a.Thread)-1].Author == AuthorAgent && a.Thread[len(a.Thread)-1].At.Equal(a.UpdatedAt):
+		last := a.Thread[len(a.Thread)-1]
+		n.Title = who + " answered: your move"
+		n.Body = last.Answer
+		if a.Kind == KindBriefing {
+			n.Body = "On " + askSummary(a) + ": " + last.Answer
+		}
+	default:
+		return nil, false
+	}
+	n.Body = cut(strings.Join(strings.Fields(plainText(n.Body)), " "), maxNoticeBody)
+	return n, true
+}
+
+var (
+	mdLink   = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+	mdMarks  = regexp.MustCompile("(\\*\\*|__|\\*|`+|~~)")
+	mdPrefix = regexp.MustCompile(`(?m)^\s{0,3}(#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)`)
+)
+
+// plainText is markdown as a notification shows it: no emphasis marks, code ticks, heading or
+// list markers, and links as their text.
+func plainText(md string) string {
+	s := mdLink.ReplaceAllString(md, "$1")
+	s = mdPrefix.ReplaceAllString(s, "")
+	return mdMarks.ReplaceAllString(s, "")
+}
+
+// askSummary is an ask in a line: the question, or the review's or briefing's title.
+func askSummary(a *Ask) string {
+	switch {
+	case a.Question != nil:
+		return a.Question.Question
+	case a.Review != nil:
+		return a.Review.Title
+	case a.Briefing != nil:
+		return a.Briefing.Title
+	}
+	return ""
+}
+
+// cut shortens s to at most n characters, ending in … when it did.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}

@@ -1,0 +1,71 @@
+package awsrt_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/awsrt"
+	"github.com/loopback-hq/loopback/shared/awstest"
+	"github.com/loopback-hq/loopback/shared/push/pushtest"
+)
+
+// TestServerlessWebPush: Web Push on the AWS path, on moto. make bootstrap's EnsureVAPID keeps the
+// key pair in SSM (made once); the api-push handler serves the public key and stores a device's
+// subscription; an ask that opens reaches the stream fan-out, which pushes it to the device
+// through the stand-in push service (VAPID checked against the key the device subscribed with,
+// the payload decrypted with the device's keys); a push service's 410 forgets the subscription.
+func TestServerlessWebPush(t *testing.T) {
+	ctx := context.Background()
+	prefix := "/loopback/" + awstest.Name("push") + "/vapid"
+	keys, created, err := awsrt.EnsureVAPID(ctx, ssm.NewFromConfig(moto.Config()), prefix)
+	if err != nil || !created {
+		t.Fatalf("EnsureVAPID: %v, created %v", err, created)
+	}
+	if again, created, err := awsrt.EnsureVAPID(ctx, ssm.NewFromConfig(moto.Config()), prefix); err != nil || created || again != keys {
+		t.Fatalf("EnsureVAPID a second time made new keys (%v, %v)", created, err)
+	}
+	d := deployWith(t, func(e *awsrt.Env) { e.VAPIDParameter, e.PushLoopback = prefix, true })
+	const space = "sp_push"
+	owner := d.owner(t, space, "ada")
+
+	res := callAPI(t, d.rt, "GET", "/api/v1/push/key", owner, nil)
+	var k struct{ PublicKey string }
+	if json.Unmarshal(res.Body, &k); res.Status != http.StatusOK || k.PublicKey != keys.PublicKey {
+		t.Fatalf("GET /push/key = %d %s", res.Status, res.Body)
+	}
+	ps := pushtest.NewService(t)
+	phone, _ := pushtest.NewBrowser()
+	endpoint := ps.SubscribeWithKey(phone, k.PublicKey)
+	body, _ := json.Marshal(map[string]any{"endpoint": endpoint, "keys": map[string]string{"p256dh": phone.P256dh(), "auth": phone.Auth()}})
+	if res := callAPI(t, d.rt, "POST", "/api/v1/push/subscriptions", owner, body, "Content-Type", "application/json"); res.Status != http.StatusCreated {
+		t.Fatalf("subscribing = %d %s", res.Status, res.Body)
+	}
+
+	a, err := d.rt.Service.AskQuestion(ctx, ask.QuestionInput{Question: "Ship it from the cloud?", Project: "aws-push"}, ask.Origin{Space: space})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ps.WaitFor(t, endpoint, 1, 15*time.Second)[0]
+	var n ask.PushNotice
+	if err := json.Unmarshal(got.Payload, &n); err != nil || n.AskID != a.ID || n.Title != "aws-push asks" || n.URL != "/asks/"+a.ID {
+		t.Fatalf("the pushed notice: %s (%v)", got.Payload, err)
+	}
+	if f := ps.Failures(); len(f) != 0 {
+		t.Fatalf("the push service refused: %v", f)
+	}
+
+	ps.Gone(endpoint)
+	if _, err := d.rt.Service.AskQuestion(ctx, ask.QuestionInput{Question: "And again?", Project: "aws-push"}, ask.Origin{Space: space}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the gone subscription is forgotten", func() bool {
+		subs, err := d.rt.Store.PushSubscriptions(ctx, space)
+		return err == nil && len(subs) == 0
+	})
+}

@@ -1,0 +1,285 @@
+// Package push sends Web Push notices to the person's devices (RFC 8030, with the payload
+// encrypted per RFC 8291 and the sender identified per RFC 8292, VAPID) through
+// github.com/SherClockHolmes/webpush-go: no hand-written cryptography. What is pushed and when is
+// the domain's (ask.NoticeFor); this package keeps the deployment's VAPID keys, dials only
+// public addresses, retries what a push service asks to be retried, and forgets subscriptions
+// the push service says are gone.
+package push
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	webpush "github.com/SherClockHolmes/webpush-go"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// Keys are a deployment's VAPID key pair, in the unpadded base64url webpush-go uses. The public
+// key is what browsers subscribe with (GET /api/v1/push/key); the private key signs every push
+// and never leaves the process that sends.
+type Keys struct {
+	PublicKey  string `json:"publicKey"`
+	PrivateKey string `json:"privateKey"`
+}
+
+// NewKeys makes a VAPID key pair.
+func NewKeys() (Keys, error) {
+	priv, pub, err := webpush.GenerateVAPIDKeys()
+	return Keys{PublicKey: pub, PrivateKey: priv}, err
+}
+
+// LoadOrCreateKeys reads the key pair kept in file, or makes one and keeps it there (mode 0600):
+// made once, so that subscriptions made with the public key keep working.
+func LoadOrCreateKeys(file string) (Keys, error) {
+	b, err := os.ReadFile(file)
+	if err == nil {
+		var k Keys
+		if err := json.Unmarshal(b, &k); err != nil || k.PublicKey == "" || k.PrivateKey == "" {
+			return Keys{}, fmt.Errorf("%s holds no VAPID key pair", file)
+		}
+		return k, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return Keys{}, err
+	}
+	k, err := NewKeys()
+	if err != nil {
+		return Keys{}, err
+	}
+	b, _ = json.Marshal(k)
+	tmp := file + ".new"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return Keys{}, err
+	}
+	return k, os.Rename(tmp, filepath.Clean(file))
+}
+
+// Sender pushes notices to subscriptions.
+type Sender struct {
+	Keys  Keys
+	Store ask.PushStore
+	// Subscriber is the sender's contact in the VAPID JWT's sub: an https URL (the deployment's
+	// address) or an e-mail address.
+	Subscriber string
+	Logger     *slog.Logger
+
+	// AllowLoopback lets pushes reach loopback addresses: for tests only, whose stand-in push
+	// service listens on 127.0.0.1. Off, the dialer refuses loopback, private, link-local and
+	// other non-public addresses, checked on the address actually dialled.
+	AllowLoopback bool
+
+	// Retries is how many times a push answered 429 or 5xx is tried again (default 3); Backoff
+	// the first wait (default 1 s, doubling, or the push service's Retry-After up to 30 s).
+	Retries int
+	Backoff time.Duration
+
+	once   sync.Once
+	client *http.Client
+}
+
+// TTL is how long a push service keeps a notice for a device that is offline: a day, after which
+// the ask is in the inbox anyway.
+const TTL = 24 * 60 * 60
+
+// ErrRefusedAddress is a push endpoint that resolves to an address Loopback does not dial.
+var ErrRefusedAddress = errors.New("push: the endpoint's address is not a public one")
+
+func (s *Sender) httpClient() *http.Client {
+	s.once.Do(func() {
+		dialer := &net.Dialer{Timeout: 10 * time.Second, Control: s.checkAddress}
+		s.client = &http.Client{
+			Timeout: 30 * time.Second,
+			Transport: &http.Transport{
+				DialContext: dialer.DialContext, Proxy: nil,
+				TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second,
+			},
+			// A push service answers; it never redirects a push elsewhere.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	})
+	return s.client
+}
+
+// checkAddress runs on every connection the sender opens, with the IP address about to be
+// dialled (after any DNS answer, so a name that resolves to an inner address is refused too).
+func (s *Sender) checkAddress(network, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return ErrRefusedAddress
+	}
+	if ip.IsLoopback() && s.AllowLoopback {
+		return nil
+	}
+	if !ip.IsGlobalUnicast() || ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || isSharedOrReserved(ip) {
+		return fmt.Errorf("%w: %s", ErrRefusedAddress, ip)
+	}
+	return nil
+}
+
+// isSharedOrReserved covers what net.IP's predicates leave out: carrier-grade NAT (100.64/10),
+// IPv4-mapped and NAT64 forms of inner addresses, and the benchmarking and documentation ranges.
+func isSharedOrReserved(ip net.IP) bool {
+	for _, cidr := range []string{"100.64.0.0/10", "198.18.0.0/15", "192.0.0.0/24", "192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "64:ff9b::/96", "64:ff9b:1::/48", "2001:db8::/32", "fc00::/7"} {
+		_, n, _ := net.ParseCIDR(cidr)
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// Send pushes a notice to one subscription, retrying 429 and 5xx with backoff, and deleting the
+// subscription when the push service answers 404 or 410 (the device unsubscribed, or its
+// subscription expired). It returns the last error, after logging it.
+func (s *Sender) Send(ctx context.Context, sub *ask.PushSubscription, n *ask.PushNotice) error {
+	payload, err := json.Marshal(n)
+	if err != nil {
+		return err
+	}
+	retries, wait := s.Retries, s.Backoff
+	if retries <= 0 {
+		retries = 3
+	}
+	if wait <= 0 {
+		wait = time.Second
+	}
+	ws := &webpush.Subscription{Endpoint: sub.Endpoint, Keys: webpush.Keys{P256dh: sub.P256dh, Auth: sub.Auth}}
+	opts := &webpush.Options{
+		HTTPClient: s.httpClient(), Subscriber: s.Subscriber, TTL: TTL, Urgency: webpush.UrgencyHigh,
+		Topic: n.AskID, VAPIDPublicKey: s.Keys.PublicKey, VAPIDPrivateKey: s.Keys.PrivateKey,
+	}
+	if len(opts.Topic) > 32 {
+		opts.Topic = ""
+	}
+	for attempt := 0; ; attempt++ {
+		res, err := webpush.SendNotificationWithContext(ctx, payload, ws, opts)
+		status := 0
+		var after time.Duration
+		if res != nil {
+			status = res.StatusCode
+			if secs, perr := strconv.Atoi(res.Header.Get("Retry-After")); perr == nil && secs > 0 {
+				after = min(time.Duration(secs)*time.Second, 30*time.Second)
+			}
+			res.Body.Close()
+		}
+		switch {
+		case err == nil && status >= 200 && status < 300:
+			return nil
+		case err == nil && (status == http.StatusNotFound || status == http.StatusGone):
+			s.logger().InfoContext(ctx, "push: the subscription is gone; forgetting it", "subscription", sub.ID, "status", status)
+			if err := s.Store.DeletePushSubscription(context.WithoutCancel(ctx), sub.Space, sub.ID); err != nil && ask.ErrorCode(err) != ask.ENotFound {
+				return err
+			}
+			return nil
+		case errors.Is(err, ErrRefusedAddress):
+			s.logger().WarnContext(ctx, "push: refused to dial the endpoint's address", "subscription", sub.ID, "err", err)
+			return err
+		case err == nil && status != http.StatusTooManyRequests && status < 500:
+			err = fmt.Errorf("push: the push service answered %d", status)
+			s.logger().WarnContext(ctx, "push: refused", "subscription", sub.ID, "status", status)
+			return err
+		}
+		if err == nil {
+			err = fmt.Errorf("push: the push service answered %d", status)
+		}
+		if attempt >= retries {
+			s.logger().WarnContext(ctx, "push: giving up", "subscription", sub.ID, "attempts", attempt+1, "err", err)
+			return err
+		}
+		if after == 0 {
+			after = wait << attempt
+		}
+		select {
+		case <-time.After(after):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Notify pushes a change's notice, if it has one (ask.NoticeFor), to every subscription of the
+// ask's space, at most a few at a time, and returns once each is sent or given up on.
+func (s *Sender) Notify(ctx context.Context, ch ask.Change) {
+	n, ok := ask.NoticeFor(ch)
+	if !ok {
+		return
+	}
+	subs, err := s.Store.PushSubscriptions(ctx, ch.Ask.Space)
+	if err != nil {
+		s.logger().WarnContext(ctx, "push: listing subscriptions", "err", err)
+		return
+	}
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for _, sub := range subs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_ = s.Send(ctx, sub, n)
+		})
+	}
+	wg.Wait()
+}
+
+func (s *Sender) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+// Queue hands changes to a Sender off the request path: Publish never blocks (a full queue drops
+// the notice, and says so), and a few workers send. Locally it hears the hub.
+type Queue struct {
+	Sender *Sender
+	ch     chan ask.Change
+	wg     sync.WaitGroup
+}
+
+// NewQueue starts workers that send until ctx ends.
+func NewQueue(ctx context.Context, s *Sender, workers, size int) *Queue {
+	q := &Queue{Sender: s, ch: make(chan ask.Change, size)}
+	for range workers {
+		q.wg.Go(func() {
+			for {
+				select {
+				case ch := <-q.ch:
+					s.Notify(ctx, ch)
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	return q
+}
+
+// Publish implements ask.Publisher.
+func (q *Queue) Publish(ch ask.Change) {
+	if _, ok := ask.NoticeFor(ch); !ok {
+		return
+	}
+	select {
+	case q.ch <- ch:
+	default:
+		q.Sender.logger().Warn("push: the queue is full; a notice was dropped", "ask", ch.Ask.ID)
+	}
+}
+
+// Wait returns once the workers have stopped (their context ended).
+func (q *Queue) Wait() { q.wg.Wait() }

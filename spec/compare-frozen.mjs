@@ -1,0 +1,53 @@
+// Compares a frozen file of a shipped revision with what main.tsp emits now, and exits 1 (with the
+// difference) unless the shipped one is still there unchanged. check-frozen.sh runs it for every
+// file under revisions/*/.
+//
+//   node compare-frozen.mjs REVISION FROZEN EMITTED
+//
+// Two things the emitters cannot keep byte for byte when a revision is added, and only those, are
+// allowed to differ:
+//   - the `Revisions` enum lists every revision in every document (the versioning library
+//     projects the enum of versions whole), so a later revision's value may appear in it;
+//   - loopback.json, the JSON Schema bundle, is unversioned (the JSON Schema emitter ignores
+//     @versioned): it is the newest revision's, so it may hold more definitions than a frozen
+//     one, but every definition the frozen bundle has must be there, unchanged.
+// Everything else, a revision's OpenAPI document above all, must be emitted exactly as it shipped.
+import { readFileSync } from "node:fs";
+import { isDeepStrictEqual } from "node:util";
+
+const [revision, frozenPath, emittedPath] = process.argv.slice(2);
+const rev = Number(revision);
+const frozen = JSON.parse(readFileSync(frozenPath, "utf8"));
+const emitted = JSON.parse(readFileSync(emittedPath, "utf8"));
+
+/** The revisions enum as revision `rev` shipped it: only values up to `rev`. */
+function asOfRevision(schema) {
+  if (!schema || !Array.isArray(schema.enum)) return schema;
+  return { ...schema, enum: schema.enum.filter((v) => Number(v) <= rev) };
+}
+
+function fail(what, a, b) {
+  console.error(`${what} differs:\n  shipped: ${JSON.stringify(a)}\n  emitted: ${JSON.stringify(b)}`.slice(0, 4000));
+  process.exit(1);
+}
+
+if (emitted.openapi !== undefined) {
+  const e = structuredClone(emitted);
+  const schemas = e.components?.schemas ?? {};
+  if (schemas.Revisions) schemas.Revisions = asOfRevision(schemas.Revisions);
+  if (!isDeepStrictEqual(frozen, e)) {
+    for (const key of new Set([...Object.keys(frozen), ...Object.keys(e)])) {
+      if (!isDeepStrictEqual(frozen[key], e[key])) fail(`the OpenAPI document's ${key}`, frozen[key], e[key]);
+    }
+  }
+} else {
+  const defs = emitted.$defs ?? {};
+  for (const [name, def] of Object.entries(frozen.$defs ?? {})) {
+    const now = name === "Revisions" ? asOfRevision(defs[name]) : defs[name];
+    if (now === undefined) fail(`$defs.${name}`, def, "(no longer emitted)");
+    if (!isDeepStrictEqual(def, now)) fail(`$defs.${name}`, def, now);
+  }
+  const { $defs: _f, ...frozenTop } = frozen;
+  const { $defs: _e, ...emittedTop } = emitted;
+  if (!isDeepStrictEqual(frozenTop, emittedTop)) fail("the bundle's top level", frozenTop, emittedTop);
+}

@@ -1,0 +1,192 @@
+// The inbox's service worker, served at /sw.js with the scope `/` (built by vite.config.ts into
+// dist/sw.js, a classic script). It does two things:
+//
+// - Offline: when it is installed it stores the app shell (index.html, as `/`, and this build's
+//   hashed assets, icons and manifest, listed by the build in SHELL) in a cache named after the
+//   build. The inbox's pages come from the network and, when that fails, from that cache; the shell's
+//   files come from the cache. Nothing else is ever stored or answered: the API, the event socket,
+//   MCP, and anything that carries a token go straight to the network (policy.ts, routeRequest).
+// - Web Push: a push from Loopback (an ask needs the person) becomes a notification, unless an
+//   inbox window has the focus, since that already shows the ask. A click brings an inbox window
+//   forward on the ask, or opens one.
+//
+// The worker never sees the token: it is in the page's localStorage, which a worker cannot read, and
+// the worker makes no request of its own but the shell's.
+
+import {
+  CACHE_PREFIX,
+  inboxFocused,
+  noticePath,
+  notificationFor,
+  OPEN_MESSAGE,
+  parseNotice,
+  pickWindow,
+  routeRequest,
+  shouldCache,
+  TEST_CLICK_MESSAGE,
+} from './policy';
+
+declare const self: ServiceWorkerGlobalScope;
+/** The shell's paths, from the build. */
+declare const SHELL: string[];
+/** A hash of the shell's contents, from the build: a new build is a new worker with a new cache. */
+declare const VERSION: string;
+
+const CACHE = CACHE_PREFIX + VERSION;
+const ORIGIN = self.location.origin;
+/** How long a page's request waits for the network before the cached shell answers it. */
+const NAVIGATION_TIMEOUT_MS = 4000;
+
+self.addEventListener('install', (e) => {
+  e.waitUntil(
+    (async () => {
+      const cache = await caches.open(CACHE);
+      const urls = SHELL.map((p) => new URL(p, ORIGIN).href).filter((url) => shouldCache({ method: 'GET', url }, ORIGIN));
+      // 'reload': past the HTTP cache, so the shell is this build's, all of it or nothing.
+      await cache.addAll(urls.map((url) => new Request(url, { cache: 'reload', credentials: 'omit' })));
+      // The shell is one page with one script: nothing an older page loaded is missing from the new
+      // cache in a way that could break it, so the new worker takes over at once.
+      await self.skipWaiting();
+    })(),
+  );
+});
+
+self.addEventListener('activate', (e) => {
+  e.waitUntil(
+    (async () => {
+      for (const name of await caches.keys()) {
+        if (name.startsWith(CACHE_PREFIX) && name !== CACHE) await caches.delete(name);
+      }
+      // A page's request for the inbox starts at once, while the worker is starting.
+      await self.registration.navigationPreload?.enable();
+      // The page that registered the worker is served by it from now on, not from its next load.
+      await self.clients.claim();
+    })(),
+  );
+});
+
+self.addEventListener('fetch', (e) => {
+  const r = e.request;
+  const how = routeRequest({ method: r.method, url: r.url, mode: r.mode, authorization: r.headers.has('Authorization') }, ORIGIN);
+  if (how === 'network') return; // not answered: the browser goes to the network as without a worker
+  e.respondWith(how === 'navigate' ? page(e) : shellFile(r));
+});
+
+/** One of the inbox's pages: the network's answer, or the cached shell when the network fails or hangs. */
+async function page(e: FetchEvent): Promise<Response> {
+  const fromNetwork = (async () => (await e.preloadResponse) ?? fetch(e.request))();
+  fromNetwork.catch(() => {}); // it may lose the race below; its failure is not an error then
+  const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), NAVIGATION_TIMEOUT_MS));
+  try {
+    const res = await Promise.race([fromNetwork, timeout]);
+    if (res) return res;
+  } catch {
+    // offline, or the server is down
+  }
+  const shell = await caches.match('/', { cacheName: CACHE });
+  return shell ?? fromNetwork;
+}
+
+async function shellFile(r: Request): Promise<Response> {
+  return (await caches.match(r, { cacheName: CACHE })) ?? fetch(r);
+}
+
+// ------------------------------------------------------------------------------------ push --
+
+self.addEventListener('push', (e) => {
+  e.waitUntil(showNotice(e.data));
+});
+
+async function showNotice(data: PushMessageData | null): Promise<void> {
+  let text: string | null = null;
+  try {
+    text = data ? data.text() : null;
+  } catch {
+    // unreadable: the generic notice
+  }
+  const { title, options } = notificationFor(parseNotice(text));
+  const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  // The person is looking at the inbox, which shows the ask live: no notification on top of it.
+  // (Chromium asks for a notification per push only when no page of the site is visible.)
+  if (inboxFocused(windows, ORIGIN)) return;
+  await self.registration.showNotification(title, options);
+}
+
+self.addEventListener('notificationclick', (e) => {
+  e.notification.close();
+  e.waitUntil(openNotice(e.notification.data));
+});
+
+/**
+ * Opens what a notification leads to: in an inbox window already open (brought forward, and told to
+ * open the ask in place, without reloading), else in a new window.
+ */
+async function openNotice(data: unknown): Promise<void> {
+  const path = noticePath(data);
+  const url = new URL(path, ORIGIN).href;
+  const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const i = pickWindow(windows, ORIGIN);
+  if (i >= 0) {
+    const w = windows[i] as WindowClient;
+    try {
+      await w.focus();
+    } catch {
+      // not allowed outside a click (the test hook): the window is opened on the ask all the same
+    }
+    if (await openInPlace(w, path)) return;
+    try {
+      // A page that did not answer (an older build): load the ask in it. Only a page this worker
+      // controls can be navigated.
+      if (await w.navigate(url)) return;
+    } catch {
+      // not controlled: a new window
+    }
+  }
+  await self.clients.openWindow(url);
+}
+
+/** Asks an inbox page to open a path itself; true once it says it did. */
+function openInPlace(w: WindowClient, path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    const timer = setTimeout(() => resolve(false), 1500);
+    channel.port1.onmessage = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    try {
+      w.postMessage({ type: OPEN_MESSAGE, path }, [channel.port2]);
+    } catch {
+      clearTimeout(timer);
+      resolve(false);
+    }
+  });
+}
+
+self.addEventListener('message', (e) => {
+  const m = e.data as { type?: unknown; tag?: unknown } | null;
+  if (m?.type !== TEST_CLICK_MESSAGE || typeof m.tag !== 'string') return;
+  const tag = m.tag;
+  e.waitUntil(
+    (async () => {
+      for (const n of await self.registration.getNotifications({ tag })) {
+        n.close();
+        await openNotice(n.data);
+      }
+    })(),
+  );
+});
+
+// A browser that renews a subscription by itself (Firefox does) fires this. The worker has no token
+// to tell the server, so it only subscribes again with the same key; the page, on its next load,
+// sees a subscription it does not know and registers it (state.ts, checkPush).
+self.addEventListener('pushsubscriptionchange', (e) => {
+  const ev = e as PushSubscriptionChangeEvent;
+  const options = ev.oldSubscription?.options;
+  if (ev.newSubscription || !options?.applicationServerKey) return;
+  ev.waitUntil(
+    self.registration.pushManager
+      .subscribe({ userVisibleOnly: true, applicationServerKey: options.applicationServerKey })
+      .then(() => undefined, () => undefined),
+  );
+});
