@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -34,5 +36,43 @@ func TestSlowBodiesAreCut(t *testing.T) {
 	res := callTool(t, c, "ask_question", map[string]any{"question": "Still waiting?", "project": "limits"})
 	if took := time.Since(start); took < 4*time.Second || !strings.Contains(textOf(res), "await_reply") {
 		t.Errorf("the wait ended after %s with %q; want the max-wait result after 5s", took.Round(time.Millisecond), textOf(res))
+	}
+}
+
+// TestEveryRefusalIsAProblem: what is refused outside /api/v1 is a Problem too.
+func TestEveryRefusalIsAProblem(t *testing.T) {
+	s := startServer(t, map[string]string{"LOOPBACK_TOKEN": ownerToken})
+	for _, tc := range []struct {
+		method, path, contentType, body string
+		status                          int
+		code                            string
+	}{
+		{"GET", "/api/", "", "", 404, "route.not_found"},
+		{"GET", "/api/v2/snapshot", "", "", 404, "route.not_found"},
+		{"PUT", "/mcp", "application/json", "{}", 405, "method.not_allowed"},
+		{"PATCH", "/mcp", "application/json", "{}", 405, "method.not_allowed"},
+		{"OPTIONS", "/mcp", "", "", 405, "method.not_allowed"},
+		{"POST", "/mcp", "text/plain", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 415, "request.media_type"},
+		{"POST", "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 415, "request.media_type"},
+	} {
+		req, _ := http.NewRequest(tc.method, s.base+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Authorization", "Bearer "+ownerToken)
+		if tc.contentType != "" {
+			req.Header.Set("Content-Type", tc.contentType)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var p struct{ Code, Message string }
+		if res.StatusCode != tc.status || json.Unmarshal(b, &p) != nil || p.Code != tc.code || p.Message == "" ||
+			!strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s %s: %d %s %q, want %d %s", tc.method, tc.path, res.StatusCode, res.Header.Get("Content-Type"), b, tc.status, tc.code)
+		}
+		if tc.status == 405 && res.Header.Get("Allow") == "" {
+			t.Errorf("%s %s: 405 without Allow", tc.method, tc.path)
+		}
 	}
 }

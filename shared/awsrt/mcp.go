@@ -2,7 +2,6 @@ package awsrt
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"sync"
 	"time"
@@ -71,12 +70,12 @@ func (h *mcpHandler) server(publicURL string) *mcptools.Handler {
 
 func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/mcp" {
-		writeProblem(w, http.StatusNotFound, ask.ERouteNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path+"; MCP is at /mcp")
+		httpapi.WriteError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s; MCP is at /mcp", r.Method, r.URL.Path))
 		return
 	}
 	if r.Method == http.MethodGet {
 		w.Header().Set("Allow", "POST, DELETE")
-		writeProblem(w, http.StatusMethodNotAllowed, ask.EMethodNotAllowed, "this MCP server offers no standalone SSE stream; send requests with POST")
+		httpapi.WriteError(w, r, ask.Errorf(ask.EMethodNotAllowed, "this MCP server offers no standalone SSE stream; send requests with POST"))
 		return
 	}
 	public := wsapi.PublicURL(h.rt.Env.PublicURL, r.Header.Get(wsapi.HostHeader))
@@ -90,13 +89,6 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type flusher struct{ http.ResponseWriter }
 
 func (flusher) Flush() {}
-
-func writeProblem(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(httpapi.Problem{Code: code, Message: msg})
-}
 
 // Heads reads the small head of an ask (dynamo.Store.Head).
 type Heads interface {

@@ -33,6 +33,8 @@ var statusByCode = map[string]int{
 	ask.EUploadTooLarge:   http.StatusRequestEntityTooLarge,
 	ask.EUploadInvalid:    http.StatusUnprocessableEntity,
 	ask.EMethodNotAllowed: http.StatusMethodNotAllowed,
+	ask.EMediaType:        http.StatusUnsupportedMediaType,
+	ask.ETooMany:          http.StatusTooManyRequests,
 	ask.EInternal:         http.StatusInternalServerError,
 }
 
@@ -49,6 +51,10 @@ type Problem struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
+
+// WriteError is writeError for the other transports on the same port (MCP): one place turns
+// errors into HTTP statuses and Problem bodies.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, err) }
 
 // writeError answers with the contract's Problem. Internal errors are logged with their detail and
 // answered with a generic message.

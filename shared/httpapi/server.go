@@ -90,8 +90,10 @@ func (s *Server) Handler() http.Handler {
 		route("POST", "/api/v1/push/subscriptions", s.subscribePush)
 		route("DELETE", "/api/v1/push/subscriptions/{id}", s.unsubscribePush)
 	}
-	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+	// Everything else under /api/ (another version, a typo) is a Problem too, never net/http's
+	// plain-text 404.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s (the API is under /api/v1)", r.Method, r.URL.Path))
 	})
 	return reqlog.Middleware(s.Logger, "api", s.recoverer(revisions(refuseUncleanPaths(mux))))
 }

@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -101,19 +103,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	line := reqlog.From(r.Context())
+	switch r.Method {
+	case http.MethodPost, http.MethodGet, http.MethodDelete:
+	default:
+		// The streamable HTTP transport is POST, GET (the server's stream) and DELETE (the end
+		// of a 2025 session); anything else gets a Problem, not a plain-text 404.
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpapi.WriteError(w, r, ask.Errorf(ask.EMethodNotAllowed, "%s is not part of MCP's streamable HTTP transport: POST a JSON-RPC message", r.Method))
+		return
+	}
 	if !h.originAllowed(r.Header.Get("Origin")) {
-		writeProblem(w, http.StatusForbidden, "origin.forbidden", "this Origin may not use this MCP server")
+		httpapi.WriteError(w, r, ask.Errorf(httpapi.EOriginForbidden, "this Origin may not use this MCP server"))
 		return
 	}
 	cred, err := h.cfg.Gate.Check(r.Context(), gate.BearerToken(r.Header.Get("Authorization")))
 	if err != nil {
-		if ask.ErrorCode(err) == ask.EUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="loopback"`)
-			writeProblem(w, http.StatusUnauthorized, ask.EUnauthorized, ask.ErrorMessage(err))
-			return
-		}
-		h.cfg.Logger.ErrorContext(r.Context(), "gate", "err", err)
-		writeProblem(w, http.StatusInternalServerError, ask.EInternal, ask.ErrorMessage(err))
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
+		httpapi.WriteError(w, r, ask.Errorf(ask.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
 		return
 	}
 	ctx := httpapi.WithCredential(r.Context(), cred)
@@ -127,8 +136,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 			defer ka.finish()
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
-		if err != nil {
-			writeProblem(w, http.StatusRequestEntityTooLarge, ask.ETooLarge, "an MCP request may be at most 512 KiB")
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			httpapi.WriteError(w, r, ask.Errorf(ask.ETooLarge, "an MCP request may be at most %d KiB", MaxRequestBytes>>10))
+			return
+		} else if err != nil {
+			httpapi.WriteError(w, r, ask.Errorf(ask.ERequestInvalid, "reading the request: %v", err))
 			return
 		}
 		var msg rpcMessage
@@ -143,13 +156,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 			switch id := r.Header.Get(mcp.HeaderSessionID); {
 			case id == "":
 				// The transport says 400 here; a 404 would tell the client its session expired.
-				writeProblem(w, http.StatusBadRequest, ask.ERequestInvalid,
-					"missing Mcp-Session-Id header: send initialize first, then carry the session id it returned on every request")
+				httpapi.WriteError(w, r, ask.Errorf(ask.ERequestInvalid,
+					"missing Mcp-Session-Id header: send initialize first, then carry the session id it returned on every request"))
 				return
 			case !validSessionID(id):
 				// 404 sends the client back to initialize, as the transport says.
-				writeProblem(w, http.StatusNotFound, ask.ESessionNotFound,
-					"unknown Mcp-Session-Id: this server did not issue it; send initialize to start a new session")
+				httpapi.WriteError(w, r, ask.Errorf(ask.ESessionNotFound,
+					"unknown Mcp-Session-Id: this server did not issue it; send initialize to start a new session"))
 				return
 			}
 		}
@@ -259,8 +272,8 @@ func (h *Handler) originAllowed(origin string) bool {
 	return httpapi.SameOrigin(h.cfg.PublicURL, origin)
 }
 
-func writeProblem(w http.ResponseWriter, status int, code, message string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(httpapi.Problem{Code: code, Message: message})
+// isJSON reports whether a Content-Type is application/json (any parameters).
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
 }
