@@ -54,6 +54,8 @@ func TestEveryRefusalIsAProblem(t *testing.T) {
 		{"OPTIONS", "/mcp", "", "", 405, "method.not_allowed"},
 		{"POST", "/mcp", "text/plain", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 415, "request.media_type"},
 		{"POST", "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 415, "request.media_type"},
+		{"POST", "/api/v1/asks/x/reply", "text/plain", `{"outcome":"dismissed"}`, 415, "request.media_type"},
+		{"POST", "/api/v1/asks/x/reply", "application/json", `{"outcome":"answered","outcome":"dismissed"}`, 422, "reply.invalid"},
 	} {
 		req, _ := http.NewRequest(tc.method, s.base+tc.path, strings.NewReader(tc.body))
 		req.Header.Set("Authorization", "Bearer "+ownerToken)
@@ -74,5 +76,31 @@ func TestEveryRefusalIsAProblem(t *testing.T) {
 		if tc.status == 405 && res.Header.Get("Allow") == "" {
 			t.Errorf("%s %s: 405 without Allow", tc.method, tc.path)
 		}
+	}
+}
+
+// TestMCPDuplicateKeys: a message that names a key twice is refused, not read one way or the other.
+func TestMCPDuplicateKeys(t *testing.T) {
+	s := startServer(t, map[string]string{"LOOPBACK_TOKEN": ownerToken})
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ask_question","arguments":{"question":"a","question":"b","project":"p"}}}`
+	req, _ := http.NewRequest("POST", s.base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+ownerToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var msg struct {
+		ID    int
+		Error struct{ Code int }
+	}
+	if json.Unmarshal(b, &msg) != nil || msg.ID != 7 || msg.Error.Code != -32600 {
+		t.Fatalf("a message with a key twice: %d %s", res.StatusCode, b)
+	}
+	if r := s.do(t, "GET", "/api/v1/snapshot", ownerToken, ""); strings.Contains(string(r.body), `"question"`) {
+		t.Fatalf("the refused call created an ask: %s", r.body)
 	}
 }

@@ -1,5 +1,7 @@
 package ask
 
+import "strings"
+
 // Block types: what can be shown to the person.
 const (
 	BlockMarkdown = "markdown"
@@ -35,19 +37,19 @@ var blockFields = map[string]struct{ allowed, required []string }{
 func (b *Block) validate(path string) *Error {
 	switch b.Type {
 	case BlockMarkdown:
-		if b.Text == "" {
+		if strings.TrimSpace(b.Text) == "" {
 			return Errorf(EInputInvalid, "%s.text: a markdown block needs text", path)
 		}
 	case BlockCode:
-		if b.Code == "" {
+		if strings.TrimSpace(b.Code) == "" {
 			return Errorf(EInputInvalid, "%s.code: a code block needs code", path)
 		}
 	case BlockDiff:
-		if b.Diff == "" {
+		if strings.TrimSpace(b.Diff) == "" {
 			return Errorf(EInputInvalid, "%s.diff: a diff block needs a diff", path)
 		}
 	case BlockImage:
-		if b.UploadID == "" {
+		if strings.TrimSpace(b.UploadID) == "" {
 			return Errorf(EInputInvalid, "%s.uploadId: an image block needs the uploadId of an upload", path)
 		}
 	default:

@@ -28,9 +28,9 @@ const (
 	ERouteNotFound    = "route.not_found"    // no such endpoint
 	ESessionNotFound  = "session.not_found"  // an MCP session id this server did not issue: initialize again
 	EMethodNotAllowed = "method.not_allowed"
-	EMediaType        = "request.media_type"  // a body that is not application/json where only JSON is taken
+	EMediaType        = "request.media_type"   // a body that is not application/json where only JSON is taken
 	ETooMany          = "request.rate_limited" // over a limit per credential or per address; Retry-After says when to try again
-	EInternal         = "internal" // our fault; details are logged, not sent
+	EInternal         = "internal"             // our fault; details are logged, not sent
 )
 
 // Error is the one error type the domain returns. Code is stable and machine-readable; Message is

@@ -18,6 +18,17 @@ const (
 	MaxPointDepth = 3
 )
 
+// Limits where the contract is silent but people would expect one (docs/design/asks.md).
+const (
+	// MaxProjectRunes bounds a project's name: a folder's name, shown on every row of the inbox.
+	MaxProjectRunes = 200
+	// MaxBriefingPoints bounds a briefing's points however they were added: its fifty, and the
+	// sub-points the agent's answers break them into.
+	MaxBriefingPoints = 500
+	// MaxSubPoints bounds the sub-points one answer breaks a point into.
+	MaxSubPoints = 20
+)
+
 // QuestionInput is a question for the person, with optional choices.
 type QuestionInput struct {
 	Question string   `json:"question"`
@@ -97,9 +108,23 @@ func (c *checker) fail(code, format string, args ...any) {
 }
 
 func (c *checker) required(path, v string) {
-	if v == "" {
-		c.fail(EInputInvalid, "%s is required and must not be empty", path)
+	c.requiredCode(EInputInvalid, path, v)
+}
+
+// requiredCode refuses an empty field, and one of only whitespace: it would show as nothing.
+func (c *checker) requiredCode(code, path, v string) {
+	switch {
+	case v == "":
+		c.fail(code, "%s is required and must not be empty", path)
+	case strings.TrimSpace(v) == "":
+		c.fail(code, "%s holds only whitespace; write something the person can read", path)
 	}
+}
+
+// project checks a project's name: present, more than whitespace, and at most MaxProjectRunes.
+func (c *checker) project(v string) {
+	c.required("project", v)
+	c.maxRunes("project", v, MaxProjectRunes)
 }
 
 func (c *checker) maxRunes(path, v string, n int) {
@@ -143,7 +168,7 @@ func (c *checker) size(what string, v any) {
 func (in *QuestionInput) Validate() error {
 	var c checker
 	c.required("question", in.Question)
-	c.required("project", in.Project)
+	c.project(in.Project)
 	if in.Options != nil && (len(in.Options) < MinOptions || len(in.Options) > MaxOptions) {
 		c.fail(EInputInvalid, "options: offer between %d and %d choices, or none (got %d)", MinOptions, MaxOptions, len(in.Options))
 	}
@@ -167,7 +192,7 @@ func (in *ReviewInput) Validate() error {
 	var c checker
 	c.required("title", in.Title)
 	c.maxRunes("title", in.Title, MaxTitleRunes)
-	c.required("project", in.Project)
+	c.project(in.Project)
 	c.blocks("content", in.Content, true)
 	c.size("the review", in)
 	return errOrNil(c.err)
@@ -179,7 +204,7 @@ func (in *BriefingInput) Validate() error {
 	var c checker
 	c.required("title", in.Title)
 	c.maxRunes("title", in.Title, MaxTitleRunes)
-	c.required("project", in.Project)
+	c.project(in.Project)
 	if len(in.Sections) == 0 {
 		c.fail(EInputInvalid, "sections needs at least one section")
 	}
@@ -213,6 +238,9 @@ func (in *BriefingAnswerInput) Validate() error {
 		c.required(path+".point", a.Point)
 		c.required(path+".answer", a.Answer)
 		c.blocks(path+".content", a.Content, false)
+		if len(a.Points) > MaxSubPoints {
+			c.fail(EAnswerInvalid, "%s.points: one answer breaks a point into at most %d sub-points (got %d)", path, MaxSubPoints, len(a.Points))
+		}
 		for j, p := range a.Points {
 			c.point(fmt.Sprintf("%s.points[%d]", path, j), p)
 		}

@@ -85,7 +85,66 @@ func decodeFields(data []byte, what string) (fields, error) {
 	if err := json.Unmarshal(data, &f); err != nil || f == nil {
 		return nil, fmt.Errorf("%s must be a JSON object", what)
 	}
+	if err := NoDuplicateKeys(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	return f, nil
+}
+
+// NoDuplicateKeys refuses JSON in which an object names a key twice: decoders keep one of the
+// two (encoding/json the last), so `{"outcome":"answered","outcome":"dismissed"}` would say one
+// thing and be read as another. Malformed JSON is left for the decoder to word.
+func NoDuplicateKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var walk func() error
+	walk = func() error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := k.(string)
+				if seen[key] {
+					return errDuplicateKey{key}
+				}
+				seen[key] = true
+				if err := walk(); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		case json.Delim('['):
+			for dec.More() {
+				if err := walk(); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		}
+		return nil
+	}
+	err := walk()
+	var dup errDuplicateKey
+	if errors.As(err, &dup) {
+		return dup
+	}
+	return nil
+}
+
+type errDuplicateKey struct{ key string }
+
+func (e errDuplicateKey) Error() string {
+	return fmt.Sprintf("the key %q is given twice; give each key once", e.key)
 }
 
 // only refuses any key not in allowed, naming the first such key in sorted order.
@@ -265,12 +324,12 @@ func (r *Reply) UnmarshalJSON(data []byte) error {
 		err = f.get(what, "note", &v.Note, false)
 	case OutcomeChangesRequested:
 		err = f.get(what, "feedback", &v.Feedback, true)
-		if err == nil && v.Feedback == "" {
+		if err == nil && strings.TrimSpace(v.Feedback) == "" {
 			err = fmt.Errorf("changes_requested.feedback must not be empty: say what to change")
 		}
 	case OutcomeFollowUp:
 		err = f.get(what, "question", &v.Question, true)
-		if err == nil && v.Question == "" {
+		if err == nil && strings.TrimSpace(v.Question) == "" {
 			err = fmt.Errorf("follow_up.question must not be empty")
 		}
 	case OutcomeResponded:

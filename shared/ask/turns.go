@@ -143,6 +143,13 @@ func AnswerBriefing(a *Ask, in BriefingAnswerInput, now Clock) error {
 		}
 		named[ans.Point] = true
 	}
+	added := 0
+	for _, ans := range in.Answers {
+		added += len(ans.Points)
+	}
+	if total := len(ps.ByID) + added; added > 0 && total > MaxBriefingPoints {
+		return Errorf(EAnswerInvalid, "answers: a briefing has at most %d points however they were added; this one has %d, and these answers would add %d", MaxBriefingPoints, len(ps.ByID), added)
+	}
 	for _, id := range ps.Pending() {
 		if !named[id] {
 			return Errorf(EAnswerInvalid, "answers: the person wrote on point %s; answer every point they wrote on (owed: %s)", id, strings.Join(ps.Pending(), ", "))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"time"
@@ -92,6 +93,10 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 // readBody reads a request body up to MaxBodyBytes; beyond it the request is refused with 413
 // without reading the rest.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	// The API takes JSON only: a body sent as anything else is refused, not guessed at.
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return nil, ask.Errorf(ask.EMediaType, "send the body as JSON, with Content-Type: application/json")
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {

@@ -38,6 +38,10 @@ func (s *Server) subscribePush(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	if err := ask.NoDuplicateKeys(body); err != nil {
+		writeError(w, r, ask.Errorf(ask.EPushInvalid, "%v", err))
+		return
+	}
 	var in ask.PushSubscriptionInput
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&in); err != nil {

@@ -146,6 +146,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		var msg rpcMessage
 		_ = json.Unmarshal(body, &msg) // mcp-go answers malformed JSON-RPC itself
+		if err := ask.NoDuplicateKeys(body); err != nil {
+			// mcp-go would keep one of the two values, and the agent meant one of them.
+			writeRPC(w, msg.ID, nil, &rpcError{Code: mcp.INVALID_REQUEST, Message: "the message is not valid: " + err.Error()})
+			return
+		}
 		var raw struct {
 			Params json.RawMessage `json:"params"`
 		}
@@ -249,6 +254,9 @@ func (m *rpcMessage) needsSession() bool {
 	return m.Method != "" && m.Method != string(mcp.MethodInitialize) && !mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion())
 }
 
+// maxClientRunes bounds the MCP client's name and version, as an ask records it.
+const maxClientRunes = 120
+
 // client is the MCP client's name and version: from initialize, or from a request's _meta (the
 // 2026-07-28 revision has no initialize).
 func (m *rpcMessage) client() string {
@@ -260,10 +268,10 @@ func (m *rpcMessage) client() string {
 		return ""
 	}
 	c := strings.TrimSpace(info.Name + " " + info.Version)
-	if len(c) > 120 {
-		c = c[:120]
+	if r := []rune(c); len(r) > maxClientRunes {
+		c = string(r[:maxClientRunes]) // at a character boundary, never mid-character
 	}
-	return c
+	return strings.ToValidUTF8(c, "")
 }
 
 // originAllowed implements the transport's DNS-rebinding rule: a request from a browser page

@@ -159,6 +159,9 @@ func decodeArgs(args json.RawMessage, v any, code string) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = []byte("{}")
 	}
+	if err := ask.NoDuplicateKeys(args); err != nil {
+		return ask.Errorf(code, "arguments: %v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
