@@ -525,7 +525,11 @@ func TestLogsHoldNoCredentials(t *testing.T) {
 	uploadToken := path[strings.LastIndex(path, "/")+1:]
 	// A client that sends the whole image and then half-closes its side of the connection: the
 	// server's request context ends while it stores the bytes, and the failure is logged.
-	halfClose(t, s, path, testImage(t, "tiny.png"))
+	if status := halfClose(t, s, path, testImage(t, "tiny.png")); !strings.HasPrefix(status, "HTTP/1.1 201") {
+		t.Errorf("an upload whose client half-closed after the body: %q, want 201", status)
+	}
+	tk = requestUploadVia(t, s.agent(t, agent), "image/png")
+	path = tk.path(t)
 	// A client that gives up mid-body.
 	req, _ := http.NewRequest("PUT", s.base+path, &slowBody{first: testImage(t, "tiny.png")[:20]})
 	req.ContentLength = 4 << 20
@@ -561,8 +565,9 @@ func TestLogsHoldNoCredentials(t *testing.T) {
 	}
 }
 
-// halfClose sends a PUT of body to path over a raw connection and closes its writing side at once.
-func halfClose(t *testing.T, s *server, path string, body []byte) {
+// halfClose sends a PUT of body to path over a raw connection, closes its writing side at once,
+// and returns the response's status line.
+func halfClose(t *testing.T, s *server, path string, body []byte) string {
 	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
 	if err != nil {
@@ -573,7 +578,9 @@ func halfClose(t *testing.T, s *server, path string, body []byte) {
 	conn.Write(body)
 	conn.(*net.TCPConn).CloseWrite()
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	io.Copy(io.Discard, conn)
+	b, _ := io.ReadAll(conn)
+	status, _, _ := strings.Cut(string(b), "\r\n")
+	return status
 }
 
 // slowBody sends a few bytes and then nothing, until the request is abandoned.

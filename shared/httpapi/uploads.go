@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -25,7 +26,13 @@ const FileCSP = "default-src 'none'; sandbox"
 func (s *Server) storeUpload(w http.ResponseWriter, r *http.Request) {
 	// Not every ResponseWriter can set deadlines (a Lambda's cannot, and API Gateway has its own).
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(UploadReadTimeout))
-	receipt, err := s.Uploads.Put(r.Context(), r.PathValue("spaceId"), r.PathValue("token"),
+	// The upload finishes once its body is read, whatever the client does with its half of the
+	// connection afterwards: a client that half-closes once it has sent everything (as some do)
+	// cancels the request's context, and the stored bytes must not be lost to that. A client
+	// that goes away mid-body fails the body's read instead, and the ticket is released.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), UploadReadTimeout+time.Minute)
+	defer cancel()
+	receipt, err := s.Uploads.Put(ctx, r.PathValue("spaceId"), r.PathValue("token"),
 		r.Header.Get("Content-Type"), r.ContentLength, r.Body)
 	if err != nil {
 		writeError(w, r, err)
