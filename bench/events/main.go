@@ -96,7 +96,7 @@ func run(bin string, sockets, replies, warmup int) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--debug-addr", debugAddr)
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--debug-addr", debugAddr, "--max-sockets", "100000")
 	cmd.Env = append(os.Environ(), "LOOPBACK_TOKEN="+token)
 	cmd.Stderr = io.Discard
 	out, err := cmd.StdoutPipe()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loopback-hq/loopback/shared/events/eventstest"
 )
 
 // TestSlowBodiesAreCut: a client that declares a body and never sends it, or trickles it, holds
@@ -102,5 +104,58 @@ func TestMCPDuplicateKeys(t *testing.T) {
 	}
 	if r := s.do(t, "GET", "/api/v1/snapshot", ownerToken, ""); strings.Contains(string(r.body), `"question"`) {
 		t.Fatalf("the refused call created an ask: %s", r.body)
+	}
+}
+
+// TestLimitsPerCredential: one credential holds at most so many waits and sockets at once (429
+// with Retry-After beyond), and an address that keeps failing to sign in is slowed down.
+func TestLimitsPerCredential(t *testing.T) {
+	s := startServe(t, 15*time.Second, map[string]string{"LOOPBACK_TOKEN": ownerToken},
+		"--max-waits", "2", "--max-sockets", "2", "--max-auth-failures", "5")
+	agent := s.agentToken(t)
+	c := s.agent(t, agent)
+	askInBackground(t, c, map[string]any{"question": "one?", "project": "limits"})
+	askInBackground(t, c, map[string]any{"question": "two?", "project": "limits"})
+	eventually(t, "two waits", func() bool {
+		r := s.do(t, "GET", "/api/v1/snapshot", ownerToken, "")
+		return strings.Count(string(r.body), `"waiting":true`) == 2
+	})
+	res := callTool(t, s.agent(t, agent), "list_open_asks", map[string]any{}) // not a wait: allowed
+	if res.IsError {
+		t.Fatalf("list_open_asks beside two waits: %s", textOf(res))
+	}
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask_question","arguments":{"question":"three?","project":"limits"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest("POST", s.base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+agent)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "ask_question")
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != 429 || r.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "request.rate_limited") {
+		t.Errorf("a third wait: %d %q %s", r.StatusCode, r.Header.Get("Retry-After"), b)
+	}
+
+	s.socket(t, eventstest.Options{Token: ownerToken})
+	s.socket(t, eventstest.Options{Token: ownerToken})
+	s.refused(t, eventstest.Options{Token: ownerToken}, 429, "request.rate_limited")
+	_, teammate := s.createToken(t, "--person", "--name", "ada")
+	s.socket(t, eventstest.Options{Token: teammate}) // per credential, not per space
+
+	for range 5 {
+		if r := s.do(t, "GET", "/api/v1/whoami", "lb_wrong-token-0123456789", ""); r.status != 401 {
+			t.Fatalf("a wrong token: %d", r.status)
+		}
+	}
+	r2 := s.do(t, "GET", "/api/v1/whoami", ownerToken, "")
+	if r2.status != 429 || r2.header.Get("Retry-After") == "" {
+		t.Errorf("after 5 failed sign-ins from this address, a request is %d %q; want 429 with Retry-After", r2.status, r2.header.Get("Retry-After"))
 	}
 }

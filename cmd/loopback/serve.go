@@ -20,6 +20,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/push"
 	"github.com/loopback-hq/loopback/shared/redact"
@@ -58,6 +59,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	publicURL := fs.String("public-url", "", "where people reach this Loopback, if not http://ADDR (behind a proxy)")
 	maxWait := fs.Duration("max-wait", time.Hour, "how long one blocking MCP call waits before telling the agent to call await_reply")
 	progress := fs.Duration("progress", 15*time.Second, "how often a waiting MCP call sends progress (keeps clients from timing out)")
+	limits := limit.Defaults
+	fs.IntVar(&limits.WaitsPerCredential, "max-waits", limits.WaitsPerCredential, "blocking MCP calls one credential may have waiting at once (429 beyond)")
+	fs.IntVar(&limits.SocketsPerCredential, "max-sockets", limits.SocketsPerCredential, "event sockets one credential may have open at once")
+	fs.IntVar(&limits.AuthFailures, "max-auth-failures", limits.AuthFailures, "failed sign-ins from one address a minute before it is answered 429 (0: no limit; set it to 0 behind a proxy that hides client addresses)")
 	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyReadBase, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (such as 127.0.0.1:6060); off when empty")
 	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where asks are kept: sqlite (in the data folder) or dynamodb (the standard AWS_* environment says where; AWS_ENDPOINT_URL for an emulator)")
@@ -116,6 +121,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	api := &httpapi.Server{
 		Service: svc, Gate: g, Logger: logger, Tickets: a.db, Hub: hub, PublicURL: base, Uploads: uploads,
 		Revocations: revocations,
+		SocketLimit: &limit.PerKey{Max: limits.SocketsPerCredential},
 		Push: &httpapi.PushConfig{
 			PublicKey: func(context.Context) (string, error) { return vapid.PublicKey, nil },
 			Store:     a.db, Rules: ask.PushRules{AllowLoopback: pushLoopback},
@@ -128,6 +134,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
 	agents := mcptools.New(mcptools.Config{
 		Service: svc, Gate: g, Tasks: a.db, Logger: logger, PublicURL: base, Waiter: waiter, Uploads: uploads,
+		Waits: &limit.PerKey{Max: limits.WaitsPerCredential}, Streams: &limit.PerKey{Max: limits.StreamsPerCredential},
 	})
 	mux := http.NewServeMux()
 	apiHandler := api.Handler()
@@ -143,7 +150,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	srv := &http.Server{
 		// A request's headers must arrive within 10 s and its body within its read deadline
 		// (httpapi.BodyDeadline); an idle keep-alive connection is closed after IdleTimeout.
-		Handler:           httpapi.BodyDeadline(*bodyTimeout, apiFirst(apiHandler, mux)),
+		Handler: httpapi.BodyDeadline(*bodyTimeout, httpapi.ThrottleAuthFailures(
+			&limit.Failures{Max: limits.AuthFailures, Window: limits.AuthWindow}, apiFirst(apiHandler, mux))),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: httpapi.IdleTimeout,
 		BaseContext: func(net.Listener) context.Context { return requests },
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),

@@ -146,6 +146,11 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	release, ok := s.SocketLimit.Acquire(cred.ID)
+	if !ok {
+		TooMany(w, r, "event sockets", s.SocketLimit.Max)
+		return
+	}
 	space := cred.Space
 	cfg := s.Socket.withDefaults()
 
@@ -156,12 +161,14 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 	snap, err := s.Service.Snapshot(r.Context(), space)
 	if err != nil {
 		sub.Close()
+		release()
 		writeError(w, r, err)
 		return
 	}
 	first, err := events.Encode(events.SnapshotFrame(snap))
 	if err != nil {
 		sub.Close()
+		release()
 		writeError(w, r, err)
 		return
 	}
@@ -177,12 +184,13 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		sub.Close()
+		release()
 		return // Accept has answered
 	}
 	// The socket lives on in a goroutine of its own, and this one (with the request, and a stack
 	// grown by reading and encoding the snapshot) ends: an idle socket costs little.
 	revoked, unwatch := s.Revocations.Watch(cred)
-	go s.pump(context.Background(), conn, sub, latest, first, cfg, revoked, unwatch)
+	go s.pump(context.Background(), conn, sub, latest, first, cfg, revoked, func() { unwatch(); release() })
 }
 
 // pump sends the snapshot and then every newer change until the client goes, falls behind, its

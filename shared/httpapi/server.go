@@ -10,6 +10,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/reqlog"
 	"github.com/loopback-hq/loopback/shared/upload"
 )
@@ -42,6 +43,9 @@ type Server struct {
 	// Push serves Web Push's routes (contract revision 2): the VAPID key and the person's
 	// devices. Nil where the deployment sends no pushes, and then the routes do not exist.
 	Push *PushConfig
+
+	// SocketLimit bounds the event sockets one credential holds at once; nil, no bound.
+	SocketLimit *limit.PerKey
 
 	// Revocations closes a socket once the credential that opened it is revoked; nil leaves open
 	// sockets alone (a revoked credential still opens no new one).

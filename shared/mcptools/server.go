@@ -23,6 +23,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/reqlog"
 	"github.com/loopback-hq/loopback/shared/upload"
 )
@@ -44,6 +45,10 @@ type Config struct {
 
 	// TaskPollInterval is what task-augmented calls suggest clients poll at.
 	TaskPollInterval time.Duration
+
+	// Waits and Streams bound the blocking calls and GET streams one credential holds at once
+	// (429 beyond them); nil, no bound. A task holds nothing, and counts against neither.
+	Waits, Streams *limit.PerKey
 
 	Logger *slog.Logger
 }
@@ -127,6 +132,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := httpapi.WithCredential(r.Context(), cred)
 	line.Credential(cred.ID)
+	if r.Method == http.MethodGet {
+		release, ok := h.cfg.Streams.Acquire(cred.ID)
+		if !ok {
+			httpapi.TooMany(w, r, "MCP streams", h.cfg.Streams.Max)
+			return
+		}
+		defer release()
+	}
 
 	if r.Method == http.MethodPost {
 		// A wait with nothing to report streams keepalives (keepalive.go).
@@ -199,6 +212,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 			body = withoutTaskParam(body, &msg)
 		} else if h.serveTask(w, r.WithContext(ctx), &msg) {
 			return
+		}
+		if _, blocking := h.tools[msg.Params.Name]; blocking && msg.Method == string(mcp.MethodToolsCall) {
+			release, ok := h.cfg.Waits.Acquire(cred.ID)
+			if !ok {
+				httpapi.TooMany(w, r, "waiting calls", h.cfg.Waits.Max)
+				return
+			}
+			defer release()
 		}
 		r = r.WithContext(ctx)
 		r.Body = io.NopCloser(bytes.NewReader(body))

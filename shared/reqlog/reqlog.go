@@ -101,5 +101,8 @@ func (w *Writer) Flush() {
 	}
 }
 
+// Status is the status written, 200 if only a body was, 0 if nothing yet.
+func (w *Writer) Status() int { return w.status }
+
 // Unwrap lets http.ResponseController reach the writer underneath (the socket's hijack).
 func (w *Writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,137 @@
+// Package limit keeps what one credential or one client address may hold or try at once, so that
+// no single caller can exhaust a process: concurrent waits, MCP streams and event sockets per
+// credential, and failed sign-ins per address. The numbers are in Defaults, in one place
+// (docs/limits.md); `loopback serve` takes flags for the ones a deployment would change.
+package limit
+
+import (
+	"sync"
+	"time"
+)
+
+// Limits are the numbers.
+type Limits struct {
+	// WaitsPerCredential bounds blocking MCP calls waiting at once on one credential.
+	WaitsPerCredential int
+	// StreamsPerCredential bounds MCP GET streams open at once on one credential.
+	StreamsPerCredential int
+	// SocketsPerCredential bounds event sockets open at once on one credential.
+	SocketsPerCredential int
+	// AuthFailures failed sign-ins from one address within AuthWindow, and that address is
+	// answered 429 until the window has passed.
+	AuthFailures int
+	AuthWindow   time.Duration
+}
+
+// Defaults are generous for people and their agents (an inbox on a few devices; a few dozen
+// agents waiting at once), and far below what would hurt the process.
+var Defaults = Limits{
+	WaitsPerCredential:   200,
+	StreamsPerCredential: 20,
+	SocketsPerCredential: 20,
+	AuthFailures:         20,
+	AuthWindow:           time.Minute,
+}
+
+// PerKey counts what each key (a credential's id) holds at once.
+type PerKey struct {
+	Max int
+
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// Acquire takes one for key and returns its release, or reports false when key holds Max
+// already. Max ≤ 0 is no limit.
+func (p *PerKey) Acquire(key string) (release func(), ok bool) {
+	if p == nil || p.Max <= 0 {
+		return func() {}, true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == nil {
+		p.n = map[string]int{}
+	}
+	if p.n[key] >= p.Max {
+		return nil, false
+	}
+	p.n[key]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.n[key]--; p.n[key] <= 0 {
+				delete(p.n, key)
+			}
+		})
+	}, true
+}
+
+// Failures counts failed sign-ins per address in a fixed window.
+type Failures struct {
+	Max    int
+	Window time.Duration
+	Now    func() time.Time
+
+	mu   sync.Mutex
+	seen map[string]*window
+}
+
+type window struct {
+	start time.Time
+	n     int
+}
+
+func (f *Failures) now() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
+}
+
+// Blocked reports whether addr has failed Max times in its current window, and how long until
+// the window ends.
+func (f *Failures) Blocked(addr string) (retryAfter time.Duration, blocked bool) {
+	if f == nil || f.Max <= 0 {
+		return 0, false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w := f.seen[addr]
+	now := f.now()
+	if w == nil || now.Sub(w.start) >= f.Window {
+		return 0, false
+	}
+	if w.n < f.Max {
+		return 0, false
+	}
+	return f.Window - now.Sub(w.start), true
+}
+
+// Fail records a failed sign-in from addr.
+func (f *Failures) Fail(addr string) {
+	if f == nil || f.Max <= 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.seen == nil {
+		f.seen = map[string]*window{}
+	}
+	now := f.now()
+	w := f.seen[addr]
+	if w == nil || now.Sub(w.start) >= f.Window {
+		w = &window{start: now}
+		f.seen[addr] = w
+	}
+	w.n++
+	// Forget old windows now and then, so that many addresses cannot grow the map for ever.
+	if len(f.seen) > 10000 {
+		for a, old := range f.seen {
+			if now.Sub(old.start) >= f.Window {
+				delete(f.seen, a)
+			}
+		}
+	}
+}
