@@ -1,7 +1,9 @@
 # Loopback — one Makefile for the local binary, the tests and the Lambdas.
 GO        ?= go
-BUILD     ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-LDFLAGS   := -s -w -X github.com/loopback-hq/loopback/shared/buildinfo.Build=$(BUILD)
+# The build is named by its commit's time, so that a build changes only when the code does (and
+# `sam deploy` replaces only the functions whose code changed); outside git, the time now.
+BUILD     ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS   := -s -w -buildid= -X github.com/loopback-hq/loopback/shared/buildinfo.Build=$(BUILD)
 STATICCHECK ?= v0.8.2
 export CGO_ENABLED = 0
 
@@ -75,7 +77,7 @@ bench: build
 clean:
 	rm -rf bin .aws-sam
 
-.PHONY: build-lambdas sam-build deploy bootstrap teammate agent-token tokens revoke bench-lambdas $(addprefix build-,$(LAMBDAS))
+.PHONY: build-lambdas sam-build deploy quota-check bootstrap teammate agent-token tokens revoke bench-lambdas $(addprefix build-,$(LAMBDAS))
 
 # --- Lambdas ------------------------------------------------------------------------------------
 # `sam build` runs `make build-<LogicalId>` in the repository root with ARTIFACTS_DIR set
@@ -147,11 +149,13 @@ STACK  ?= loopback
 REGION ?= $(shell aws configure get region 2>/dev/null)
 OUTPUT  = aws cloudformation describe-stacks --stack-name $(STACK) $(if $(REGION),--region $(REGION)) --query "Stacks[0].Outputs[?OutputKey=='$(1)'].OutputValue" --output text
 
-## deploy: build the inbox, sam build, sam deploy, upload the inbox to its bucket, refresh CloudFront
-deploy:
+## deploy: check the account's Lambda quota, build the inbox, sam build, sam deploy, upload the inbox, refresh CloudFront
+MCP_RESERVED ?= 50
+STAGE ?= prod
+deploy: quota-check
 	cd web && npm ci --no-audit --no-fund && npm run build
 	sam build
-	sam deploy --stack-name $(STACK) $(if $(REGION),--region $(REGION))
+	sam deploy --stack-name $(STACK) $(if $(REGION),--region $(REGION)) --parameter-overrides Stage=$(STAGE) McpReservedConcurrency=$(MCP_RESERVED)
 	bucket=$$($(call OUTPUT,InboxBucketName)) && \
 	aws s3 sync web/dist s3://$$bucket --delete --exclude index.html --exclude .sources-sha256 --exclude sw.js --exclude manifest.webmanifest \
 	  --cache-control 'public, max-age=31536000, immutable' && \
@@ -163,8 +167,18 @@ deploy:
 	@echo "MCP:   $$($(call OUTPUT,McpUrl))"
 	@echo "First deploy? Create your credential: make bootstrap NAME=you"
 
+## quota-check: the account's Lambda concurrency must leave room beside the MCP function's reservation
+quota-check:
+	@quota=$$(aws lambda get-account-settings $(if $(REGION),--region $(REGION)) --query 'AccountLimit.ConcurrentExecutions' --output text) || exit 1; \
+	if [ "$$quota" -lt $$(( $(MCP_RESERVED) + 100 )) ]; then \
+	  echo "This account's Lambda concurrency quota is $$quota: reserving $(MCP_RESERVED) for the MCP function needs at least $$(( $(MCP_RESERVED) + 100 ))."; \
+	  echo "Request more in Service Quotas (Lambda, 'Concurrent executions', L-B99A9384; 1000 is the usual default), or deploy with"; \
+	  echo "  make deploy MCP_RESERVED=0   (unreserved: a few waiting agents can then throttle the reply that would end their waits)"; \
+	  exit 1; \
+	fi; echo "Lambda concurrency quota $$quota: room for $(MCP_RESERVED) reserved for MCP and the rest"
+
 ## bootstrap: a new space on a deployed stack, its owner's and an agent's credentials: make bootstrap NAME=you
-BOOTSTRAP = $(GO) run ./infra/bootstrap --table $$($(call OUTPUT,AskTableName))
+BOOTSTRAP = $(if $(REGION),AWS_REGION=$(REGION)) $(GO) run ./infra/bootstrap --table $$($(call OUTPUT,AskTableName))
 bootstrap:
 	@test -n "$(NAME)" || { echo "usage: make bootstrap NAME=you"; exit 2; }
 	$(BOOTSTRAP) --name '$(NAME)' --url $$($(call OUTPUT,InboxUrl)) --mcp $$($(call OUTPUT,McpUrl)) --vapid $$($(call OUTPUT,VapidParameter))

@@ -59,7 +59,7 @@ func TableInput(name string) *dynamodb.CreateTableInput {
 		},
 		StreamSpecification: &types.StreamSpecification{
 			StreamEnabled:  aws.Bool(true),
-			StreamViewType: types.StreamViewTypeNewAndOldImages,
+			StreamViewType: types.StreamViewTypeNewImage,
 		},
 	}
 }
