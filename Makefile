@@ -7,7 +7,7 @@ LDFLAGS   := -s -w -buildid= -X github.com/loopback-hq/loopback/shared/buildinfo
 STATICCHECK ?= v0.8.2
 export CGO_ENABLED = 0
 
-.PHONY: build dev test test-e2e test-python web test-web lint spec spec-check bench clean
+.PHONY: build dev test test-e2e test-python test-soak web test-web lint spec spec-check bench clean
 
 ## build: the local binary at bin/loopback
 build:
@@ -26,6 +26,11 @@ test: spec-check lint
 	$(MAKE) test-e2e
 	$(MAKE) test-python
 	$(MAKE) test-web
+	$(MAKE) test-soak
+
+## test-soak: the short fault and load proof: agents, sockets and replies with the server killed and restarted (bench/soak)
+test-soak: build
+	$(GO) run ./bench/soak -bin bin/loopback -agents 8 -sockets 4 -duration 15s
 
 ## test-e2e: the MCP end-to-end suite: the official TypeScript SDK against bin/loopback
 test-e2e: build
@@ -73,6 +78,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./shared/...
 	$(GO) run ./bench/mcpwait -bin bin/loopback -replies 200 -waiters 10000 -settle 35s
 	$(GO) run ./bench/mcpwait -bin bin/loopback -tasks 100000 -settle 35s
+	$(GO) run ./bench/soak -bin bin/loopback -agents 50 -sockets 50 -duration 2m
 
 clean:
 	rm -rf bin .aws-sam

@@ -372,7 +372,7 @@ func TestListOpenAsks(t *testing.T) {
 	startTool(t, other, "ask_question", question("alpha"))
 	d.waitingAsk(t, 3)
 
-	var list struct{ Asks []openAsk }
+	var list struct{ Asks, Recent []openAsk }
 	res := callTool(t, me, "list_open_asks", map[string]any{})
 	if err := json.Unmarshal([]byte(resultText(res)), &list); err != nil || len(list.Asks) != 2 {
 		t.Fatalf("list_open_asks: %s", resultText(res))
@@ -394,7 +394,7 @@ func TestListOpenAsks(t *testing.T) {
 		t.Errorf("await_reply: %+v", tr)
 	}
 	res = callTool(t, me, "list_open_asks", map[string]any{"project": "alpha"})
-	if json.Unmarshal([]byte(resultText(res)), &list); len(list.Asks) != 0 {
-		t.Errorf("a closed ask is still listed: %s", resultText(res))
+	if json.Unmarshal([]byte(resultText(res)), &list); len(list.Asks) != 0 || len(list.Recent) != 1 || list.Recent[0].AskID != id || list.Recent[0].Move != "none" {
+		t.Errorf("a closed ask is still listed as open, or not as recent: %s", resultText(res))
 	}
 }

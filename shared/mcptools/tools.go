@@ -78,7 +78,7 @@ func (h *Handler) addTools() {
 	), h.blockingHandler("await_reply"))
 
 	h.mcp.AddTool(mcp.NewTool("list_open_asks",
-		mcp.WithDescription(`The asks you raised (with this credential) that are still open, newest first, each with its askId, kind, title, project, whose move it is and when it was asked. Use it to pick up an ask whose call ended without a reply — a client timeout, a restart — and then call await_reply with its askId (when it is the person's move) or answer it (answer_follow_up, answer_briefing: when it is yours). Pass project to see one project's asks only.`),
+		mcp.WithDescription(`The asks you raised (with this credential) that are still open, newest first, each with its askId, kind, title, project, whose move it is and when it was asked; and in recent, those that closed in the last hour. Use it to pick up an ask whose call ended without a reply — a client timeout, a restart — and then call await_reply with its askId (when it is the person's move, or it closed: the reply is returned at once) or answer it (answer_follow_up, answer_briefing: when it is yours). Pass project to see one project's asks only.`),
 		mcp.WithToolTitle("List your open asks"),
 		rawInputSchema(json.RawMessage(listOpenSchema)),
 		mcp.WithRawOutputSchema(json.RawMessage(listOpenOutputSchema)),
@@ -265,13 +265,17 @@ func (h *Handler) awaitReply(ctx context.Context, o ask.Origin, args json.RawMes
 
 const listOpenSchema = `{"type":"object","properties":{"project":{"type":"string","minLength":1,"description":"Only asks of this project: the name of the repository's root folder."}},"additionalProperties":false}`
 
-const listOpenOutputSchema = `{"type":"object","required":["asks"],"properties":{"asks":{"type":"array","items":{"type":"object",` +
+const openAskSchema = `{"type":"object",` +
 	`"required":["askId","kind","title","status","move","askedAt","waiting"],"properties":{` +
 	`"askId":{"type":"string"},"kind":{"type":"string","enum":["question","review","briefing"]},` +
 	`"title":{"type":"string","description":"The review's or briefing's title, or the question's first line."},` +
-	`"project":{"type":"string"},"status":{"type":"string","enum":["awaiting_human","awaiting_agent"]},` +
-	`"move":{"type":"string","enum":["person","agent"],"description":"Whose move it is: person (call await_reply), or agent (answer it)."},` +
-	`"askedAt":{"type":"string","format":"date-time"},"waiting":{"type":"boolean","description":"Whether an agent follows it right now."}}}}}}`
+	`"project":{"type":"string"},"status":{"type":"string","enum":["awaiting_human","awaiting_agent","closed"]},` +
+	`"move":{"type":"string","enum":["person","agent","none"],"description":"Whose move it is: person (call await_reply), agent (answer it), or none (closed: await_reply returns the reply)."},` +
+	`"askedAt":{"type":"string","format":"date-time"},"waiting":{"type":"boolean","description":"Whether an agent follows it right now."}}}`
+
+const listOpenOutputSchema = `{"type":"object","required":["asks","recent"],"properties":{` +
+	`"asks":{"type":"array","description":"Open asks, newest first.","items":` + openAskSchema + `},` +
+	`"recent":{"type":"array","description":"Asks closed in the last hour, most recently closed first: await_reply returns their reply.","items":` + openAskSchema + `}}}`
 
 // openAsk is one line of list_open_asks.
 type openAsk struct {
@@ -303,8 +307,9 @@ func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*m
 		return toolError(err), nil
 	}
 	out := struct {
-		Asks []openAsk `json:"asks"`
-	}{Asks: []openAsk{}}
+		Asks   []openAsk `json:"asks"`
+		Recent []openAsk `json:"recent"`
+	}{Asks: []openAsk{}, Recent: []openAsk{}}
 	for _, a := range open {
 		if a.CredentialID != c.ID || (in.Project != nil && a.Project != *in.Project) {
 			continue
@@ -318,11 +323,32 @@ func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*m
 			Status: string(a.Status), Move: move, AskedAt: ask.FormatTime(a.CreatedAt), Waiting: a.Waiting,
 		})
 	}
+	// Asks of this credential that closed lately: a reply that came while the agent's call was
+	// cut (a crash, a timeout) closed the ask, and await_reply still returns it.
+	closed, err := h.cfg.Service.Store.ClosedAsks(ctx, c.Space, h.cfg.Service.Now().Add(time.Second), 50)
+	if err != nil {
+		h.cfg.Logger.ErrorContext(ctx, "list_open_asks", "err", err)
+		return toolError(err), nil
+	}
+	since := h.cfg.Service.Now().Add(-RecentlyClosed)
+	for _, a := range closed {
+		if a.CredentialID != c.ID || (in.Project != nil && a.Project != *in.Project) || a.ClosedAt == nil || a.ClosedAt.Before(since) {
+			continue
+		}
+		out.Recent = append(out.Recent, openAsk{
+			AskID: a.ID, Kind: string(a.Kind), Title: askTitle(a), Project: a.Project,
+			Status: string(a.Status), Move: "none", AskedAt: ask.FormatTime(a.CreatedAt), Waiting: false,
+		})
+	}
 	b, _ := json.Marshal(out)
 	var structured map[string]any
 	_ = json.Unmarshal(b, &structured)
 	return mcp.NewToolResultStructured(structured, string(b)), nil
 }
+
+// RecentlyClosed is how far back list_open_asks lists the credential's closed asks, beside the
+// open ones.
+const RecentlyClosed = time.Hour
 
 // askTitle is how list_open_asks names an ask: a review's or briefing's title, or a question's
 // first line, cut to maxTitle characters.

@@ -1,0 +1,366 @@
+// Command soak is the fault and load proof of the local binary: agents that keep asking and
+// waiting, inbox sockets that keep listening, a person who keeps replying, for a while, with the
+// server process killed (SIGKILL) and started again on the same data folder partway through; and
+// beside it the slow-body attack, which must be cut within the body deadline. At the end:
+// every reply the person gave reached the agent that asked (through the blocking call, or through
+// list_open_asks and await_reply after the crash), no error other than the crash's, and the
+// server's memory.
+//
+//	go build -o bin/loopback ./cmd/loopback
+//	go run ./bench/soak -bin bin/loopback -agents 50 -sockets 50 -duration 2m
+//
+// `make test` runs a short one (`-agents 8 -sockets 4 -duration 15s`).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+const token = "lb_soak-owner-token-0123456789abcdefghijklmn"
+
+type server struct {
+	bin, dir, addr string
+	cmd            *exec.Cmd
+	agent          string
+}
+
+// start runs the binary on dir, on addr ("127.0.0.1:0" the first time), and reads the agent token
+// it prints.
+func (s *server) start() error {
+	s.cmd = exec.Command(s.bin, "serve", "--addr", s.addr, "--data", s.dir, "--progress", "2s", "--body-timeout", "2s",
+		"--max-waits", "10000", "--max-sockets", "10000")
+	s.cmd.Env = append(os.Environ(), "LOOPBACK_TOKEN="+token)
+	out, _ := s.cmd.StdoutPipe()
+	s.cmd.Stderr = io.Discard
+	if err := s.cmd.Start(); err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		if api, ok := strings.CutPrefix(strings.TrimSpace(line), "API:"); ok {
+			s.addr = strings.TrimPrefix(strings.TrimSuffix(strings.TrimSpace(api), "/api/v1"), "http://")
+		}
+		if i := strings.Index(line, "Bearer lb_"); i >= 0 && s.agent == "" {
+			s.agent = strings.Trim(strings.Fields(line[i+7:])[0], `"}`)
+		}
+		if strings.HasPrefix(line, "One agent token") {
+			break
+		}
+	}
+	go io.Copy(io.Discard, out)
+	if s.agent == "" {
+		return errors.New("the server printed no agent token")
+	}
+	return nil
+}
+
+func (s *server) kill() { s.cmd.Process.Signal(syscall.SIGKILL); s.cmd.Wait() }
+
+var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
+
+// mcp sends one MCP 2026-07-28 request (no session) and returns its result.
+func (s *server) mcp(ctx context.Context, method, name string, params map[string]any) (map[string]any, error) {
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+s.addr+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.agent)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	req.Header.Set("Mcp-Name", name)
+	res, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		for _, l := range strings.Split(string(b), "\n") {
+			if d, ok := strings.CutPrefix(l, "data: "); ok {
+				b = []byte(d)
+			}
+		}
+	}
+	var msg struct {
+		Result map[string]any
+		Error  any
+	}
+	if err := json.Unmarshal(b, &msg); err != nil || msg.Error != nil || msg.Result == nil {
+		return nil, fmt.Errorf("%s: %d %.200s", method, res.StatusCode, b)
+	}
+	return msg.Result, nil
+}
+
+func (s *server) api(method, path, body string, v any) (int, error) {
+	req, _ := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if v != nil {
+		err = json.NewDecoder(res.Body).Decode(v)
+	} else {
+		io.Copy(io.Discard, res.Body)
+	}
+	return res.StatusCode, err
+}
+
+func rss(pid int) int64 {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func main() {
+	bin := flag.String("bin", "bin/loopback", "the loopback binary")
+	agents := flag.Int("agents", 50, "agents asking and waiting at once")
+	sockets := flag.Int("sockets", 50, "inbox sockets listening at once")
+	duration := flag.Duration("duration", 2*time.Minute, "how long the run lasts; the server is killed and restarted halfway")
+	flag.Parse()
+	dir, _ := os.MkdirTemp("", "loopback-soak-")
+	defer os.RemoveAll(dir)
+	s := &server{bin: *bin, dir: dir, addr: "127.0.0.1:0"}
+	if err := s.start(); err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(1)
+	}
+	var (
+		mu       sync.Mutex
+		replied  = map[string]string{} // askId → the text the person replied
+		received = map[string]string{} // askId → the text the agent got
+		errs     []string
+		resumed  atomic.Int64
+		frames   atomic.Int64
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		errs = append(errs, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	ctx, stop := context.WithTimeout(context.Background(), *duration)
+	defer stop()
+	var down atomic.Bool // the server is being restarted: errors now are the crash's
+	var wg sync.WaitGroup
+
+	// Agents: ask, wait; when the call fails (the crash), find the ask again and wait on it.
+	for i := range *agents {
+		wg.Go(func() {
+			project := fmt.Sprintf("soak-%d", i)
+			for ctx.Err() == nil {
+				res, err := s.mcp(context.Background(), "tools/call", "ask_question", map[string]any{"name": "ask_question",
+					"arguments": map[string]any{"question": "Go on?", "project": project}})
+				for err != nil && ctx.Err() == nil {
+					if !down.Load() {
+						fail("agent %d: %v", i, err)
+					}
+					time.Sleep(200 * time.Millisecond)
+					// The ask may be open on the restarted server: find it and wait on it.
+					var list map[string]any
+					if list, err = s.mcp(context.Background(), "tools/call", "list_open_asks", map[string]any{"name": "list_open_asks", "arguments": map[string]any{"project": project}}); err != nil {
+						continue
+					}
+					sc, _ := list["structuredContent"].(map[string]any)
+					asks, _ := sc["asks"].([]any)
+					if len(asks) == 0 {
+						// Answered while the call was cut: its reply is still there for await_reply.
+						recent, _ := sc["recent"].([]any)
+						mu.Lock()
+						for _, r := range recent {
+							if id := r.(map[string]any)["askId"].(string); received[id] == "" && replied[id] != "" {
+								asks = append(asks, r)
+							}
+						}
+						mu.Unlock()
+						if len(asks) == 0 {
+							break // nothing of this agent's is waiting: ask again
+						}
+					}
+					id := asks[0].(map[string]any)["askId"].(string)
+					resumed.Add(1)
+					res, err = s.mcp(context.Background(), "tools/call", "await_reply", map[string]any{"name": "await_reply", "arguments": map[string]any{"askId": id}})
+				}
+				if res == nil {
+					continue
+				}
+				if res["isError"] == true {
+					continue // no reply yet (max wait): ask again
+				}
+				sc, _ := res["structuredContent"].(map[string]any)
+				id, _ := sc["askId"].(string)
+				reply, _ := sc["reply"].(map[string]any)
+				text, _ := reply["text"].(string)
+				mu.Lock()
+				received[id] = text
+				mu.Unlock()
+			}
+		})
+	}
+	// The person: replies to whatever is open, at random.
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			var snap struct {
+				Open []struct{ ID string } `json:"open"`
+			}
+			if _, err := s.api("GET", "/api/v1/snapshot", "", &snap); err != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			for _, a := range snap.Open {
+				if rand.IntN(3) > 0 {
+					continue
+				}
+				text := "ok " + a.ID
+				status, err := s.api("POST", "/api/v1/asks/"+a.ID+"/reply", `{"outcome":"answered","selected":[],"text":"`+text+`"}`, nil)
+				if err == nil && status == 200 {
+					mu.Lock()
+					replied[a.ID] = text
+					mu.Unlock()
+				} else if err == nil && status != 409 && !down.Load() {
+					fail("reply %s: %d", a.ID, status)
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	// Sockets: listen, count frames, reconnect after the crash.
+	for range *sockets {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				conn, err := net.Dial("tcp", s.addr)
+				if err != nil {
+					time.Sleep(200 * time.Millisecond)
+					continue
+				}
+				fmt.Fprintf(conn, "GET /api/v1/events HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: loopback.v1\r\nAuthorization: Bearer %s\r\n\r\n", token)
+				buf := make([]byte, 64<<10)
+				for ctx.Err() == nil {
+					conn.SetReadDeadline(time.Now().Add(time.Second))
+					n, err := conn.Read(buf)
+					if n > 0 {
+						frames.Add(1)
+					}
+					if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+						break
+					}
+				}
+				conn.Close()
+			}
+		})
+	}
+	// The slow-body attack, throughout: declared bodies that never come must be cut.
+	var slowCut, slowHeld atomic.Int64
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			conn, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
+			start := time.Now()
+			fmt.Fprintf(conn, "POST /api/v1/asks/x/reply HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{", token)
+			conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+			io.Copy(io.Discard, conn)
+			if time.Since(start) < 6*time.Second {
+				slowCut.Add(1)
+			} else if !down.Load() {
+				slowHeld.Add(1)
+			}
+			conn.Close()
+		}
+	})
+	// Memory, and the crash halfway.
+	var mem []int64
+	wg.Go(func() {
+		half := time.After(*duration / 2)
+		tick := time.NewTicker(5 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				mem = append(mem, rss(s.cmd.Process.Pid))
+			case <-half:
+				down.Store(true)
+				s.kill()
+				if err := s.start(); err != nil {
+					fail("restart: %v", err)
+				}
+				time.Sleep(2 * time.Second)
+				down.Store(false)
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	<-ctx.Done()
+	// Let the last waits see their replies, then stop.
+	time.Sleep(3 * time.Second)
+	s.kill()
+	wg.Wait()
+
+	lost := 0
+	mu.Lock()
+	for id, text := range replied {
+		if received[id] != text {
+			lost++
+		}
+	}
+	fmt.Printf("soak: %d agents, %d sockets, %s, the server killed and restarted once\n", *agents, *sockets, *duration)
+	fmt.Printf("replies: %d given, %d reached their agent, %d lost; %d waits resumed after the crash with list_open_asks + await_reply\n",
+		len(replied), len(replied)-lost, lost, resumed.Load())
+	fmt.Printf("socket frames read: %d; slow-body connections cut within the deadline: %d, held longer: %d\n", frames.Load(), slowCut.Load(), slowHeld.Load())
+	if len(mem) > 1 {
+		fmt.Printf("server RSS every 5 s (MiB):")
+		for _, m := range mem {
+			fmt.Printf(" %d", m>>20)
+		}
+		fmt.Println()
+	}
+	fmt.Printf("errors outside the crash: %d\n", len(errs))
+	for i, e := range errs {
+		if i < 10 {
+			fmt.Println("  ", e)
+		}
+	}
+	mu.Unlock()
+	// A reply given in the last seconds may still be on its way when the run stops: those are
+	// not counted as lost unless the agent got another text for the same ask.
+	if lost > 0 || len(errs) > 0 || slowHeld.Load() > 0 || len(replied) == 0 {
+		os.Exit(1)
+	}
+}
