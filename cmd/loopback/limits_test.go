@@ -16,8 +16,22 @@ import (
 // its connection no longer than the body's read deadline; a waiting call, whose body has arrived,
 // is not cut by it.
 func TestSlowBodiesAreCut(t *testing.T) {
-	s := startServe(t, 15*time.Second, map[string]string{"LOOPBACK_TOKEN": ownerToken}, "--body-timeout", "1s", "--max-wait", "5s")
+	s := startServe(t, 15*time.Second, map[string]string{"LOOPBACK_TOKEN": ownerToken}, "--body-timeout", "1s", "--max-wait", "5s", "--idle-timeout", "1s")
 	addr := strings.TrimPrefix(s.base, "http://")
+	// An idle keep-alive connection is closed after the idle timeout; one that never sends its
+	// request's headers, after ReadHeaderTimeout (10 s, not waited for here).
+	idle, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(idle, "GET /api/v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+ownerToken+"\r\n\r\n")
+	idle.SetReadDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	io.Copy(io.Discard, idle) // the response, then nothing until the server closes the connection
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("an idle keep-alive connection was kept %s", took.Round(time.Millisecond))
+	}
+	idle.Close()
 	for _, path := range []string{"/api/v1/snapshot", "/api/v1/asks/x/reply", "/mcp"} {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -34,7 +48,7 @@ func TestSlowBodiesAreCut(t *testing.T) {
 	}
 	// A blocking call waits well past the body deadline: its body was read.
 	c := s.agent(t, s.agentToken(t))
-	start := time.Now()
+	start = time.Now()
 	res := callTool(t, c, "ask_question", map[string]any{"question": "Still waiting?", "project": "limits"})
 	if took := time.Since(start); took < 4*time.Second || !strings.Contains(textOf(res), "await_reply") {
 		t.Errorf("the wait ended after %s with %q; want the max-wait result after 5s", took.Round(time.Millisecond), textOf(res))

@@ -63,6 +63,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&limits.WaitsPerCredential, "max-waits", limits.WaitsPerCredential, "blocking MCP calls one credential may have waiting at once (429 beyond)")
 	fs.IntVar(&limits.SocketsPerCredential, "max-sockets", limits.SocketsPerCredential, "event sockets one credential may have open at once")
 	fs.IntVar(&limits.AuthFailures, "max-auth-failures", limits.AuthFailures, "failed sign-ins from one address a minute before it is answered 429 (0: no limit; set it to 0 behind a proxy that hides client addresses)")
+	idleTimeout := fs.Duration("idle-timeout", httpapi.IdleTimeout, "how long an idle keep-alive connection is kept")
 	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyReadBase, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (such as 127.0.0.1:6060); off when empty")
 	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where asks are kept: sqlite (in the data folder) or dynamodb (the standard AWS_* environment says where; AWS_ENDPOINT_URL for an emulator)")
@@ -152,7 +153,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// (httpapi.BodyDeadline); an idle keep-alive connection is closed after IdleTimeout.
 		Handler: httpapi.BodyDeadline(*bodyTimeout, httpapi.ThrottleAuthFailures(
 			&limit.Failures{Max: limits.AuthFailures, Window: limits.AuthWindow}, apiFirst(apiHandler, mux))),
-		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: httpapi.IdleTimeout,
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: *idleTimeout,
 		BaseContext: func(net.Listener) context.Context { return requests },
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
