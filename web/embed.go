@@ -12,7 +12,15 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/httpapi"
 )
+
+// notFound is a Problem, as every refusal of the binary is.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	httpapi.WriteError(w, r, ask.Errorf(ask.ERouteNotFound, "no such page: %s (the inbox is at /)", r.URL.Path))
+}
 
 //go:embed all:dist
 var dist embed.FS
@@ -80,7 +88,7 @@ func Handler() http.Handler {
 		SetSecurityHeaders(h)
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			h.Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			httpapi.WriteError(w, r, ask.Errorf(ask.EMethodNotAllowed, "the inbox is read with GET; %s is not allowed here", r.Method))
 			return
 		}
 		p := r.URL.Path
@@ -92,12 +100,12 @@ func Handler() http.Handler {
 		}
 		name := strings.TrimPrefix(path.Clean(p), "/")
 		if name == "" || strings.HasPrefix(name, ".") || name == "index.html" {
-			http.NotFound(w, r)
+			notFound(w, r)
 			return
 		}
 		b, err := fs.ReadFile(files, name)
 		if err != nil {
-			http.NotFound(w, r)
+			notFound(w, r)
 			return
 		}
 		switch {

@@ -65,6 +65,10 @@ func TestEveryRefusalIsAProblem(t *testing.T) {
 	}{
 		{"GET", "/api/", "", "", 404, "route.not_found"},
 		{"GET", "/api/v2/snapshot", "", "", 404, "route.not_found"},
+		{"GET", "/nope.js", "", "", 404, "route.not_found"},
+		{"GET", "/mcpx", "", "", 404, "route.not_found"},
+		{"POST", "/", "application/json", "{}", 405, "method.not_allowed"},
+		{"DELETE", "/asks/x", "", "", 405, "method.not_allowed"},
 		{"PUT", "/mcp", "application/json", "{}", 405, "method.not_allowed"},
 		{"PATCH", "/mcp", "application/json", "{}", 405, "method.not_allowed"},
 		{"OPTIONS", "/mcp", "", "", 405, "method.not_allowed"},
