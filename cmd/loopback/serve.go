@@ -158,11 +158,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(api.CloseSockets) // Shutdown does not wait for upgraded connections
-	printWelcome(stdout, base, token, agentToken)
-	logger.Info("serving", "addr", ln.Addr().String(), "data", *data, "store", stored.where)
+	// Before saying it is running: the inbox must never show an agent waiting that is not.
 	if err := svc.SettleWaiting(ctx, LocalSpace); err != nil {
+		ln.Close()
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		return fmt.Errorf("settling waiting flags: %w", err)
 	}
+	printWelcome(stdout, base, token, agentToken)
+	logger.Info("serving", "addr", ln.Addr().String(), "data", *data, "store", stored.where)
 	go sweep(ctx, svc, stored.cleanup, logger)
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
