@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
-	"time"
 	"unicode/utf8"
 
 	"github.com/loopback-hq/loopback/shared/ask"
@@ -75,19 +73,7 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tROLE\tNAME\tFOR\tCREATED\tLAST USED\tREVOKED")
-		when := func(t *time.Time) string {
-			if t == nil {
-				return "-"
-			}
-			return t.Local().Format(time.RFC3339)
-		}
-		for _, c := range creds {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Role, c.Actor.Name, c.Person.Name,
-				when(&c.CreatedAt), when(c.LastUsedAt), when(c.RevokedAt))
-		}
-		return tw.Flush()
+		return gate.WriteCredentials(stdout, creds)
 	case "revoke":
 		if len(positional) != 1 {
 			fmt.Fprintln(stderr, "token revoke needs the credential's ID (see token list)")

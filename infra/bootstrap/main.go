@@ -19,8 +19,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -29,6 +27,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/awsrt"
 	"github.com/loopback-hq/loopback/shared/dynamo"
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 func main() {
@@ -173,17 +172,5 @@ func listCredentials(ctx context.Context, store ask.CredentialStore, space strin
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tROLE\tNAME\tFOR\tCREATED\tLAST USED\tREVOKED")
-	when := func(t *time.Time) string {
-		if t == nil {
-			return "-"
-		}
-		return t.Format(time.RFC3339)
-	}
-	for _, c := range creds {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Role, c.Actor.Name, c.Person.Name,
-			when(&c.CreatedAt), when(c.LastUsedAt), when(c.RevokedAt))
-	}
-	return tw.Flush()
+	return gate.WriteCredentials(out, creds)
 }
