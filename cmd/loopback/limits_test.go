@@ -103,16 +103,7 @@ func TestEveryRefusalIsAProblem(t *testing.T) {
 func TestMCPDuplicateKeys(t *testing.T) {
 	s := startServer(t, map[string]string{"LOOPBACK_TOKEN": ownerToken})
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ask_question","arguments":{"question":"a","question":"b","project":"p"}}}`
-	req, _ := http.NewRequest("POST", s.base+"/mcp", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+ownerToken)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	res, b := s.postMCP(t, ownerToken, body)
 	var msg struct {
 		ID    int
 		Error struct{ Code int }
@@ -144,19 +135,7 @@ func TestLimitsPerCredential(t *testing.T) {
 	}
 	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask_question","arguments":{"question":"three?","project":"limits"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	req, _ := http.NewRequest("POST", s.base+"/mcp", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+agent)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", "ask_question")
-	r, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(r.Body)
-	r.Body.Close()
+	r, b := s.postMCP(t, agent, body, "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "ask_question")
 	if r.StatusCode != 429 || r.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "request.rate_limited") {
 		t.Errorf("a third wait: %d %q %s", r.StatusCode, r.Header.Get("Retry-After"), b)
 	}

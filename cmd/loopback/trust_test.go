@@ -273,18 +273,28 @@ func TestRoleMatrix(t *testing.T) {
 // mcpStatus is the HTTP status of an MCP initialize sent with token.
 func mcpStatus(t *testing.T, s *server, token string) int {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"matrix","version":"1"}}}`
+	res, _ := s.postMCP(t, token, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"matrix","version":"1"}}}`)
+	return res.StatusCode
+}
+
+// postMCP sends one raw JSON-RPC message to /mcp with token, headers added (name, value, …), and
+// returns the response and its body, read whole.
+func (s *server) postMCP(t *testing.T, token, body string, headers ...string) (*http.Response, []byte) {
+	t.Helper()
 	req, _ := http.NewRequest("POST", s.base+"/mcp", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	return res.StatusCode
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, b
 }
 
 func callTool(t *testing.T, c interface {
