@@ -99,6 +99,19 @@ async function registration(page, origin = server.origin) {
   return { cdp, registrationId: await found };
 }
 
+/**
+ * Waits until the service worker itself sees no focused window of `origin`: what its push handler
+ * asks before it shows a notification. (bringToFront takes effect a moment later on a busy machine.)
+ */
+async function lostFocus(context, origin) {
+  const worker = context.serviceWorkers().find((w) => w.url().startsWith(origin + '/')) ?? (await context.waitForEvent('serviceworker'));
+  const end = Date.now() + 10_000;
+  while (await worker.evaluate(async () => (await self.clients.matchAll({ type: 'window', includeUncontrolled: true })).some((c) => c.focused))) {
+    if (Date.now() > end) throw new Error(`a window of ${origin} still has the focus`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 function deliver({ cdp, registrationId }, payload) {
   return cdp.send('ServiceWorker.deliverPushMessage', { origin: server.origin, registrationId, data: JSON.stringify(payload) });
 }
@@ -460,6 +473,7 @@ describe('Web Push', () => {
     const elsewhere = await context.newPage();
     await elsewhere.goto('about:blank');
     await elsewhere.bringToFront();
+    await lostFocus(context, server.origin);
     await deliver(sw, payload);
     await until(page, async (tag) => (await (await navigator.serviceWorker.ready).getNotifications({ tag })).length === 1, payload.tag);
     const shown = await notifications(page);
@@ -684,6 +698,7 @@ describe('Web Push, end to end', () => {
       const elsewhere = await context.newPage();
       await elsewhere.goto('about:blank');
       await elsewhere.bringToFront();
+      await lostFocus(context, own.origin);
       await sw.cdp.send('ServiceWorker.deliverPushMessage', { origin: own.origin, registrationId: sw.registrationId, data: push.text });
       await until(page, async (tag) => (await (await navigator.serviceWorker.ready).getNotifications({ tag })).length === 1, notice.tag);
       const [shown] = await notifications(page, notice.tag);
