@@ -37,7 +37,7 @@ var defaultAgent = ask.Actor{ID: "agent:default", Name: "agent"}
 // ownerCredential returns the owner's token: LOOPBACK_TOKEN when set, else the one kept in the
 // data folder, else a new one (kept there). Every other live owner credential is retired, so a
 // changed LOOPBACK_TOKEN leaves no second key to the inbox. Only hashes are in the database.
-func (a *app) ownerCredential(ctx context.Context) (string, error) {
+func (a *dataDir) ownerCredential(ctx context.Context) (string, error) {
 	template := ask.Credential{Space: LocalSpace, Role: ask.RoleOwner, Actor: a.owner, Person: a.owner}
 	var token string
 	var cred *ask.Credential
@@ -68,7 +68,7 @@ func (a *app) ownerCredential(ctx context.Context) (string, error) {
 
 // agentCredential returns the default agent's token, kept in the data folder; a new one when
 // there is none yet or the kept one was revoked.
-func (a *app) agentCredential(ctx context.Context) (string, error) {
+func (a *dataDir) agentCredential(ctx context.Context) (string, error) {
 	t, _, err := a.keptToken(ctx, agentTokenFile, ask.RoleAgent,
 		ask.Credential{Space: LocalSpace, Role: ask.RoleAgent, Actor: defaultAgent, Person: a.owner})
 	return t, err
@@ -76,7 +76,7 @@ func (a *app) agentCredential(ctx context.Context) (string, error) {
 
 // keptToken returns the live credential of role whose token is kept in the data folder's file,
 // or issues a new one from template and keeps its token there (mode 0600).
-func (a *app) keptToken(ctx context.Context, file string, role ask.Role, template ask.Credential) (string, *ask.Credential, error) {
+func (a *dataDir) keptToken(ctx context.Context, file string, role ask.Role, template ask.Credential) (string, *ask.Credential, error) {
 	path := filepath.Join(a.dir, file)
 	b, err := os.ReadFile(path)
 	switch {
@@ -98,7 +98,7 @@ func (a *app) keptToken(ctx context.Context, file string, role ask.Role, templat
 
 // issueKept issues a credential and keeps its token in the file at path, readable only by this
 // user. The file is written before anything else can see the new credential in use.
-func (a *app) issueKept(ctx context.Context, path string, template ask.Credential) (string, *ask.Credential, error) {
+func (a *dataDir) issueKept(ctx context.Context, path string, template ask.Credential) (string, *ask.Credential, error) {
 	t, c, err := gate.Issue(ctx, a.db, template)
 	if err != nil {
 		return "", nil, err
@@ -111,7 +111,7 @@ func (a *app) issueKept(ctx context.Context, path string, template ask.Credentia
 }
 
 // retireOwnersBut revokes every live owner credential of the local space but keep.
-func (a *app) retireOwnersBut(ctx context.Context, keep string) error {
+func (a *dataDir) retireOwnersBut(ctx context.Context, keep string) error {
 	creds, err := a.db.Credentials(ctx, LocalSpace)
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func (a *app) retireOwnersBut(ctx context.Context, keep string) error {
 }
 
 // rotateOwner issues a new owner token, keeps it in the data folder and retires the old one.
-func (a *app) rotateOwner(ctx context.Context) (string, error) {
+func (a *dataDir) rotateOwner(ctx context.Context) (string, error) {
 	if os.Getenv("LOOPBACK_TOKEN") != "" {
 		return "", errors.New("LOOPBACK_TOKEN is set, so the owner's token is yours to choose: restart loopback serve with a new LOOPBACK_TOKEN, which retires the old one")
 	}

@@ -16,30 +16,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopback-hq/loopback/shared/app"
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/events"
-	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
-	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/push"
 	"github.com/loopback-hq/loopback/shared/redact"
-	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/web"
 )
 
 // LocalSpace is the one space of a local Loopback.
 const LocalSpace = "local"
 
-// app is a local Loopback opened on its data folder (and, with --store dynamodb, its table).
-type app struct {
+// dataDir is a local Loopback's data folder opened (and, with --store dynamodb, its table): the
+// store, the owner, and where the kept tokens are.
+type dataDir struct {
 	db    storage
 	owner ask.Actor
 	dir   string
 }
 
-// openAppOn opens the data folder and the storage c names (storage.go).
-func openAppOn(ctx context.Context, c storageConfig) (*app, *backend, error) {
+// openDataDir opens the data folder and the storage c names (storage.go).
+func openDataDir(ctx context.Context, c storageConfig) (*dataDir, *backend, error) {
 	b, err := openStorage(ctx, c)
 	if err != nil {
 		return nil, nil, err
@@ -48,7 +47,7 @@ func openAppOn(ctx context.Context, c storageConfig) (*app, *backend, error) {
 	if name == "" {
 		name = "owner"
 	}
-	return &app{db: b.store, owner: ask.Actor{ID: "owner", Name: name}, dir: c.dir}, b, nil
+	return &dataDir{db: b.store, owner: ask.Actor{ID: "owner", Name: name}, dir: c.dir}, b, nil
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -78,7 +77,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logger := slog.New(redact.New(slog.NewTextHandler(stderr, nil)))
 	slog.SetDefault(logger)
 
-	a, stored, err := openAppOn(ctx, storageConfig{kind: *store, dir: *data, table: *table, bucket: *bucket, create: *create})
+	a, stored, err := openDataDir(ctx, storageConfig{kind: *store, dir: *data, table: *table, bucket: *bucket, create: *create})
 	if err != nil {
 		return err
 	}
@@ -101,8 +100,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		base = strings.TrimRight(*publicURL, "/")
 	}
 
-	hub := events.NewHub()
-	svc := ask.NewService(a.db)
 	// Web Push: the deployment's VAPID keys, made once and kept in the data folder; every change
 	// that needs the person is pushed to their devices off the request path.
 	vapid, err := push.LoadOrCreateKeys(filepath.Join(*data, "vapid.json"))
@@ -111,38 +108,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	pushLoopback := os.Getenv(PushLoopbackEnv) == "1"
 	pusher := &push.Sender{Keys: vapid, Store: a.db, Subscriber: pushSubscriber(base), Logger: logger, AllowLoopback: pushLoopback}
-	pushes := push.NewQueue(ctx, pusher, 2, 1024)
-	svc.Leases, svc.Changes = a.db, ask.Publishers{hub, pushes}
-	// Uploaded images: the tickets in the store, the bytes in DIR/blobs (or S3).
-	svc.Uploads = a.db
-	uploads := &upload.Service{Store: a.db, Blobs: stored.blobs, Now: svc.Now, Logger: logger}
-	g := &gate.Gate{Credentials: a.db, Now: svc.Now}
-	// A revoked credential's sockets and waits end within a second, wherever it was revoked.
-	revocations := &gate.Revocations{Credentials: a.db, Logger: logger}
-	api := &httpapi.Server{
-		Service: svc, Gate: g, Logger: logger, Tickets: a.db, Hub: hub, PublicURL: base, Uploads: uploads,
-		Revocations: revocations,
-		SocketLimit: &limit.PerKey{Max: limits.SocketsPerCredential},
+	// This process holds the sockets and the waits: the hub reaches both.
+	lb := app.New(app.Config{
+		Storage: a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: push.NewQueue(ctx, pusher, 2, 1024),
+		PublicURL: base, Limits: limits, Logger: logger,
+		Wait: app.Wait{MaxWait: *maxWait, Progress: *progress},
 		Push: &httpapi.PushConfig{
 			PublicKey: func(context.Context) (string, error) { return vapid.PublicKey, nil },
 			Store:     a.db, Rules: ask.PushRules{AllowLoopback: pushLoopback},
 		},
-	}
-	waiter := &mcptools.Waiter{
-		Service: svc, Watcher: mcptools.HubWatcher{Hub: hub}, Progress: *progress, MaxWait: *maxWait,
-		Revocations: revocations,
-	}
-	defer waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
-	agents := mcptools.New(mcptools.Config{
-		Service: svc, Gate: g, Tasks: a.db, Logger: logger, PublicURL: base, Waiter: waiter, Uploads: uploads,
-		Waits: &limit.PerKey{Max: limits.WaitsPerCredential}, Streams: &limit.PerKey{Max: limits.StreamsPerCredential},
 	})
-	mux := http.NewServeMux()
-	apiHandler := api.Handler()
-	mux.Handle("/api/", apiHandler)
-	mux.Handle("/mcp", agents)
-	// The inbox (web/dist, embedded) at / and its pages (/asks/{id}, /history), with its CSP.
-	mux.Handle("/", web.Handler())
+	defer lb.Waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
 
 	// Shutting down first ends every wait with a result that tells its agent to call await_reply;
 	// requests also run on a context that is cancelled if they still hold the shutdown up.
@@ -152,14 +128,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// A request's headers must arrive within 10 s and its body within its read deadline
 		// (httpapi.BodyDeadline); an idle keep-alive connection is closed after IdleTimeout.
 		Handler: httpapi.BodyDeadline(*bodyTimeout, httpapi.ThrottleAuthFailures(
-			&limit.Failures{Max: limits.AuthFailures, Window: limits.AuthWindow}, apiFirst(apiHandler, mux))),
+			&limit.Failures{Max: limits.AuthFailures, Window: limits.AuthWindow}, lb.Handler(web.Handler()))),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: *idleTimeout,
 		BaseContext: func(net.Listener) context.Context { return requests },
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	srv.RegisterOnShutdown(api.CloseSockets) // Shutdown does not wait for upgraded connections
+	srv.RegisterOnShutdown(lb.API.CloseSockets) // Shutdown does not wait for upgraded connections
 	// Before saying it is running: the inbox must never show an agent waiting that is not.
-	if err := svc.SettleWaiting(ctx, LocalSpace); err != nil {
+	if err := lb.Service.SettleWaiting(ctx, LocalSpace); err != nil {
 		ln.Close()
 		if ctx.Err() != nil {
 			return nil // stopped while starting
@@ -168,7 +144,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	printWelcome(stdout, base, token, agentToken)
 	logger.Info("serving", "addr", ln.Addr().String(), "data", *data, "store", stored.where)
-	go sweep(ctx, svc, stored.cleanup, logger)
+	go sweep(ctx, lb, stored.cleanup, logger)
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
 	}
@@ -181,7 +157,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
-	waiter.Shutdown()
+	lb.Waiter.Shutdown()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
@@ -195,23 +171,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// apiFirst hands every /api/ request to the API before the mux could redirect a path with dot
-// segments or doubled slashes to a cleaned one: the API answers those with a 404 Problem, so an
-// upload URL with `..` in it is refused, never followed anywhere.
-func apiFirst(api, rest http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/api/") {
-			api.ServeHTTP(w, r)
-			return
-		}
-		rest.ServeHTTP(w, r)
-	})
-}
-
 // sweep clears what nobody will come back for, every few seconds: leases of agents that stopped
 // following without saying so (a process killed mid-wait), which un-marks their asks as waiting;
 // and expired tickets, tasks and upload tickets (cleanup; on DynamoDB its time to live does that).
-func sweep(ctx context.Context, svc *ask.Service, cleanup func(context.Context, time.Time) error, logger *slog.Logger) {
+func sweep(ctx context.Context, lb *app.App, cleanup func(context.Context, time.Time) error, logger *slog.Logger) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for n := 1; ; n++ {
@@ -224,8 +187,8 @@ func sweep(ctx context.Context, svc *ask.Service, cleanup func(context.Context, 
 				// 10,000 waiting calls near 60 KiB each instead of near 95.
 				runtime.GC()
 			}
-			now := svc.Now()
-			err := reapAll(ctx, svc)
+			now := lb.Service.Now()
+			_, err := lb.Sweep(ctx)
 			if err == nil && cleanup != nil {
 				err = cleanup(ctx, now)
 			}
@@ -236,18 +199,6 @@ func sweep(ctx context.Context, svc *ask.Service, cleanup func(context.Context, 
 			return
 		}
 	}
-}
-
-// reapAll reaps expired leases a hundred at a time until none is left (a hundred thousand
-// tasks nobody polls any more lapse together).
-func reapAll(ctx context.Context, svc *ask.Service) error {
-	for ctx.Err() == nil {
-		n, err := svc.ReapLeases(ctx, 100)
-		if err != nil || n < 100 {
-			return err
-		}
-	}
-	return nil
 }
 
 // serveProfiles serves net/http/pprof on its own address, never on the public one.

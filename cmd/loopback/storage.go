@@ -10,8 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/loopback-hq/loopback/shared/app"
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/blobfs"
 	"github.com/loopback-hq/loopback/shared/blobs3"
@@ -19,15 +19,9 @@ import (
 	"github.com/loopback-hq/loopback/shared/sqlite"
 )
 
-// storage is every store port serve uses, on one backend.
+// storage is every store port serve uses, on one backend, and its Close.
 type storage interface {
-	ask.Store
-	ask.CredentialStore
-	ask.TicketStore
-	ask.LeaseStore
-	ask.TaskStore
-	ask.UploadStore
-	ask.PushStore
+	app.Storage
 	Close() error
 }
 
@@ -123,14 +117,7 @@ func openAWS(ctx context.Context, c storageConfig) (*backend, error) {
 		}
 		return b, nil
 	}
-	// An endpoint of one's own (an emulator such as moto) gets path-style addressing, which works
-	// without a host name per bucket; emulators send no checksums, so the SDK's note on every read
-	// that it could not check one is off there.
-	emulated := cfg.BaseEndpoint != nil
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		o.UsePathStyle = emulated
-		o.DisableLogOutputChecksumValidationSkipped = emulated
-	})
+	client := blobs3.NewClient(cfg)
 	if c.create {
 		if err := blobs3.EnsureBucket(ctx, client, c.bucket); err != nil {
 			return nil, err

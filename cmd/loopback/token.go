@@ -39,7 +39,7 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	positional = append(positional, fs.Args()...)
-	a, _, err := openAppOn(ctx, storageConfig{kind: *store, dir: *data, table: *table})
+	a, _, err := openDataDir(ctx, storageConfig{kind: *store, dir: *data, table: *table})
 	if err != nil {
 		return err
 	}

@@ -16,20 +16,21 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/loopback-hq/loopback/shared/apigw"
+	"github.com/loopback-hq/loopback/shared/app"
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/blobs3"
 	"github.com/loopback-hq/loopback/shared/dynamo"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
@@ -122,15 +123,16 @@ func (e Env) withDefaults() Env {
 	return e
 }
 
-// Runtime is a function's wired Loopback: clients, store, service. Build it once per process
-// (at init), and start one of its handlers.
+// Runtime is a function's wired Loopback: clients, store, and the app (shared/app) on them.
+// Build it once per process (at init), and start one of its handlers.
 type Runtime struct {
 	Env     Env
 	Store   *dynamo.Store
 	Blobs   *blobs3.Blobs // nil without a bucket
-	Service *ask.Service
-	Gate    *gate.Gate
-	Uploads *upload.Service // nil without a bucket
+	App     *app.App
+	Service *ask.Service    // App.Service
+	Gate    *gate.Gate      // App.Gate
+	Uploads *upload.Service // App.Uploads; nil without a bucket
 	Poster  wsapi.Poster    // nil without ConnectionsURL
 	Logger  *slog.Logger
 	// SSM reads the Web Push keys; nil without Env.VAPIDParameter.
@@ -163,8 +165,7 @@ func MustLoad() *Runtime {
 	return rt
 }
 
-// New builds the runtime on an AWS configuration. With an endpoint of its own (an emulator), S3 is
-// addressed path-style.
+// New builds the runtime on an AWS configuration.
 func New(cfg aws.Config, env Env) (*Runtime, error) {
 	if env.Table == "" {
 		return nil, errors.New("awsrt: no table")
@@ -173,26 +174,35 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 	logger := slog.New(redact.New(slog.NewJSONHandler(os.Stderr, nil)))
 	slog.SetDefault(logger) // what logs through slog's default comes out as JSON too, redacted
 	store := dynamo.New(dynamodb.NewFromConfig(cfg), env.Table)
-	svc := ask.NewService(store)
-	// On AWS, Changes is nil: the table's stream carries every change to the fan-out.
-	svc.Leases = store
-	rt := &Runtime{Env: env, Store: store, Service: svc, Gate: &gate.Gate{Credentials: store}, Logger: logger}
+	rt := &Runtime{Env: env, Store: store, Logger: logger}
+	c := app.Config{
+		// On AWS there is no hub: the table's stream carries every change to the fan-out, and a
+		// waiting call polls its ask's head (HeadWatcher).
+		Storage: store, PublicURL: env.PublicURL, Logger: logger,
+		Watcher: dynamo.HeadWatcher{Heads: store, Interval: env.Poll},
+		Wait:    app.Wait{MaxWait: env.MaxWait, Progress: env.Progress, QuietMaxWait: env.QuietMaxWait},
+		// Per instance; a Lambda instance serves one request at a time.
+		Limits: limit.Defaults,
+	}
 	if env.Bucket != "" {
-		emulated := cfg.BaseEndpoint != nil || os.Getenv("AWS_ENDPOINT_URL_S3") != ""
-		client := s3.NewFromConfig(cfg, func(o *s3.Options) {
-			o.UsePathStyle = emulated
-			o.DisableLogOutputChecksumValidationSkipped = emulated
-		})
-		rt.Blobs = blobs3.New(client, env.Bucket)
-		svc.Uploads = store
-		rt.Uploads = &upload.Service{Store: store, Blobs: rt.Blobs, Now: svc.Now, Logger: logger}
+		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)
+		c.Blobs = rt.Blobs
 	}
 	if env.VAPIDParameter != "" {
 		rt.SSM = ssm.NewFromConfig(cfg)
 		rt.vapid = &vapid{client: rt.SSM, prefix: env.VAPIDParameter}
+		c.Push = &httpapi.PushConfig{
+			PublicKey: func(ctx context.Context) (string, error) {
+				k, err := rt.vapid.load(ctx, false)
+				return k.PublicKey, err
+			},
+			Store: store, Rules: ask.PushRules{AllowLoopback: env.PushLoopback},
+		}
 	}
+	rt.App = app.New(c)
+	rt.Service, rt.Gate, rt.Uploads = rt.App.Service, rt.App.Gate, rt.App.Uploads
 	if env.ConnectionsURL != "" {
-		p, err := NewConnections(cfg, env.ConnectionsURL)
+		p, err := apigw.NewConnections(cfg, env.ConnectionsURL)
 		if err != nil {
 			return nil, err
 		}
@@ -205,30 +215,10 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 // API Gateway: whoami, snapshot, asks, reply, event tickets, uploads and files. API Gateway sends
 // each function only its own route; each function's role allows only what that route needs.
 // The event socket is not here: API Gateway's WebSocket API holds it (Sockets).
-func (rt *Runtime) API() http.Handler {
-	srv := &httpapi.Server{
-		Service: rt.Service, Gate: rt.Gate, Logger: rt.Logger,
-		Tickets: rt.Store, Uploads: rt.Uploads, PublicURL: rt.Env.PublicURL,
-	}
-	if rt.vapid != nil {
-		srv.Push = &httpapi.PushConfig{
-			PublicKey: func(ctx context.Context) (string, error) {
-				k, err := rt.vapid.load(ctx, false)
-				return k.PublicKey, err
-			},
-			Store: rt.Store, Rules: ask.PushRules{AllowLoopback: rt.Env.PushLoopback},
-		}
-	}
-	return srv.Handler()
-}
+func (rt *Runtime) API() http.Handler { return rt.App.API.Handler() }
 
 // Sockets serves the WebSocket API's routes and the stream fan-out.
-func (rt *Runtime) Sockets() *wsapi.Sockets {
-	return &wsapi.Sockets{
-		Service: rt.Service, Gate: rt.Gate, Tickets: rt.Store, Conns: rt.Store,
-		Poster: rt.poster(), Logger: rt.Logger, PublicURL: rt.Env.PublicURL,
-	}
-}
+func (rt *Runtime) Sockets() *wsapi.Sockets { return rt.App.Sockets(rt.poster(), rt.Store) }
 
 // poster is the @connections client, or one that says it is missing.
 func (rt *Runtime) poster() wsapi.Poster {
@@ -244,6 +234,3 @@ var errNoPoster = errors.New("awsrt: LOOPBACK_CONNECTIONS_URL is not set: no @co
 
 func (noPoster) Post(context.Context, string, []byte) error { return errNoPoster }
 func (noPoster) Close(context.Context, string) error        { return errNoPoster }
-
-// trimSlash drops a trailing slash.
-func trimSlash(s string) string { return strings.TrimRight(s, "/") }

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/dynamo"
@@ -52,7 +51,7 @@ func (rt *Runtime) decodeRecord(ctx context.Context, rec events.DynamoDBEventRec
 	if len(img) == 0 {
 		return wsapi.Item{}, nil // a REMOVE
 	}
-	image, err := attributes(img)
+	image, err := dynamo.FromStreamImage(img)
 	if err != nil {
 		return wsapi.Item{}, fmt.Errorf("record %s: %w", rec.Change.SequenceNumber, err)
 	}
@@ -80,56 +79,4 @@ func (rt *Runtime) decodeRecord(ctx context.Context, rec events.DynamoDBEventRec
 		return wsapi.Item{Revoked: c}, nil
 	}
 	return wsapi.Item{}, nil
-}
-
-// attributes converts a stream image (aws-lambda-go's attribute values) to the SDK's, which the
-// store decodes.
-func attributes(img map[string]events.DynamoDBAttributeValue) (map[string]types.AttributeValue, error) {
-	out := make(map[string]types.AttributeValue, len(img))
-	for k, v := range img {
-		av, err := attribute(v)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %s: %w", k, err)
-		}
-		out[k] = av
-	}
-	return out, nil
-}
-
-func attribute(v events.DynamoDBAttributeValue) (types.AttributeValue, error) {
-	switch v.DataType() {
-	case events.DataTypeString:
-		return &types.AttributeValueMemberS{Value: v.String()}, nil
-	case events.DataTypeNumber:
-		return &types.AttributeValueMemberN{Value: v.Number()}, nil
-	case events.DataTypeBinary:
-		return &types.AttributeValueMemberB{Value: v.Binary()}, nil
-	case events.DataTypeBoolean:
-		return &types.AttributeValueMemberBOOL{Value: v.Boolean()}, nil
-	case events.DataTypeNull:
-		return &types.AttributeValueMemberNULL{Value: true}, nil
-	case events.DataTypeStringSet:
-		return &types.AttributeValueMemberSS{Value: v.StringSet()}, nil
-	case events.DataTypeNumberSet:
-		return &types.AttributeValueMemberNS{Value: v.NumberSet()}, nil
-	case events.DataTypeBinarySet:
-		return &types.AttributeValueMemberBS{Value: v.BinarySet()}, nil
-	case events.DataTypeList:
-		var l []types.AttributeValue
-		for _, e := range v.List() {
-			av, err := attribute(e)
-			if err != nil {
-				return nil, err
-			}
-			l = append(l, av)
-		}
-		return &types.AttributeValueMemberL{Value: l}, nil
-	case events.DataTypeMap:
-		m, err := attributes(v.Map())
-		if err != nil {
-			return nil, err
-		}
-		return &types.AttributeValueMemberM{Value: m}, nil
-	}
-	return nil, fmt.Errorf("unknown type %v", v.DataType())
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -36,6 +37,18 @@ type Blobs struct {
 }
 
 var _ ask.Blobs = (*Blobs)(nil)
+
+// NewClient is the S3 client every Loopback process uses on cfg. An endpoint of one's own (an
+// emulator such as moto: AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_S3) gets path-style addressing,
+// which works without a host name per bucket; emulators send no checksums, so the SDK's note on
+// every read that it could not check one is off there.
+func NewClient(cfg aws.Config) *s3.Client {
+	emulated := cfg.BaseEndpoint != nil || os.Getenv("AWS_ENDPOINT_URL_S3") != ""
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.UsePathStyle = emulated
+		o.DisableLogOutputChecksumValidationSkipped = emulated
+	})
+}
 
 // New returns blob storage in the bucket, which must exist (CreateBucket, or the deployment's).
 func New(client *s3.Client, bucket string) *Blobs { return &Blobs{client: client, bucket: bucket} }

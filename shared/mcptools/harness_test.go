@@ -25,15 +25,14 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/loopback-hq/loopback/shared/app"
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/blobfs"
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
-	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/sqlite"
-	"github.com/loopback-hq/loopback/shared/upload"
 )
 
 // testSpace is the space the owner's token opens.
@@ -95,31 +94,24 @@ func newTestDeployment(t *testing.T, opts deployOpts) *deployment {
 		t.Fatalf("adopting the owner's token: %v", err)
 	}
 
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	hub := events.NewHub()
-	svc := ask.NewService(db)
-	svc.Leases, svc.Changes = db, hub
-	svc.Uploads = db
 	blobs, err := blobfs.New(filepath.Join(filepath.Dir(opts.DBPath), "blobs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	uploads := &upload.Service{Store: db, Blobs: blobs}
-	g := &gate.Gate{Credentials: db}
-	api := &httpapi.Server{Service: svc, Gate: g, Logger: logger, Uploads: uploads}
-
 	requests, cancel := context.WithCancel(context.Background())
-	mux := http.NewServeMux()
-	srv := httptest.NewUnstartedServer(mux)
+	var handler http.Handler // set once the server's address is known
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	srv.Config.BaseContext = func(net.Listener) context.Context { return requests }
 	srv.Start()
-
-	agents := mcptools.New(mcptools.Config{
-		Service: svc, Gate: g, Tasks: db, Logger: logger, PublicURL: srv.URL, TaskPollInterval: opts.TaskPoll, Uploads: uploads,
-		Waiter: &mcptools.Waiter{Service: svc, Watcher: mcptools.HubWatcher{Hub: hub}, Progress: opts.Progress, MaxWait: opts.MaxWait},
+	// Wired as `loopback serve` wires it (shared/app), on this server's address.
+	hub := events.NewHub()
+	lb := app.New(app.Config{
+		Storage: db, Blobs: blobs, Hub: hub, PublicURL: srv.URL,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Wait:   app.Wait{MaxWait: opts.MaxWait, Progress: opts.Progress, TaskPoll: opts.TaskPoll},
 	})
-	mux.Handle("/api/", api.Handler())
-	mux.Handle("/mcp", agents)
+	svc, agents := lb.Service, lb.MCP
+	handler = lb.Handler(nil)
 
 	d := &deployment{
 		URL: srv.URL, MCP: srv.URL + "/mcp", Token: ownerToken, DBPath: opts.DBPath,

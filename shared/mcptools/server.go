@@ -35,9 +35,10 @@ type Config struct {
 	Tasks   ask.TaskStore
 	Waiter  *Waiter
 
-	// PublicURL is where people reach this deployment, such as http://127.0.0.1:8080: inbox
-	// links point there, and a browser Origin must be it.
-	PublicURL string
+	// PublicURL says where people reach this deployment for a request, such as
+	// http://127.0.0.1:8080: inbox and upload links point there, and a browser Origin must be it.
+	// One server serves every address a deployment is reached at (a CloudFront domain, an alias).
+	PublicURL func(*http.Request) string
 
 	// Uploads issues upload tickets (request_upload); nil where the deployment keeps no uploads,
 	// and then the tool says so.
@@ -71,6 +72,9 @@ func New(cfg Config) *Handler {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.PublicURL == nil {
+		cfg.PublicURL = func(*http.Request) string { return "" } // no links; no browser Origin passes
 	}
 	h := &Handler{cfg: cfg}
 	h.mcp = server.NewMCPServer("loopback", "revision "+strconv.Itoa(buildinfo.Revision)+" build "+buildinfo.Build,
@@ -117,7 +121,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, ask.Errorf(ask.EMethodNotAllowed, "%s is not part of MCP's streamable HTTP transport: POST a JSON-RPC message", r.Method))
 		return
 	}
-	if !h.originAllowed(r.Header.Get("Origin")) {
+	// The transport's DNS-rebinding rule: a request from a browser page must come from this
+	// deployment's own origin. Clients that are not browsers send no Origin.
+	public := h.cfg.PublicURL(r)
+	if !httpapi.SameOrigin(public, r.Header.Get("Origin")) {
 		httpapi.WriteError(w, r, ask.Errorf(httpapi.EOriginForbidden, "this Origin may not use this MCP server"))
 		return
 	}
@@ -130,7 +137,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, ask.Errorf(ask.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
 		return
 	}
-	ctx := httpapi.WithCredential(r.Context(), cred)
+	ctx := withPublicURL(httpapi.WithCredential(r.Context(), cred), public)
 	line.Credential(cred.ID)
 	if r.Method == http.MethodGet {
 		release, ok := h.cfg.Streams.Acquire(cred.ID)
@@ -293,12 +300,6 @@ func (m *rpcMessage) client() string {
 		c = string(r[:maxClientRunes]) // at a character boundary, never mid-character
 	}
 	return strings.ToValidUTF8(c, "")
-}
-
-// originAllowed implements the transport's DNS-rebinding rule: a request from a browser page
-// must come from this deployment's own origin. Clients that are not browsers send no Origin.
-func (h *Handler) originAllowed(origin string) bool {
-	return httpapi.SameOrigin(h.cfg.PublicURL, origin)
 }
 
 // isJSON reports whether a Content-Type is application/json (any parameters).

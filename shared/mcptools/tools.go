@@ -121,7 +121,7 @@ func (h *Handler) requestUpload(ctx context.Context, req mcp.CallToolRequest) (*
 	if h.cfg.Uploads == nil {
 		return toolError(ask.Errorf(ask.EInputInvalid, "this deployment keeps no uploads, so it takes no images")), nil
 	}
-	t, err := h.cfg.Uploads.Issue(ctx, origin(ctx).Space, in.ContentType, h.cfg.PublicURL)
+	t, err := h.cfg.Uploads.Issue(ctx, origin(ctx).Space, in.ContentType, publicURL(ctx))
 	if err != nil {
 		if ask.ErrorCode(err) == ask.EInternal {
 			h.cfg.Logger.ErrorContext(ctx, "request_upload", "err", err)
@@ -470,7 +470,7 @@ func (h *Handler) inboxLink(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err := decodeArgs(rawArguments(req), &in, ask.ERequestInvalid); err != nil {
 		return toolError(err), nil
 	}
-	link := strings.TrimRight(h.cfg.PublicURL, "/") + "/"
+	link := strings.TrimRight(publicURL(ctx), "/") + "/"
 	if in.AskID != "" {
 		if _, err := h.cfg.Service.Find(ctx, origin(ctx).Space, in.AskID); err != nil {
 			return toolError(err), nil

@@ -1,10 +1,13 @@
-package awsrt
+// Package apigw is API Gateway's management API (`@connections`) as wsapi.Poster: how the
+// WebSocket functions and the stream fan-out reach a browser's socket on AWS.
+package apigw
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi"
@@ -27,10 +30,10 @@ var _ wsapi.Poster = (*Connections)(nil)
 func NewConnections(cfg aws.Config, endpoint string) (*Connections, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("awsrt: LOOPBACK_CONNECTIONS_URL %q: want https://{api}.execute-api.{region}.amazonaws.com/{stage}", endpoint)
+		return nil, fmt.Errorf("apigw: LOOPBACK_CONNECTIONS_URL %q: want https://{api}.execute-api.{region}.amazonaws.com/{stage}", endpoint)
 	}
 	client := apigatewaymanagementapi.NewFromConfig(cfg, func(o *apigatewaymanagementapi.Options) {
-		o.BaseEndpoint = aws.String(trimSlash(endpoint))
+		o.BaseEndpoint = aws.String(strings.TrimRight(endpoint, "/"))
 		// Each post has its own short timeout (wsapi); a retry after it would only pile up.
 		o.RetryMaxAttempts = 2
 	})

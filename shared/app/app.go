@@ -1,0 +1,216 @@
+// Package app wires Loopback once. The local binary (cmd/loopback), every Lambda (shared/awsrt)
+// and the end-to-end test harnesses build their Loopback with New, so that the service, the gate,
+// the waiter, uploads, the HTTP API and the MCP server are put together the same way everywhere;
+// what differs between a laptop and AWS is only what Config is given (a store, where blobs go,
+// how a waiting call hears of a reply, whether this process holds the event sockets).
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/events"
+	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/mcptools"
+	"github.com/loopback-hq/loopback/shared/upload"
+	"github.com/loopback-hq/loopback/shared/wsapi"
+)
+
+// Storage is every store port Loopback uses, on one backend: *sqlite.DB and *dynamo.Store both
+// are one.
+type Storage interface {
+	ask.Store
+	ask.CredentialStore
+	ask.TicketStore
+	ask.LeaseStore
+	ask.TaskStore
+	ask.UploadStore
+	ask.PushStore
+}
+
+// Config is what differs between deployments. Storage and Logger are required.
+type Config struct {
+	Storage Storage
+
+	// Blobs keeps uploaded images' bytes (a folder, or S3); nil keeps no uploads, and the tool
+	// that asks for one says so.
+	Blobs ask.Blobs
+
+	// Hub is the in-process fan-out, where this process holds the event sockets and the waiting
+	// calls (the local binary): every change is published to it, the event socket is served
+	// from it, and waiting calls hear of replies through it. Nil on AWS, where the table's
+	// stream carries every change.
+	Hub *events.Hub
+
+	// Publish receives every change too, after Hub (the local binary's Web Push queue); nil: none.
+	Publish ask.Publisher
+
+	// Watcher is how a waiting call hears its ask changed; default mcptools.HubWatcher on Hub.
+	// On Lambda, where no hub reaches an instance, it polls the ask's head.
+	Watcher mcptools.Watcher
+
+	// PublicURL is where people reach the deployment, such as http://127.0.0.1:8080 or a custom
+	// domain: links point there, and a browser's Origin must be it. Empty: taken per request
+	// from the X-Loopback-Host header CloudFront's viewer function sets (wsapi.PublicURL).
+	PublicURL string
+
+	// Push serves the Web Push routes; nil where the deployment sends no pushes.
+	Push *httpapi.PushConfig
+
+	// Limits bound what one credential holds at once (waits, MCP streams, event sockets) in this
+	// process. Zero fields: no bound.
+	Limits limit.Limits
+
+	// Wait tunes blocking MCP calls and tasks.
+	Wait Wait
+
+	// Now is the clock; default the real one.
+	Now ask.Clock
+
+	Logger *slog.Logger
+}
+
+// Wait tunes how MCP calls wait for the person. Zero fields take mcptools' defaults.
+type Wait struct {
+	MaxWait      time.Duration // how long one blocking call waits before it says to call await_reply
+	Progress     time.Duration // how often a waiting call reports progress and renews its lease
+	QuietMaxWait time.Duration // the bound on a wait that reports no progress (see mcptools.Waiter)
+	TaskPoll     time.Duration // the poll interval a task suggests to its client
+}
+
+// App is one wired Loopback. Its handlers are what a deployment serves: API at /api/, MCP at /mcp.
+type App struct {
+	Service     *ask.Service
+	Gate        *gate.Gate
+	Uploads     *upload.Service // nil without Blobs
+	Revocations *gate.Revocations
+	Waiter      *mcptools.Waiter
+	API         *httpapi.Server
+	MCP         *mcptools.Handler
+
+	cfg Config
+}
+
+// New wires a Loopback on cfg.
+func New(cfg Config) *App {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	store := cfg.Storage
+	svc := ask.NewService(store)
+	if cfg.Now != nil {
+		svc.Now = cfg.Now
+	}
+	svc.Leases = store
+	var publishers ask.Publishers
+	if cfg.Hub != nil {
+		publishers = append(publishers, cfg.Hub)
+	}
+	if cfg.Publish != nil {
+		publishers = append(publishers, cfg.Publish)
+	}
+	if len(publishers) > 0 {
+		svc.Changes = publishers
+	}
+	a := &App{Service: svc, cfg: cfg}
+	a.Gate = &gate.Gate{Credentials: store, Now: svc.Now}
+	// A revoked credential's sockets and waits end within a second, wherever it was revoked.
+	a.Revocations = &gate.Revocations{Credentials: store, Logger: cfg.Logger}
+	if cfg.Blobs != nil {
+		svc.Uploads = store
+		a.Uploads = &upload.Service{Store: store, Blobs: cfg.Blobs, Now: svc.Now, Logger: cfg.Logger}
+	}
+	a.API = &httpapi.Server{
+		Service: svc, Gate: a.Gate, Logger: cfg.Logger, Tickets: store, Hub: cfg.Hub,
+		PublicURL: cfg.PublicURL, Uploads: a.Uploads, Push: cfg.Push, Revocations: a.Revocations,
+		SocketLimit: perKey(cfg.Limits.SocketsPerCredential),
+	}
+	watcher := cfg.Watcher
+	if watcher == nil && cfg.Hub != nil {
+		watcher = mcptools.HubWatcher{Hub: cfg.Hub}
+	}
+	a.Waiter = &mcptools.Waiter{
+		Service: svc, Watcher: watcher, Progress: cfg.Wait.Progress, MaxWait: cfg.Wait.MaxWait,
+		QuietMaxWait: cfg.Wait.QuietMaxWait, Revocations: a.Revocations,
+	}
+	a.MCP = mcptools.New(mcptools.Config{
+		Service: svc, Gate: a.Gate, Tasks: store, Waiter: a.Waiter, Uploads: a.Uploads,
+		PublicURL: a.PublicURL, TaskPollInterval: cfg.Wait.TaskPoll, Logger: cfg.Logger,
+		Waits: perKey(cfg.Limits.WaitsPerCredential), Streams: perKey(cfg.Limits.StreamsPerCredential),
+	})
+	return a
+}
+
+// PublicURL is the deployment's address for a request: Config.PublicURL, or else the one
+// CloudFront names in X-Loopback-Host.
+func (a *App) PublicURL(r *http.Request) string {
+	return wsapi.PublicURL(a.cfg.PublicURL, r.Header.Get(wsapi.HostHeader))
+}
+
+// Sockets serves API Gateway's WebSocket routes and the table stream's fan-out (AWS), posting
+// to poster, the @connections endpoint.
+func (a *App) Sockets(poster wsapi.Poster, conns ask.ConnectionStore) *wsapi.Sockets {
+	return &wsapi.Sockets{
+		Service: a.Service, Gate: a.Gate, Tickets: a.cfg.Storage, Conns: conns,
+		Poster: poster, Logger: a.cfg.Logger, PublicURL: a.cfg.PublicURL,
+	}
+}
+
+// Handler is the deployment on one port: the API at /api/ (before the mux could clean a path:
+// the API answers dot segments and doubled slashes with a Problem, so an upload URL with `..` in
+// it is refused, never followed), MCP at /mcp, and rest (the inbox; nil: nothing) at /.
+func (a *App) Handler(rest http.Handler) http.Handler {
+	api := a.API.Handler()
+	mux := http.NewServeMux()
+	mux.Handle("/api/", api)
+	mux.Handle("/mcp", a.MCP)
+	if rest != nil {
+		mux.Handle("/", rest)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// perKey is a bound of max per key; none (nil) for zero.
+func perKey(max int) *limit.PerKey {
+	if max <= 0 {
+		return nil
+	}
+	return &limit.PerKey{Max: max}
+}
+
+// sweepBatch is how many expired leases one pass of Sweep reaps.
+const sweepBatch = 100
+
+// Sweep reaps leases whose holders stopped renewing them (a process killed mid-wait, a Lambda
+// instance stopped), which clears the waiting flag of asks nobody follows any more. It goes on
+// while whole batches come back (a hundred thousand tasks nobody polls lapse together), until
+// ctx ends, and says how many it reaped. The local binary runs it every few seconds; on AWS the
+// sweeper function runs it every minute.
+func (a *App) Sweep(ctx context.Context) (int, error) {
+	total := 0
+	for ctx.Err() == nil {
+		n, err := a.Service.ReapLeases(ctx, sweepBatch)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("reaping leases: %w", err)
+		}
+		if n < sweepBatch {
+			break
+		}
+	}
+	return total, nil
+}

@@ -1,0 +1,54 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loopback-hq/loopback/shared/app"
+	"github.com/loopback-hq/loopback/shared/events"
+	"github.com/loopback-hq/loopback/shared/sqlite"
+)
+
+// The one port: the API at /api/ (also for paths the mux would clean and redirect), MCP at
+// /mcp, the rest at /.
+func TestHandlerRoutes(t *testing.T) {
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "loopback.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lb := app.New(app.Config{Storage: db, Hub: events.NewHub(), PublicURL: "http://127.0.0.1:1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	rest := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "inbox") })
+	srv := httptest.NewServer(lb.Handler(rest))
+	defer srv.Close()
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		body         string
+	}{
+		{"GET", "/api/v1/whoami", 401, `"auth.`},
+		{"GET", "/api/v1/../../etc/passwd", 404, `"route.not_found"`},
+		{"GET", "/api//v1/whoami", 404, `"route.not_found"`},
+		{"POST", "/mcp", 401, `"auth.`},
+		{"GET", "/", 200, "inbox"},
+		{"GET", "/history", 200, "inbox"},
+	} {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		req.URL.Opaque = tc.path // as sent, not cleaned by the client
+		res, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != tc.status || !strings.Contains(string(b), tc.body) {
+			t.Errorf("%s %s: %d %s, want %d with %s", tc.method, tc.path, res.StatusCode, b, tc.status, tc.body)
+		}
+	}
+}
