@@ -85,6 +85,11 @@ export function deviceFacts(): DeviceFacts {
   };
 }
 
+/** What the bell knows on page load, before anything was looked up. */
+export function initialPushFacts(permission: PushFacts['permission']): PushFacts {
+  return { ...deviceFacts(), permission, worker: 'pending', server: 'unknown', subscribed: null, knownId: false, busy: 'check' };
+}
+
 /**
  * A VAPID public key (base64url, RFC 4648 §5, padding optional) as the bytes `applicationServerKey`
  * takes. Throws on anything that is not base64url.

@@ -4,9 +4,12 @@ import { displayName } from '../auth';
 import { openAsks } from '../merge';
 import { usesTabNotifications } from '../push';
 import {
+  closeHelp,
   enableNotifications,
+  followHelp,
   getState,
   navigate,
+  openHelp,
   resolveChoice,
   retryLive,
   setNotice,
@@ -518,10 +521,15 @@ function SignIn({ message, busy }: { message: string | null; busy: boolean }) {
   );
 }
 
-/** The shortcuts dialog. It opens and closes itself (openHelp, Esc, Close), never through a render. */
+/**
+ * The shortcuts dialog. Whether it is open is the store's alone (openHelp, closeHelp): the dialog
+ * follows each change of the store at once, never a render's effect (effects/help.ts).
+ */
 function Help() {
+  const ref = useRef<HTMLDialogElement>(null);
+  useLayoutEffect(() => (ref.current ? followHelp(ref.current) : undefined), []);
   return (
-    <dialog class="help" aria-labelledby="help-title">
+    <dialog class="help" ref={ref} aria-labelledby="help-title">
       <h2 id="help-title">Keyboard shortcuts</h2>
       <dl class="shortcuts">
         <dt>
@@ -549,11 +557,9 @@ function Help() {
         </dt>
         <dd>This help</dd>
       </dl>
-      <form method="dialog">
-        <button class="btn primary wide" type="submit">
-          Close
-        </button>
-      </form>
+      <button class="btn primary wide" type="button" onClick={closeHelp}>
+        Close
+      </button>
     </dialog>
   );
 }
@@ -567,7 +573,7 @@ function useShortcuts() {
       if (!st.token || e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey) return;
       const t = e.target as HTMLElement | null;
       if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
-      if (document.querySelector('dialog[open]')) return; // a dialog handles its own keys
+      if (st.help || document.querySelector('dialog[open]')) return; // a dialog handles its own keys
       if (g) {
         g = false;
         if (e.key === 'i') return navigate({ name: 'inbox' });
@@ -610,19 +616,6 @@ function useShortcuts() {
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
   }, []);
-}
-
-function helpDialog() {
-  return document.querySelector<HTMLDialogElement>('dialog.help');
-}
-
-/**
- * Opens the help dialog directly. The dialog alone knows whether it is open: it once mirrored a state
- * flag, and an effect left over from an earlier render could close it again right after a quick Esc, ?.
- */
-function openHelp() {
-  const d = helpDialog();
-  if (d && !d.open) d.showModal();
 }
 
 function focusRow(id: string | null) {

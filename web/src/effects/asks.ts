@@ -1,0 +1,102 @@
+// Reading and answering asks over HTTP: one ask on its own, a reply, the history page by page, and
+// the project filter kept on this device.
+
+import { api, ApiError } from '../api';
+import { getState, PROJECT_KEY, setState } from '../app';
+import { clearDraft } from '../drafts';
+import { askAbsorbed, askMissing, askRead, historyFailed, historyLoading, historyPage } from '../store';
+import type { Ask, AskPage, Reply } from '../types';
+import { toast } from './toasts';
+
+/** Reads an ask the socket does not hold (an older closed one). */
+export async function loadAsk(id: string): Promise<void> {
+  try {
+    const a = await api<Ask>('GET', '/asks/' + encodeURIComponent(id));
+    setState((s) => askRead(s, a));
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) {
+      setState((s) => askMissing(s, id));
+    } else {
+      toast((err as Error).message, 'error');
+    }
+  }
+}
+
+/**
+ * Sends a reply. On success the ask as the server left it is merged in, and the ask's draft is
+ * removed. A refusal is shown and rethrown; a 409 (someone else moved first) also refreshes the ask.
+ */
+export async function sendReply(a: Ask, reply: Reply): Promise<Ask> {
+  try {
+    const updated = await api<Ask>('POST', `/asks/${encodeURIComponent(a.id)}/reply`, reply);
+    clearDraft(a.id);
+    setState((s) => askAbsorbed(s, updated));
+    toast(doneMessage(reply), 'ok');
+    return updated;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 409 && err.code !== 'reload') {
+      void loadAsk(a.id);
+    }
+    if (!(err instanceof ApiError && err.status === 401)) toast(problemText(err), 'error');
+    throw err;
+  }
+}
+
+function doneMessage(r: Reply): string {
+  switch (r.outcome) {
+    case 'answered':
+      return 'Answer sent.';
+    case 'approved':
+      return 'Approved.';
+    case 'changes_requested':
+      return 'Changes requested.';
+    case 'follow_up':
+      return 'Question sent to the agent.';
+    case 'dismissed':
+      return 'Dismissed.';
+    case 'responded':
+      return 'Replies sent.';
+  }
+}
+
+export function problemText(err: unknown): string {
+  if (err instanceof ApiError) {
+    switch (err.code) {
+      case 'ask.closed':
+        return 'This ask is already closed; it was answered elsewhere.';
+      case 'ask.awaiting_agent':
+        return "It is the agent's move on this ask now.";
+      case 'reload':
+        return 'This page is newer than the server. Reload to continue.';
+      default:
+        return err.message;
+    }
+  }
+  return (err as Error)?.message ?? String(err);
+}
+
+export const HISTORY_PAGE = 20;
+
+export async function loadHistoryPage(): Promise<void> {
+  const h = getState().history;
+  if (h.loading || h.nextBefore === undefined) return;
+  setState(historyLoading);
+  try {
+    const q = new URLSearchParams({ limit: String(HISTORY_PAGE) });
+    if (h.nextBefore) q.set('before', h.nextBefore);
+    const page = await api<AskPage>('GET', '/asks?' + q.toString());
+    setState((s) => historyPage(s, page));
+  } catch (err) {
+    setState((s) => historyFailed(s, problemText(err)));
+  }
+}
+
+export function setProject(project: string): void {
+  try {
+    if (project) localStorage.setItem(PROJECT_KEY, project);
+    else localStorage.removeItem(PROJECT_KEY);
+  } catch {
+    // not kept
+  }
+  setState({ project });
+}

@@ -1,0 +1,302 @@
+// The inbox's state, pure: what the page holds, the changes that can be made to it, and a store that
+// tells its subscribers of each change. Nothing here touches the DOM, the network or a timer; the
+// edges (effects/*.ts) do, and come here only to read the state or to change it.
+
+import type { ConnState } from './live';
+import { isNewer, mergeAsk, mergeAsks, mergeFrame, needsPerson, type AskMap } from './merge';
+import type { PushState } from './push';
+import { compareTimes } from './time';
+import type { Ask, AskPage, Whoami } from './types';
+
+export type Route = { name: 'inbox' } | { name: 'history' } | { name: 'ask'; id: string };
+
+export interface HistoryState {
+  /** Closed asks read page by page, by id. */
+  pages: AskMap;
+  /** The cursor for the next page; null before the first page; undefined once the last was read. */
+  nextBefore: string | null | undefined;
+  /** closedAt of the oldest ask paged so far (null before the first page). */
+  oldest: string | null;
+  loading: boolean;
+  error: string | null;
+}
+
+/** A sign-in link's token that would replace the session: the person chooses (auth.ts). */
+export interface Choice {
+  /** The link's token, held here only until the person chooses; never stored before. */
+  token: string;
+  /** Who is signed in now (null when it could not be looked up). */
+  current: Whoami | null;
+  /** Who the link signs in as. */
+  next: Whoami;
+}
+
+export interface Toast {
+  text: string;
+  kind: 'ok' | 'error';
+  id: number;
+}
+
+export interface AppState {
+  token: string | null;
+  signInMessage: string | null;
+  /** A token is being checked before it is kept (the sign-in screen waits). */
+  signingIn: boolean;
+  whoami: Whoami | null;
+  /** A link's token is waiting for the person's choice. */
+  choice: Choice | null;
+  /** Something about signing in the person should read, shown until dismissed. */
+  notice: string | null;
+  conn: ConnState;
+  live: AskMap;
+  liveReady: boolean;
+  /** Asks read on their own (an old closed ask opened by link), by id. */
+  extra: AskMap;
+  missing: ReadonlySet<string>;
+  history: HistoryState;
+  banner: null | 'server-newer' | 'reload';
+  unseen: number;
+  toast: Toast | null;
+  project: string;
+  route: Route;
+  /** The shortcuts dialog is open. The dialog follows this flag (effects/help.ts), never the reverse. */
+  help: boolean;
+  /** The browser's permission for notifications, for Web Push and for the in-page ones alike. */
+  notifications: NotificationPermission | 'unsupported';
+  /** Web Push on this device: the bell (push.ts). */
+  push: PushState;
+  /** Why the bell's last step failed, shown in its menu until the next. */
+  pushNote: string | null;
+}
+
+export type Patch = Partial<AppState> | ((s: AppState) => Partial<AppState>);
+
+// ----------------------------------------------------------------------------------------- store --
+
+export interface Store {
+  get(): AppState;
+  /** Applies a change and tells every subscriber, in the order they subscribed. */
+  set(patch: Patch): void;
+  /** Calls `listener` after every change; returns the unsubscribe. */
+  subscribe(listener: (s: AppState) => void): () => void;
+}
+
+export function createStore(initial: AppState): Store {
+  let state = initial;
+  const listeners = new Set<(s: AppState) => void>();
+  return {
+    get: () => state,
+    set(patch) {
+      const p = typeof patch === 'function' ? patch(state) : patch;
+      state = { ...state, ...p };
+      for (const l of [...listeners]) l(state);
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------- initial --
+
+/** What the page knows before anything has happened: read from its surroundings by the caller. */
+export interface Surroundings {
+  project: string;
+  route: Route;
+  notifications: AppState['notifications'];
+  push: PushState;
+}
+
+export function initialHistory(): HistoryState {
+  return { pages: new Map(), nextBefore: null, oldest: null, loading: false, error: null };
+}
+
+export function initialState(env: Surroundings): AppState {
+  return {
+    token: null,
+    signInMessage: null,
+    signingIn: false,
+    whoami: null,
+    choice: null,
+    notice: null,
+    conn: { status: 'stopped' },
+    live: new Map(),
+    liveReady: false,
+    extra: new Map(),
+    missing: new Set(),
+    history: initialHistory(),
+    banner: null,
+    unseen: 0,
+    toast: null,
+    project: env.project,
+    route: env.route,
+    help: false,
+    notifications: env.notifications,
+    push: env.push,
+    pushNote: null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------- routes --
+
+export function parseRoute(pathname: string): Route {
+  const m = /^\/asks\/([^/]+)\/?$/.exec(pathname);
+  if (m) return { name: 'ask', id: decodeURIComponent(m[1]) };
+  if (/^\/history\/?$/.test(pathname)) return { name: 'history' };
+  return { name: 'inbox' };
+}
+
+export function routePath(r: Route): string {
+  switch (r.name) {
+    case 'ask':
+      return '/asks/' + encodeURIComponent(r.id);
+    case 'history':
+      return '/history';
+    default:
+      return '/';
+  }
+}
+
+// --------------------------------------------------------------------------------------- changes --
+//
+// Each change is a function of the state (and what happened) to the part of it that changes, for
+// Store.set. The edges decide when they happen.
+
+/** Another page of the inbox: a modal left open (the help) would cover it. */
+export function routed(r: Route): Partial<AppState> {
+  return { route: r, help: false };
+}
+
+export function helpOpened(): Partial<AppState> {
+  return { help: true };
+}
+
+export function helpClosed(): Partial<AppState> {
+  return { help: false };
+}
+
+/** Everything of the last person goes: their asks, their session, what the page was doing for them. */
+export function signedOut(message: string | null): Partial<AppState> {
+  return {
+    token: null,
+    signInMessage: message,
+    signingIn: false,
+    whoami: null,
+    choice: null,
+    notice: null,
+    live: new Map(),
+    liveReady: false,
+    extra: new Map(),
+    missing: new Set(),
+    history: initialHistory(),
+    conn: { status: 'stopped' },
+    unseen: 0,
+    pushNote: null,
+    help: false,
+  };
+}
+
+/** Says something about signing in until dismissed: on the sign-in screen, or over the inbox. */
+export function noticeSet(s: AppState, text: string | null): Partial<AppState> {
+  return s.token ? { notice: text } : { signInMessage: text };
+}
+
+/** The socket's snapshot: the inbox starts again from it. */
+export function snapshotReceived(asks: AskMap): Partial<AppState> {
+  return { live: asks, liveReady: true };
+}
+
+/**
+ * An ask from the socket. `patch` is null when it changes nothing; `announce` says whether the
+ * person should hear of it (the move is theirs now), and `isNew` whether it is a new ask.
+ */
+export function askFrame(
+  s: AppState,
+  type: 'ask.opened' | 'ask.updated',
+  a: Ask,
+): { patch: Partial<AppState> | null; announce: boolean; isNew: boolean } {
+  const prev = s.live.get(a.id);
+  const next = mergeFrame(s.live, a);
+  if (next === s.live) return { patch: null, announce: false, isNew: false };
+  const patch: Partial<AppState> = { live: next };
+  if (s.extra.has(a.id)) patch.extra = mergeFrame(s.extra, a);
+  return { patch, announce: needsPerson(prev, a), isNew: type === 'ask.opened' && !prev };
+}
+
+/** An ask read on its own (GET /asks/{id}). */
+export function askRead(s: AppState, a: Ask): Partial<AppState> {
+  return { extra: mergeAsk(s.extra, a) };
+}
+
+/** An ask the server says does not exist (404). */
+export function askMissing(s: AppState, id: string): Partial<AppState> {
+  return { missing: new Set([...s.missing, id]) };
+}
+
+/** An ask the server returned (a reply's answer): applied wherever the page holds it. */
+export function askAbsorbed(s: AppState, a: Ask): Partial<AppState> {
+  return {
+    live: s.live.has(a.id) || a.status !== 'closed' ? mergeAsk(s.live, a) : s.live,
+    extra: s.extra.has(a.id) || !s.live.has(a.id) ? mergeAsk(s.extra, a) : s.extra,
+  };
+}
+
+export function historyLoading(s: AppState): Partial<AppState> {
+  return { history: { ...s.history, loading: true, error: null } };
+}
+
+export function historyPage(s: AppState, page: AskPage): Partial<AppState> {
+  let oldest = s.history.oldest;
+  for (const a of page.items) {
+    const t = a.closedAt ?? a.updatedAt;
+    if (oldest === null || compareTimes(t, oldest) < 0) oldest = t;
+  }
+  return {
+    history: {
+      pages: mergeAsks(s.history.pages, page.items),
+      nextBefore: page.nextBefore ?? undefined,
+      // Once the last page is read, every closed ask the socket holds belongs in the list.
+      oldest: page.nextBefore ? oldest : '',
+      loading: false,
+      error: null,
+    },
+  };
+}
+
+export function historyFailed(s: AppState, error: string): Partial<AppState> {
+  return { history: { ...s.history, loading: false, error } };
+}
+
+export function toastShown(toast: Toast): Partial<AppState> {
+  return { toast };
+}
+
+/** A toast's time is up: it goes, unless another has taken its place. */
+export function toastExpired(s: AppState, id: number): Partial<AppState> {
+  return s.toast?.id === id ? { toast: null } : {};
+}
+
+/** Something new while the page is hidden. */
+export function unseenAdded(s: AppState): Partial<AppState> {
+  return { unseen: s.unseen + 1 };
+}
+
+// ------------------------------------------------------------------------------------- selectors --
+
+/** The freshest copy of an ask the page holds, from the socket or read on its own. */
+export function findAsk(s: AppState, id: string): Ask | undefined {
+  const a = s.live.get(id);
+  const b = s.extra.get(id) ?? s.history.pages.get(id);
+  if (!a) return b;
+  if (!b) return a;
+  return isNewer(b, a) ? b : a;
+}
+
+/** The page's title: how many asks wait on the person, and how many came while it was hidden. */
+export function titleOf(s: AppState): string {
+  let open = 0;
+  for (const a of s.live.values()) if (a.status === 'awaiting_human') open++;
+  const base = open ? `Loopback (${open} waiting on you)` : 'Loopback';
+  return s.unseen ? `(${s.unseen}) ${base}` : base;
+}
