@@ -112,6 +112,24 @@ async function lostFocus(context, origin) {
   }
 }
 
+/**
+ * Delivers a push while no inbox window has the focus, and waits until its notification (by tag)
+ * is shown. Headless Chromium can hand the focus back to the inbox a moment after another page
+ * came to the front (a busy machine): then the worker rightly shows nothing, and the push is
+ * delivered again, at most three times.
+ */
+async function deliverWhileAway(page, { cdp, registrationId }, origin, data, tag) {
+  for (let attempt = 1; ; attempt++) {
+    await lostFocus(page.context(), origin);
+    await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId, data });
+    try {
+      return await until(page, async (t) => (await (await navigator.serviceWorker.ready).getNotifications({ tag: t })).length === 1, tag, 4_000);
+    } catch (e) {
+      if (attempt === 3) throw e;
+    }
+  }
+}
+
 function deliver({ cdp, registrationId }, payload) {
   return cdp.send('ServiceWorker.deliverPushMessage', { origin: server.origin, registrationId, data: JSON.stringify(payload) });
 }
@@ -473,9 +491,7 @@ describe('Web Push', () => {
     const elsewhere = await context.newPage();
     await elsewhere.goto('about:blank');
     await elsewhere.bringToFront();
-    await lostFocus(context, server.origin);
-    await deliver(sw, payload);
-    await until(page, async (tag) => (await (await navigator.serviceWorker.ready).getNotifications({ tag })).length === 1, payload.tag);
+    await deliverWhileAway(page, sw, server.origin, JSON.stringify(payload), payload.tag);
     const shown = await notifications(page);
     assert.deepEqual(shown, [{
       title: payload.title,
@@ -698,9 +714,7 @@ describe('Web Push, end to end', () => {
       const elsewhere = await context.newPage();
       await elsewhere.goto('about:blank');
       await elsewhere.bringToFront();
-      await lostFocus(context, own.origin);
-      await sw.cdp.send('ServiceWorker.deliverPushMessage', { origin: own.origin, registrationId: sw.registrationId, data: push.text });
-      await until(page, async (tag) => (await (await navigator.serviceWorker.ready).getNotifications({ tag })).length === 1, notice.tag);
+      await deliverWhileAway(page, sw, own.origin, push.text, notice.tag);
       const [shown] = await notifications(page, notice.tag);
       assert.deepEqual([shown.title, shown.body, shown.data.url], [notice.title, notice.body, notice.url]);
       await page.evaluate((tag) => navigator.serviceWorker.controller.postMessage({ type: 'loopback.test-notificationclick', tag }), notice.tag);
