@@ -32,9 +32,6 @@ const (
 	TicketTTL     = time.Minute
 )
 
-// EOriginForbidden refuses a browser page of another origin.
-const EOriginForbidden = "origin.forbidden"
-
 // SocketConfig tunes the event socket. Zero values take the defaults.
 type SocketConfig struct {
 	// Queue is how many changes may wait for one socket; a socket whose queue fills is closed
@@ -101,10 +98,10 @@ func (s *Server) issueTicket(w http.ResponseWriter, r *http.Request) {
 		ExpiresAt: s.now().Add(TicketTTL),
 	}
 	if err := s.Tickets.CreateTicket(r.Context(), t); err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, EventTicket{Ticket: ticket, ExpiresAt: t.ExpiresAt})
+	s.writeJSON(w, r, http.StatusCreated, EventTicket{Ticket: ticket, ExpiresAt: t.ExpiresAt})
 }
 
 // newTicket returns 256 random bits, base64url (all of it valid in a subprotocol name), and the
@@ -129,26 +126,26 @@ func (s *Server) now() time.Time {
 // before the upgrade, so nothing is ever sent on a socket that should not be open.
 func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 	if err := checkHandshake(w, r); err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	if !s.sameOrigin(r.Header.Get("Origin")) {
-		writeError(w, r, ask.Errorf(EOriginForbidden, "the event socket only opens to pages of %s", s.PublicURL))
+		s.writeError(w, r, ask.Errorf(ask.EOriginForbidden, "the event socket only opens to pages of %s", s.PublicURL))
 		return
 	}
 	ticket, err := OfferedTicket(r.Header)
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	cred, err := AuthenticateSocket(r.Context(), s.Gate, s.Tickets, r.Header, ticket, s.now())
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	release, ok := s.SocketLimit.Acquire(cred.ID)
 	if !ok {
-		TooMany(w, r, "event sockets", s.SocketLimit.Max)
+		s.errors().TooMany(w, r, "event sockets", s.SocketLimit.Max)
 		return
 	}
 	space := cred.Space
@@ -162,14 +159,14 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		sub.Close()
 		release()
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	first, err := events.Encode(events.SnapshotFrame(snap))
 	if err != nil {
 		sub.Close()
 		release()
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	latest := events.Latest{}

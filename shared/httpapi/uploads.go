@@ -35,10 +35,10 @@ func (s *Server) storeUpload(w http.ResponseWriter, r *http.Request) {
 	receipt, err := s.Uploads.Put(ctx, r.PathValue("spaceId"), r.PathValue("token"),
 		r.Header.Get("Content-Type"), r.ContentLength, r.Body)
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, receipt)
+	s.writeJSON(w, r, http.StatusCreated, receipt)
 }
 
 // readFile: GET /api/v1/files/{uploadId} — a stored image of the caller's space, as its own type.
@@ -47,7 +47,7 @@ func (s *Server) storeUpload(w http.ResponseWriter, r *http.Request) {
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
 	body, u, err := s.Uploads.Open(r.Context(), CredentialFrom(r.Context()).Space, r.PathValue("uploadId"))
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	defer body.Close()
