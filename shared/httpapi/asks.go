@@ -10,17 +10,18 @@ import (
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // whoami: GET /api/v1/whoami — the space the credentials open, and who holds them.
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
-	c := CredentialFrom(r.Context())
+	c := gate.CredentialFrom(r.Context())
 	s.writeJSON(w, r, http.StatusOK, ask.Whoami{Space: c.Space, Actor: c.Actor})
 }
 
 // snapshot: GET /api/v1/snapshot — every open ask and the fifty most recently closed.
 func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.Service.Snapshot(r.Context(), CredentialFrom(r.Context()).Space)
+	snap, err := s.Service.Snapshot(r.Context(), gate.CredentialFrom(r.Context()).Space)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -49,7 +50,7 @@ func (s *Server) listAsks(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	page, err := s.Service.History(r.Context(), CredentialFrom(r.Context()).Space, before, limit)
+	page, err := s.Service.History(r.Context(), gate.CredentialFrom(r.Context()).Space, before, limit)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -59,7 +60,7 @@ func (s *Server) listAsks(w http.ResponseWriter, r *http.Request) {
 
 // readAsk: GET /api/v1/asks/{id}.
 func (s *Server) readAsk(w http.ResponseWriter, r *http.Request) {
-	a, err := s.Service.Find(r.Context(), CredentialFrom(r.Context()).Space, r.PathValue("id"))
+	a, err := s.Service.Find(r.Context(), gate.CredentialFrom(r.Context()).Space, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -80,7 +81,7 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Only a person's credential reaches this route, so `by` is always a person.
-	c := CredentialFrom(r.Context())
+	c := gate.CredentialFrom(r.Context())
 	by := c.Person
 	a, err := s.Service.Reply(r.Context(), c.Space, r.PathValue("id"), reply, &by)
 	if err != nil {

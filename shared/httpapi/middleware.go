@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"path"
@@ -57,20 +56,6 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-type credentialKey struct{}
-
-// CredentialFrom returns the credential the gate let in.
-func CredentialFrom(ctx context.Context) *ask.Credential {
-	c, _ := ctx.Value(credentialKey{}).(*ask.Credential)
-	return c
-}
-
-// WithCredential is how the gate hands the credential to handlers (and to other transports, such
-// as MCP, that run behind the same gate).
-func WithCredential(ctx context.Context, c *ask.Credential) context.Context {
-	return context.WithValue(ctx, credentialKey{}, c)
-}
-
 // audience is whose credentials a route takes.
 type audience bool
 
@@ -97,7 +82,7 @@ func (s *Server) authenticated(who audience, next http.Handler) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithCredential(r.Context(), c)))
+		next.ServeHTTP(w, r.WithContext(gate.WithCredential(r.Context(), c)))
 	})
 }
 

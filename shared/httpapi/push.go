@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // Web Push (contract revision 2): the deployment's key, and the person's devices. Sending is
@@ -48,7 +49,7 @@ func (s *Server) subscribePush(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, ask.Errorf(ask.EPushInvalid, "%s", jsonMessage(err)))
 		return
 	}
-	c := CredentialFrom(r.Context())
+	c := gate.CredentialFrom(r.Context())
 	sub, err := ask.NewPushSubscription(in, c.Space, c, s.Push.Rules, s.now())
 	if err != nil {
 		s.writeError(w, r, err)
@@ -63,7 +64,7 @@ func (s *Server) subscribePush(w http.ResponseWriter, r *http.Request) {
 
 // unsubscribePush: DELETE /api/v1/push/subscriptions/{id}.
 func (s *Server) unsubscribePush(w http.ResponseWriter, r *http.Request) {
-	c := CredentialFrom(r.Context())
+	c := gate.CredentialFrom(r.Context())
 	if err := s.Push.Store.DeletePushSubscription(r.Context(), c.Space, r.PathValue("id")); err != nil {
 		s.writeError(w, r, err)
 		return

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // UploadReadTimeout bounds how long one PUT may take to send its body. The PUT claims its ticket
@@ -45,7 +47,7 @@ func (s *Server) storeUpload(w http.ResponseWriter, r *http.Request) {
 // The bytes never change, so browsers may keep them for a year; only the person's browser, since
 // they are behind credentials.
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
-	body, u, err := s.Uploads.Open(r.Context(), CredentialFrom(r.Context()).Space, r.PathValue("uploadId"))
+	body, u, err := s.Uploads.Open(r.Context(), gate.CredentialFrom(r.Context()).Space, r.PathValue("uploadId"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

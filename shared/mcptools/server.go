@@ -133,7 +133,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		h.errors().Write(w, r, ask.Errorf(ask.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
 		return
 	}
-	ctx := httpapi.WithCredential(r.Context(), cred)
+	ctx := gate.WithCredential(r.Context(), cred)
 	line.Credential(cred.ID)
 	if r.Method == http.MethodGet {
 		release, ok := h.cfg.Streams.Acquire(cred.ID)

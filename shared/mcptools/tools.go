@@ -14,7 +14,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/contract"
-	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // blockingTool starts something the person must answer (a new ask, or the agent's turn on one)
@@ -148,7 +148,7 @@ const awaitSchema = `{"type":"object","properties":{"askId":{"type":"string","mi
 
 // origin is who is asking: the credential's space and person, and the MCP client.
 func origin(ctx context.Context) ask.Origin {
-	c := httpapi.CredentialFrom(ctx)
+	c := gate.CredentialFrom(ctx)
 	person := c.Person
 	return ask.Origin{Space: c.Space, Client: clientFrom(ctx), RaisedBy: &person, CredentialID: c.ID}
 }
@@ -300,7 +300,7 @@ func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*m
 	if err := decodeArgs(rawArguments(req), &in, ask.ERequestInvalid); err != nil {
 		return toolError(err), nil
 	}
-	c := httpapi.CredentialFrom(ctx)
+	c := gate.CredentialFrom(ctx)
 	open, err := h.cfg.Service.Store.OpenAsks(ctx, c.Space)
 	if err != nil {
 		h.cfg.Logger.ErrorContext(ctx, "list_open_asks", "err", err)
@@ -414,7 +414,7 @@ func (h *Handler) wait(ctx context.Context, askID string, token mcp.ProgressToke
 		// SSE, or else wait quietly (Waiter.QuietMaxWait).
 		progress = keepaliveProgress(ctx)
 	}
-	reply, err := h.cfg.Waiter.Wait(ctx, httpapi.CredentialFrom(ctx), askID, progress)
+	reply, err := h.cfg.Waiter.Wait(ctx, gate.CredentialFrom(ctx), askID, progress)
 	return h.outcome(askID, reply, err, h.cfg.Waiter.Limit(progress != nil))
 }
 

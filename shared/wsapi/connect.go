@@ -4,7 +4,7 @@
 // sockets; Loopback knows them by id (ask.ConnectionStore) and writes to them through the
 // `@connections` management API (Poster).
 //
-// It keeps the promises of the local socket (shared/httpapi/events.go, docs/design/events.md):
+// It keeps the promises of the local socket (shared/httpapi/socket.go, docs/design/events.md):
 // the same handshake and refusals, the snapshot first, then every newer change of the space. How
 // that is kept without a process holding each socket is docs/design/events.md, "On AWS".
 package wsapi
@@ -115,11 +115,13 @@ func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketPro
 	if !s.sameOrigin(h.Get("Origin"), h.Get(HostHeader)) {
 		return refused(ask.Errorf(ask.EOriginForbidden, "the event socket only opens to pages of this deployment"))
 	}
-	ticket, err := httpapi.OfferedTicket(h)
+	ticket, token, err := httpapi.SocketOffer(h)
 	if err != nil {
 		return refused(err)
 	}
-	cred, err := httpapi.AuthenticateSocket(ctx, s.Gate, s.Tickets, h, ticket, s.now())
+	cred, err := s.Gate.CheckSocket(ctx, gate.SocketAuth{
+		Tickets: s.Tickets, Purpose: httpapi.TicketPurpose, Ticket: ticket, Token: token, Now: s.now(),
+	})
 	if err != nil {
 		return refused(err)
 	}
