@@ -263,9 +263,12 @@ func (h *Handler) taskResult(ctx context.Context, id string) (any, error) {
 	return json.RawMessage(t.Result), nil
 }
 
+// taskPage is how many tasks one tasks/list page holds.
+const taskPage = 50
+
 // listTasks: tasks/list.
 func (h *Handler) listTasks(ctx context.Context, cursor string) (any, error) {
-	tasks, next, err := h.cfg.Tasks.ListTasks(ctx, origin(ctx).Space, cursor, 50, h.cfg.Service.Now())
+	tasks, next, err := h.cfg.Tasks.ListTasks(ctx, origin(ctx).Space, cursor, taskPage, h.cfg.Service.Now())
 	if err != nil {
 		return nil, err
 	}
