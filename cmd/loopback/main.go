@@ -1,5 +1,5 @@
-// Command loopback runs Loopback on one machine: SQLite in a data folder, the API, and (as later
-// parts land) MCP, the event socket and the inbox, all on one port. No AWS account needed.
+// Command loopback runs Loopback on one machine: SQLite in a data folder, the API, MCP, the event
+// socket and the inbox, all on one port. No AWS account needed.
 //
 //	loopback serve [--addr 127.0.0.1:8080] [--data DIR]
 //	loopback token create [--person] --name NAME [--data DIR]

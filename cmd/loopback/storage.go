@@ -81,8 +81,8 @@ func openSQLite(ctx context.Context, c storageConfig) (*backend, error) {
 			_, err = db.DeleteExpiredTasks(ctx, now)
 		}
 		if err == nil {
-			// Tickets never used: kept a day after they expire, so a late PUT is told 410.
-			_, err = db.DeleteStaleUploads(ctx, now.Add(-24*time.Hour))
+			// Tickets never used: kept a while after they expire, so a late PUT is told 410.
+			_, err = db.DeleteStaleUploads(ctx, now.Add(-ask.UploadGrace))
 		}
 		return err
 	}

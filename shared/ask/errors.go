@@ -18,6 +18,7 @@ const (
 	EAnswerInvalid    = "answer.invalid"     // an agent's answer that breaks the contract's rules
 	EUnauthorized     = "auth.unauthorized"  // missing, unknown or revoked credentials
 	EForbidden        = "auth.forbidden"     // a live credential whose role may not do this (an agent's, on the person's API)
+	EOriginForbidden  = "origin.forbidden"   // a browser page of another origin (the event socket, MCP)
 	EReload           = "reload"             // the client writes a newer revision than this server
 	ERequestInvalid   = "request.invalid"    // a malformed request: query, header or path
 	ETooLarge         = "request.too_large"  // a body over its limit

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Store keeps asks. Adapters: sqlite (local) and, later, DynamoDB. Every adapter passes the
+// Store keeps asks. Adapters: sqlite (local) and dynamo (DynamoDB, on AWS). Every adapter passes the
 // conformance suite in ask/asktest, so the rules hold the same way wherever Loopback runs.
 type Store interface {
 	// CreateAsk stores a new ask and sets a.Version to 1. An id already stored in the space is

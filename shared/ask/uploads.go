@@ -40,6 +40,10 @@ const (
 	UploadTTL      = 15 * time.Minute
 )
 
+// UploadGrace is how long a ticket that was never used is kept after it expires, so that a late
+// PUT is told 410 upload.gone rather than 404. Every store forgets such tickets after it.
+const UploadGrace = 24 * time.Hour
+
 // UploadState is where an upload stands. A ticket starts pending; a PUT claims it (only one PUT
 // can), and it becomes stored once its bytes are in blob storage. A PUT that fails after claiming
 // releases the claim, so the ticket can be used again until it expires.
@@ -65,7 +69,7 @@ type Upload struct {
 	StoredAt    *time.Time
 }
 
-// UploadStore keeps uploads. Adapters: sqlite (local) and, later, DynamoDB; each passes
+// UploadStore keeps uploads. Adapters: sqlite (local) and dynamo (DynamoDB, on AWS); each passes
 // asktest.TestUploadStore.
 type UploadStore interface {
 	// CreateUpload stores a new pending upload. An id already stored in the space, or a token hash
@@ -155,7 +159,7 @@ type BlobInfo struct {
 // ErrBlobNotFound is returned (wrapped) by Blobs.OpenBlob when no blob has the key.
 var ErrBlobNotFound = errors.New("ask: no such blob")
 
-// Blobs keeps the bytes of uploads. Adapters: blobfs (files in the data folder) and, later, S3;
+// Blobs keeps the bytes of uploads. Adapters: blobfs (files in the data folder) and blobs3 (S3);
 // each passes asktest.TestBlobs.
 type Blobs interface {
 	// PutBlob stores exactly info.Size bytes read from body under key, with info, atomically: a

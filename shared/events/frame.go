@@ -20,7 +20,7 @@ const (
 // or Version, which never leave the server.
 //
 // Building frames is kept free of any transport: the local socket sends them, and the AWS stream
-// Lambda will build the same frames from asks decoded from DynamoDB stream records.
+// Lambda (shared/wsapi) builds the same frames from asks decoded from DynamoDB stream records.
 type ServerEvent struct {
 	Type     string
 	Snapshot *ask.Snapshot // Type "snapshot"

@@ -10,22 +10,23 @@ import (
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // whoami: GET /api/v1/whoami — the space the credentials open, and who holds them.
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
-	c := CredentialFrom(r.Context())
-	writeJSON(w, http.StatusOK, ask.Whoami{Space: c.Space, Actor: c.Actor})
+	c := gate.CredentialFrom(r.Context())
+	s.writeJSON(w, r, http.StatusOK, ask.Whoami{Space: c.Space, Actor: c.Actor})
 }
 
 // snapshot: GET /api/v1/snapshot — every open ask and the fifty most recently closed.
 func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.Service.Snapshot(r.Context(), CredentialFrom(r.Context()).Space)
+	snap, err := s.Service.Snapshot(r.Context(), gate.CredentialFrom(r.Context()).Space)
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, snap)
+	s.writeJSON(w, r, http.StatusOK, snap)
 }
 
 // listAsks: GET /api/v1/asks?before=&limit= — closed asks, newest first.
@@ -35,7 +36,7 @@ func (s *Server) listAsks(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("before"); v != "" {
 		t, err := ask.ParseTime(v)
 		if err != nil {
-			writeError(w, r, ask.Errorf(ask.ERequestInvalid, "before: %v", err))
+			s.writeError(w, r, ask.Errorf(ask.ERequestInvalid, "before: %v", err))
 			return
 		}
 		before = &t
@@ -44,50 +45,50 @@ func (s *Server) listAsks(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			writeError(w, r, ask.Errorf(ask.ERequestInvalid, "limit must be a whole number between 1 and %d (got %q)", ask.MaxPageLimit, v))
+			s.writeError(w, r, ask.Errorf(ask.ERequestInvalid, "limit must be a whole number between 1 and %d (got %q)", ask.MaxPageLimit, v))
 			return
 		}
 		limit = n
 	}
-	page, err := s.Service.History(r.Context(), CredentialFrom(r.Context()).Space, before, limit)
+	page, err := s.Service.History(r.Context(), gate.CredentialFrom(r.Context()).Space, before, limit)
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, page)
+	s.writeJSON(w, r, http.StatusOK, page)
 }
 
 // readAsk: GET /api/v1/asks/{id}.
 func (s *Server) readAsk(w http.ResponseWriter, r *http.Request) {
-	a, err := s.Service.Find(r.Context(), CredentialFrom(r.Context()).Space, r.PathValue("id"))
+	a, err := s.Service.Find(r.Context(), gate.CredentialFrom(r.Context()).Space, r.PathValue("id"))
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, a)
+	s.writeJSON(w, r, http.StatusOK, a)
 }
 
 // reply: POST /api/v1/asks/{id}/reply — decode, then the domain decides 404, 409 or 422.
 func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(w, r)
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	var reply ask.Reply
 	if err := json.Unmarshal(body, &reply); err != nil {
-		writeError(w, r, ask.Errorf(ask.EReplyInvalid, "%s", jsonMessage(err)))
+		s.writeError(w, r, ask.Errorf(ask.EReplyInvalid, "%s", jsonMessage(err)))
 		return
 	}
 	// Only a person's credential reaches this route, so `by` is always a person.
-	c := CredentialFrom(r.Context())
+	c := gate.CredentialFrom(r.Context())
 	by := c.Person
 	a, err := s.Service.Reply(r.Context(), c.Space, r.PathValue("id"), reply, &by)
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, a)
+	s.writeJSON(w, r, http.StatusOK, a)
 }
 
 // readBody reads a request body up to MaxBodyBytes; beyond it the request is refused with 413

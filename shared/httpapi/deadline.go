@@ -81,7 +81,7 @@ func ThrottleAuthFailures(f *limit.Failures, next http.Handler) http.Handler {
 			w.Header().Set(HeaderRevision, strconv.Itoa(buildinfo.Revision))
 			w.Header().Set(HeaderBuild, buildinfo.Build)
 			w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)+1))
-			writeError(w, r, ask.Errorf(ask.ETooMany, "too many failed sign-ins from this address; try again in %d s", int(wait/time.Second)+1))
+			WriteError(w, r, ask.Errorf(ask.ETooMany, "too many failed sign-ins from this address; try again in %d s", int(wait/time.Second)+1))
 			return
 		}
 		rec := &reqlog.Writer{ResponseWriter: w}
@@ -90,10 +90,4 @@ func ThrottleAuthFailures(f *limit.Failures, next http.Handler) http.Handler {
 			f.Fail(addr)
 		}
 	})
-}
-
-// TooMany refuses what a credential may not hold more of, with Retry-After.
-func TooMany(w http.ResponseWriter, r *http.Request, what string, max int) {
-	w.Header().Set("Retry-After", "30")
-	writeError(w, r, ask.Errorf(ask.ETooMany, "this credential has %d %s open already, the most it may; close one, or try again later", max, what))
 }

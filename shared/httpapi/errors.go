@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -25,7 +26,7 @@ var statusByCode = map[string]int{
 	ask.EAnswerInvalid:    http.StatusUnprocessableEntity,
 	ask.EUnauthorized:     http.StatusUnauthorized,
 	ask.EForbidden:        http.StatusForbidden,
-	EOriginForbidden:      http.StatusForbidden,
+	ask.EOriginForbidden:  http.StatusForbidden,
 	ask.ERequestInvalid:   http.StatusBadRequest,
 	ask.ETooLarge:         http.StatusRequestEntityTooLarge,
 	ask.EUploadNotFound:   http.StatusNotFound,
@@ -52,36 +53,107 @@ type Problem struct {
 	Message string `json:"message"`
 }
 
-// WriteError is writeError for the other transports on the same port (MCP): one place turns
-// errors into HTTP statuses and Problem bodies.
-func WriteError(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, err) }
-
-// writeError answers with the contract's Problem. Internal errors are logged with their detail and
-// answered with a generic message.
-func writeError(w http.ResponseWriter, r *http.Request, err error) {
-	code := ask.ErrorCode(err)
-	status := StatusOf(code)
-	if status == http.StatusInternalServerError {
-		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", redact.String(r.URL.Path), "err", err)
-	}
-	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="loopback"`)
-	}
-	writeJSON(w, status, Problem{Code: code, Message: ask.ErrorMessage(err)})
+// Refusal is an error as the contract answers it: a status, the headers every Problem carries
+// (and WWW-Authenticate on a 401), and the Problem. ProblemFor builds every one there is, so the
+// API, MCP, the inbox and API Gateway's $connect answer an error alike.
+type Refusal struct {
+	Status int
+	Header http.Header
+	Body   []byte
 }
 
-// writeJSON answers with a JSON body. Responses are per-person and change constantly: never cached.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		slog.Error("encoding a response", "err", err)
-		status = http.StatusInternalServerError
+// ProblemFor is err's Refusal. Its status comes from the code (StatusOf); an error that is not an
+// *ask.Error is internal, answered with a generic message (the detail is for the log: Errors).
+func ProblemFor(err error) Refusal {
+	code := ask.ErrorCode(err)
+	status := StatusOf(code)
+	body, merr := json.Marshal(Problem{Code: code, Message: ask.ErrorMessage(err)})
+	if merr != nil { // a string pair always encodes; kept so that a refusal is never empty
 		body = []byte(`{"code":"internal","message":"Something went wrong on our side. It has been logged."}`)
 	}
-	h := w.Header()
+	h := http.Header{}
+	setJSONHeaders(h)
+	if status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="loopback"`)
+	}
+	return Refusal{Status: status, Header: h, Body: body}
+}
+
+// setJSONHeaders sets what every JSON response carries, a Problem or not: the contract's
+// application/json, never sniffed, and never cached (responses are per-person and change
+// constantly).
+func setJSONHeaders(h http.Header) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
+}
+
+// Write answers with the Refusal: its headers (over any set already), status and Problem.
+func (f Refusal) Write(w http.ResponseWriter) {
+	h := w.Header()
+	for k, vs := range f.Header {
+		h[k] = vs
+	}
+	w.WriteHeader(f.Status)
+	w.Write(f.Body)
+}
+
+// Errors turns errors into responses: the one place that does, and the one place that logs an
+// internal error (a 500), once, with its detail, through Logger (slog.Default when nil). A client
+// is never told the detail.
+type Errors struct {
+	Logger *slog.Logger
+}
+
+func (e Errors) logger() *slog.Logger {
+	if e.Logger != nil {
+		return e.Logger
+	}
+	return slog.Default()
+}
+
+// Write answers a request with err's Refusal (ProblemFor), logging it first if it is ours.
+func (e Errors) Write(w http.ResponseWriter, r *http.Request, err error) {
+	e.Refusal(r.Context(), err, "method", r.Method, "path", redact.String(r.URL.Path)).Write(w)
+}
+
+// Refusal is err's Refusal for a transport that answers without an http.ResponseWriter (API
+// Gateway's $connect), logged as Write logs it; attrs say what was refused.
+func (e Errors) Refusal(ctx context.Context, err error, attrs ...any) Refusal {
+	f := ProblemFor(err)
+	if f.Status == http.StatusInternalServerError {
+		e.logger().ErrorContext(ctx, "request failed", append(attrs, "err", err)...)
+	}
+	return f
+}
+
+// TooMany refuses what a credential may not hold more of, with Retry-After.
+func (e Errors) TooMany(w http.ResponseWriter, r *http.Request, what string, max int) {
+	w.Header().Set("Retry-After", "30")
+	e.Write(w, r, ask.Errorf(ask.ETooMany, "this credential has %d %s open already, the most it may; close one, or try again later", max, what))
+}
+
+// WriteError is Errors{}.Write, for refusals that are never ours (a 404 or a 405, where no
+// logger is at hand); anything that can fail on our side writes through an Errors with its
+// logger.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) { Errors{}.Write(w, r, err) }
+
+// errors is the Server's Errors, on its Logger.
+func (s *Server) errors() Errors { return Errors{Logger: s.Logger} }
+
+// writeError answers with the contract's Problem (Errors.Write).
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	s.errors().Write(w, r, err)
+}
+
+// writeJSON answers with a JSON body, with the headers every JSON response carries.
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		s.writeError(w, r, err) // not an *ask.Error: logged, and a 500
+		return
+	}
+	setJSONHeaders(w.Header())
 	w.WriteHeader(status)
 	w.Write(body)
 }

@@ -188,7 +188,7 @@ func TestSocketOrigin(t *testing.T) {
 	for _, origin := range []string{"http://inbox.example.com", "https://evil.example.com", "https://inbox.example.com:8443", "null", "inbox.example.com"} {
 		_, err := eventstest.Dial(context.Background(), s.url, eventstest.Options{Token: s.token, Origin: origin})
 		var ref *eventstest.Refusal
-		if !errors.As(err, &ref) || ref.Status != 403 || ref.Code != httpapi.EOriginForbidden {
+		if !errors.As(err, &ref) || ref.Status != 403 || ref.Code != ask.EOriginForbidden {
 			t.Errorf("Origin %q: %v", origin, err)
 		}
 	}

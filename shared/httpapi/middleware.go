@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"context"
+	"fmt"
 	"net/http"
 	"path"
 	"strconv"
@@ -10,7 +10,6 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/gate"
-	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/reqlog"
 )
 
@@ -22,18 +21,18 @@ const (
 
 // revisions names the code that answers on every response, and refuses a client that writes a
 // newer revision than this server (as after a rollback) with 409 reload.
-func revisions(next http.Handler) http.Handler {
+func (s *Server) revisions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderRevision, strconv.Itoa(buildinfo.Revision))
 		w.Header().Set(HeaderBuild, buildinfo.Build)
 		if v := r.Header.Get(HeaderRevision); v != "" {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n < 1 {
-				writeError(w, r, ask.Errorf(ask.ERequestInvalid, "%s must be a revision number such as 1 (got %q)", HeaderRevision, v))
+				s.writeError(w, r, ask.Errorf(ask.ERequestInvalid, "%s must be a revision number such as 1 (got %q)", HeaderRevision, v))
 				return
 			}
 			if n > buildinfo.Revision {
-				writeError(w, r, ask.Errorf(ask.EReload, "this server writes revision %d, older than your revision %d: reload to get the matching client", buildinfo.Revision, n))
+				s.writeError(w, r, ask.Errorf(ask.EReload, "this server writes revision %d, older than your revision %d: reload to get the matching client", buildinfo.Revision, n))
 				return
 			}
 		}
@@ -49,26 +48,12 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.Logger.ErrorContext(r.Context(), "panic", "method", r.Method, "path", redact.String(r.URL.Path), "panic", v)
-				writeError(w, r, ask.Errorf(ask.EInternal, "panic"))
+				// Answered "internal: panic"; the value is for the log, which Errors writes once.
+				s.writeError(w, r, fmt.Errorf("%w: %v", ask.Errorf(ask.EInternal, "panic"), v))
 			}
 		}()
 		next.ServeHTTP(w, r)
 	})
-}
-
-type credentialKey struct{}
-
-// CredentialFrom returns the credential the gate let in.
-func CredentialFrom(ctx context.Context) *ask.Credential {
-	c, _ := ctx.Value(credentialKey{}).(*ask.Credential)
-	return c
-}
-
-// WithCredential is how the gate hands the credential to handlers (and to other transports, such
-// as MCP, that run behind the same gate).
-func WithCredential(ctx context.Context, c *ask.Credential) context.Context {
-	return context.WithValue(ctx, credentialKey{}, c)
 }
 
 // audience is whose credentials a route takes.
@@ -94,10 +79,10 @@ func (s *Server) authenticated(who audience, next http.Handler) http.Handler {
 			reqlog.From(r.Context()).Credential(c.ID)
 		}
 		if err != nil {
-			writeError(w, r, err)
+			s.writeError(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithCredential(r.Context(), c)))
+		next.ServeHTTP(w, r.WithContext(gate.WithCredential(r.Context(), c)))
 	})
 }
 
@@ -105,10 +90,10 @@ func (s *Server) authenticated(who audience, next http.Handler) http.Handler {
 // or not, where net/http's mux would redirect to the cleaned path: no API path has them, and an
 // upload URL that does is someone probing. (The server must hand /api/ paths to this handler
 // before any mux of its own cleans them; cmd/loopback does.)
-func refuseUncleanPaths(next http.Handler) http.Handler {
+func (s *Server) refuseUncleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; p != cleanPath(p) {
-			writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s", r.Method, r.URL.EscapedPath()))
+			s.writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s", r.Method, r.URL.EscapedPath()))
 			return
 		}
 		next.ServeHTTP(w, r)

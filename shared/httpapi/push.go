@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // Web Push (contract revision 2): the deployment's key, and the person's devices. Sending is
@@ -24,10 +25,10 @@ type PushConfig struct {
 func (s *Server) pushKey(w http.ResponseWriter, r *http.Request) {
 	key, err := s.Push.PublicKey(r.Context())
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"publicKey": key})
+	s.writeJSON(w, r, http.StatusOK, map[string]string{"publicKey": key})
 }
 
 // subscribePush: POST /api/v1/push/subscriptions — the browser's PushSubscription, for the person
@@ -35,37 +36,37 @@ func (s *Server) pushKey(w http.ResponseWriter, r *http.Request) {
 func (s *Server) subscribePush(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(w, r)
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	if err := ask.NoDuplicateKeys(body); err != nil {
-		writeError(w, r, ask.Errorf(ask.EPushInvalid, "%v", err))
+		s.writeError(w, r, ask.Errorf(ask.EPushInvalid, "%v", err))
 		return
 	}
 	var in ask.PushSubscriptionInput
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&in); err != nil {
-		writeError(w, r, ask.Errorf(ask.EPushInvalid, "%s", jsonMessage(err)))
+		s.writeError(w, r, ask.Errorf(ask.EPushInvalid, "%s", jsonMessage(err)))
 		return
 	}
-	c := CredentialFrom(r.Context())
+	c := gate.CredentialFrom(r.Context())
 	sub, err := ask.NewPushSubscription(in, c.Space, c, s.Push.Rules, s.now())
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	if err := s.Push.Store.PutPushSubscription(r.Context(), sub); err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]string{"id": sub.ID})
+	s.writeJSON(w, r, http.StatusCreated, map[string]string{"id": sub.ID})
 }
 
 // unsubscribePush: DELETE /api/v1/push/subscriptions/{id}.
 func (s *Server) unsubscribePush(w http.ResponseWriter, r *http.Request) {
-	c := CredentialFrom(r.Context())
+	c := gate.CredentialFrom(r.Context())
 	if err := s.Push.Store.DeletePushSubscription(r.Context(), c.Space, r.PathValue("id")); err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")

@@ -67,7 +67,7 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle(method+" "+path, s.authenticated(who, h))
 		// The same path without a method catches every other method, so a wrong method gets a
 		// Problem rather than net/http's plain-text 405.
-		mux.Handle(path, methodNotAllowed(method))
+		mux.Handle(path, s.methodNotAllowed(method))
 	}
 	route := func(method, path string, h http.HandlerFunc) { routeFor(personsOnly, method, path, h) }
 	routeFor(anyone, "GET", "/api/v1/whoami", s.whoami)
@@ -81,12 +81,12 @@ func (s *Server) Handler() http.Handler {
 	if s.Hub != nil {
 		// The socket checks its own credentials (a ticket or a bearer token) during the handshake.
 		mux.Handle("GET /api/v1/events", http.HandlerFunc(s.eventSocket))
-		mux.Handle("/api/v1/events", methodNotAllowed(http.MethodGet))
+		mux.Handle("/api/v1/events", s.methodNotAllowed(http.MethodGet))
 	}
 	if s.Uploads != nil {
 		// No bearer gate: the upload URL is the credential (its token names one ticket, once).
 		mux.Handle("PUT /api/v1/uploads/{spaceId}/{token}", http.HandlerFunc(s.storeUpload))
-		mux.Handle("/api/v1/uploads/{spaceId}/{token}", methodNotAllowed(http.MethodPut))
+		mux.Handle("/api/v1/uploads/{spaceId}/{token}", s.methodNotAllowed(http.MethodPut))
 		route("GET", "/api/v1/files/{uploadId}", s.readFile)
 	}
 	if s.Push != nil {
@@ -97,17 +97,17 @@ func (s *Server) Handler() http.Handler {
 	// Everything else under /api/ (another version, a typo) is a Problem too, never net/http's
 	// plain-text 404.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s (the API is under /api/v1)", r.Method, r.URL.Path))
+		s.writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s (the API is under /api/v1)", r.Method, r.URL.Path))
 	})
-	return reqlog.Middleware(s.Logger, "api", s.recoverer(revisions(refuseUncleanPaths(mux))))
+	return reqlog.Middleware(s.Logger, "api", s.recoverer(s.revisions(s.refuseUncleanPaths(mux))))
 }
 
-func methodNotAllowed(allowed string) http.Handler {
+func (s *Server) methodNotAllowed(allowed string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if allowed == http.MethodGet {
 			allowed = "GET, HEAD"
 		}
 		w.Header().Set("Allow", allowed)
-		writeError(w, r, ask.Errorf(ask.EMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allowed))
+		s.writeError(w, r, ask.Errorf(ask.EMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allowed))
 	})
 }

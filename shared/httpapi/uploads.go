@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // UploadReadTimeout bounds how long one PUT may take to send its body. The PUT claims its ticket
@@ -35,19 +37,19 @@ func (s *Server) storeUpload(w http.ResponseWriter, r *http.Request) {
 	receipt, err := s.Uploads.Put(ctx, r.PathValue("spaceId"), r.PathValue("token"),
 		r.Header.Get("Content-Type"), r.ContentLength, r.Body)
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, receipt)
+	s.writeJSON(w, r, http.StatusCreated, receipt)
 }
 
 // readFile: GET /api/v1/files/{uploadId} — a stored image of the caller's space, as its own type.
 // The bytes never change, so browsers may keep them for a year; only the person's browser, since
 // they are behind credentials.
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
-	body, u, err := s.Uploads.Open(r.Context(), CredentialFrom(r.Context()).Space, r.PathValue("uploadId"))
+	body, u, err := s.Uploads.Open(r.Context(), gate.CredentialFrom(r.Context()).Space, r.PathValue("uploadId"))
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	defer body.Close()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/buildinfo"
-	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // MCP 2026-07-28 and the Tasks extension, io.modelcontextprotocol/tasks (SEP-2663, the spec in
@@ -201,7 +201,7 @@ func (h *Handler) startExtensionTask(ctx context.Context, msg *rpcMessage, tool 
 	}
 	now := h.cfg.Service.Now()
 	t := &ask.Task{
-		ID: ask.NewID(), Space: o.Space, CredentialID: httpapi.CredentialFrom(ctx).ID, AskID: askID, Tool: msg.Params.Name,
+		ID: ask.NewID(), Space: o.Space, CredentialID: gate.CredentialFrom(ctx).ID, AskID: askID, Tool: msg.Params.Name,
 		Status: ask.TaskWorking, TTL: ExtensionTaskTTL, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ExtensionTaskTTL),
 	}
 	if err := h.cfg.Tasks.CreateTask(ctx, t); err != nil {

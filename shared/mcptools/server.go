@@ -110,6 +110,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reqlog.Middleware(h.cfg.Logger, "mcp", http.HandlerFunc(h.serve)).ServeHTTP(w, r)
 }
 
+// errors writes every refusal of /mcp: the API's Problems, with a 500 logged on the MCP logger.
+func (h *Handler) errors() httpapi.Errors { return httpapi.Errors{Logger: h.cfg.Logger} }
+
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	line := reqlog.From(r.Context())
 	switch r.Method {
@@ -118,31 +121,31 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		// The streamable HTTP transport is POST, GET (the server's stream) and DELETE (the end
 		// of a 2025 session); anything else gets a Problem, not a plain-text 404.
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		httpapi.WriteError(w, r, ask.Errorf(ask.EMethodNotAllowed, "%s is not part of MCP's streamable HTTP transport: POST a JSON-RPC message", r.Method))
+		h.errors().Write(w, r, ask.Errorf(ask.EMethodNotAllowed, "%s is not part of MCP's streamable HTTP transport: POST a JSON-RPC message", r.Method))
 		return
 	}
 	// The transport's DNS-rebinding rule: a request from a browser page must come from this
 	// deployment's own origin. Clients that are not browsers send no Origin.
 	public := h.cfg.PublicURL(r)
 	if !httpapi.SameOrigin(public, r.Header.Get("Origin")) {
-		httpapi.WriteError(w, r, ask.Errorf(httpapi.EOriginForbidden, "this Origin may not use this MCP server"))
+		h.errors().Write(w, r, ask.Errorf(ask.EOriginForbidden, "this Origin may not use this MCP server"))
 		return
 	}
 	cred, err := h.cfg.Gate.Check(r.Context(), gate.BearerToken(r.Header.Get("Authorization")))
 	if err != nil {
-		httpapi.WriteError(w, r, err)
+		h.errors().Write(w, r, err)
 		return
 	}
 	if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
-		httpapi.WriteError(w, r, ask.Errorf(ask.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
+		h.errors().Write(w, r, ask.Errorf(ask.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
 		return
 	}
-	ctx := withPublicURL(httpapi.WithCredential(r.Context(), cred), public)
+	ctx := withPublicURL(gate.WithCredential(r.Context(), cred), public)
 	line.Credential(cred.ID)
 	if r.Method == http.MethodGet {
 		release, ok := h.cfg.Streams.Acquire(cred.ID)
 		if !ok {
-			httpapi.TooMany(w, r, "MCP streams", h.cfg.Streams.Max)
+			h.errors().TooMany(w, r, "MCP streams", h.cfg.Streams.Max)
 			return
 		}
 		defer release()
@@ -158,10 +161,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			httpapi.WriteError(w, r, ask.Errorf(ask.ETooLarge, "an MCP request may be at most %d KiB", MaxRequestBytes>>10))
+			h.errors().Write(w, r, ask.Errorf(ask.ETooLarge, "an MCP request may be at most %d KiB", MaxRequestBytes>>10))
 			return
 		} else if err != nil {
-			httpapi.WriteError(w, r, ask.Errorf(ask.ERequestInvalid, "reading the request: %v", err))
+			h.errors().Write(w, r, ask.Errorf(ask.ERequestInvalid, "reading the request: %v", err))
 			return
 		}
 		var msg rpcMessage
@@ -181,12 +184,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 			switch id := r.Header.Get(mcp.HeaderSessionID); {
 			case id == "":
 				// The transport says 400 here; a 404 would tell the client its session expired.
-				httpapi.WriteError(w, r, ask.Errorf(ask.ERequestInvalid,
+				h.errors().Write(w, r, ask.Errorf(ask.ERequestInvalid,
 					"missing Mcp-Session-Id header: send initialize first, then carry the session id it returned on every request"))
 				return
 			case !validSessionID(id):
 				// 404 sends the client back to initialize, as the transport says.
-				httpapi.WriteError(w, r, ask.Errorf(ask.ESessionNotFound,
+				h.errors().Write(w, r, ask.Errorf(ask.ESessionNotFound,
 					"unknown Mcp-Session-Id: this server did not issue it; send initialize to start a new session"))
 				return
 			}
@@ -223,7 +226,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		if _, blocking := h.tools[msg.Params.Name]; blocking && msg.Method == string(mcp.MethodToolsCall) {
 			release, ok := h.cfg.Waits.Acquire(cred.ID)
 			if !ok {
-				httpapi.TooMany(w, r, "waiting calls", h.cfg.Waits.Max)
+				h.errors().TooMany(w, r, "waiting calls", h.cfg.Waits.Max)
 				return
 			}
 			defer release()

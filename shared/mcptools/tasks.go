@@ -12,7 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
-	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // revokedMessage tells an agent that its credential was revoked while it waited.
@@ -144,7 +144,7 @@ func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool blockingT
 	}
 	now := h.cfg.Service.Now()
 	t := &ask.Task{
-		ID: ask.NewID(), Space: o.Space, CredentialID: httpapi.CredentialFrom(ctx).ID, AskID: askID, Tool: msg.Params.Name, Status: ask.TaskWorking,
+		ID: ask.NewID(), Space: o.Space, CredentialID: gate.CredentialFrom(ctx).ID, AskID: askID, Tool: msg.Params.Name, Status: ask.TaskWorking,
 		TTL: ttl, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ttl),
 	}
 	if err := h.cfg.Tasks.CreateTask(ctx, t); err != nil {
@@ -206,7 +206,7 @@ func (h *Handler) findTask(ctx context.Context, id string) (*ask.Task, error) {
 	if id == "" {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "taskId is required"}
 	}
-	c := httpapi.CredentialFrom(ctx)
+	c := gate.CredentialFrom(ctx)
 	t, err := h.cfg.Tasks.FindTask(ctx, c.Space, id, h.cfg.Service.Now())
 	if err != nil {
 		return nil, err
@@ -240,7 +240,7 @@ func (h *Handler) taskResult(ctx context.Context, id string) (any, error) {
 		return nil, err
 	}
 	if !t.Terminal() {
-		reply, err := h.cfg.Waiter.Wait(ctx, httpapi.CredentialFrom(ctx), t.AskID, keepaliveProgress(ctx))
+		reply, err := h.cfg.Waiter.Wait(ctx, gate.CredentialFrom(ctx), t.AskID, keepaliveProgress(ctx))
 		switch {
 		case errors.Is(err, ErrRevoked):
 			t, err = h.finish(ctx, t, ask.TaskFailed, nil, revokedMessage(t.AskID))
@@ -263,15 +263,18 @@ func (h *Handler) taskResult(ctx context.Context, id string) (any, error) {
 	return json.RawMessage(t.Result), nil
 }
 
+// taskPage is how many tasks one tasks/list page holds.
+const taskPage = 50
+
 // listTasks: tasks/list.
 func (h *Handler) listTasks(ctx context.Context, cursor string) (any, error) {
-	tasks, next, err := h.cfg.Tasks.ListTasks(ctx, origin(ctx).Space, cursor, 50, h.cfg.Service.Now())
+	tasks, next, err := h.cfg.Tasks.ListTasks(ctx, origin(ctx).Space, cursor, taskPage, h.cfg.Service.Now())
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]any{"tasks": []mcp.Task{}}
 	list := make([]mcp.Task, 0, len(tasks))
-	me := httpapi.CredentialFrom(ctx).ID
+	me := gate.CredentialFrom(ctx).ID
 	for _, t := range tasks {
 		if t.CredentialID == me { // another credential's tasks are not this caller's to see
 			list = append(list, h.wireTask(t))

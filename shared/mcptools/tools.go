@@ -14,7 +14,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/contract"
-	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // blockingTool starts something the person must answer (a new ask, or the agent's turn on one)
@@ -25,57 +25,66 @@ const waitNote = " The call waits until the person replies — seconds or hours 
 	"If it returns an error saying there is no reply yet, call await_reply with the askId to keep waiting; the reply is never lost. " +
 	"If your client gave up on the call (a timeout) before you saw an askId, the ask is not lost either: list_open_asks gives it back, then call await_reply."
 
+// blockingSpec is one blocking tool: its metadata and what it starts, registered together.
+type blockingSpec struct {
+	name, title, description string
+	input                    json.RawMessage // its inputSchema
+	readOnly                 bool
+	start                    blockingTool
+}
+
+// blockingTools is every blocking tool, in the order tools/list gives them.
+func (h *Handler) blockingTools() []blockingSpec {
+	return []blockingSpec{
+		{name: "ask_question", title: "Ask the person a question", input: inputSchema("QuestionInput"), start: h.askQuestion,
+			description: fmt.Sprintf(`Ask the person a question and wait for their answer. Offer %d–%d short choices when there are clear options (they can always answer in their own words); set multiple when several may apply. The reply is answered (the labels selected and/or text), follow_up (they asked something back: answer it with answer_follow_up), or dismissed.`, ask.MinOptions, ask.MaxOptions)},
+		{name: "request_review", title: "Put work up for review", input: inputSchema("ReviewInput"), start: h.requestReview,
+			description: `Put work in front of the person for approval: markdown, code, diffs (as git diff prints them) and uploaded images, in order. The reply is approved (go ahead), changes_requested (make the changes, then request_review again with revises set to this askId), follow_up (answer it with answer_follow_up, and the review stays open), or dismissed.`},
+		{name: "send_briefing", title: "Go through points with the person", input: inputSchema("BriefingInput"), start: h.sendBriefing,
+			description: fmt.Sprintf(`Explain findings, options, steps or changes as numbered points (at most %d, numbered straight through the sections) that the person replies on one at a time. The reply is responded: per point, their words and/or resolved. Answer every point they wrote on without resolving with answer_briefing; the briefing closes when every point is resolved. Or the reply is dismissed.`, ask.MaxPoints)},
+		{name: "answer_briefing", title: "Answer points of a briefing", input: inputSchema("BriefingAnswerInput"), start: h.answerBriefing,
+			description: fmt.Sprintf(`Answer the person on the points of a briefing they wrote on (every such point, once each), optionally breaking a point into sub-points (numbered beneath it, at most %s levels deep). Use it only when the briefing awaits you. Then waits for the person's next reply.`, numberWord(ask.MaxPointDepth))},
+		{name: "answer_follow_up", title: "Answer a question the person asked back", input: inputSchema("FollowUpInput"), start: h.answerFollowUp,
+			description: `Answer the question the person asked back (a follow_up) on a question or review. Use it only when the ask awaits you. Then waits for the person's next reply.`},
+		{name: "await_reply", title: "Wait for the person's reply", input: json.RawMessage(awaitSchema), readOnly: true, start: h.awaitReply,
+			description: `Wait for the person's reply on an ask you made earlier: after a call ended with "no reply yet", after a restart, or to pick up a reply that came while you were doing something else. Returns at once if the person has already replied.`},
+	}
+}
+
+// inputSchema is a contract model's schema as a tool's inputSchema.
+func inputSchema(model string) json.RawMessage {
+	s, err := contract.ToolSchema(model)
+	if err != nil {
+		panic(err) // the contract is embedded: a missing model is a build error
+	}
+	return s
+}
+
+// numberWord spells the small numbers a description says in words.
+func numberWord(n int) string {
+	if words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}; n >= 0 && n < len(words) {
+		return words[n]
+	}
+	return fmt.Sprint(n)
+}
+
 func (h *Handler) addTools() {
 	reply := contract.MustToolSchema("ToolReply")
-	h.tools = map[string]blockingTool{
-		"ask_question":     h.askQuestion,
-		"request_review":   h.requestReview,
-		"send_briefing":    h.sendBriefing,
-		"answer_briefing":  h.answerBriefing,
-		"answer_follow_up": h.answerFollowUp,
-		"await_reply":      h.awaitReply,
-	}
-	blocking := []struct {
-		name, title, input, description string
-		readOnly                        bool
-	}{
-		{"ask_question", "Ask the person a question", "QuestionInput",
-			`Ask the person a question and wait for their answer. Offer 2–6 short choices when there are clear options (they can always answer in their own words); set multiple when several may apply. The reply is answered (the labels selected and/or text), follow_up (they asked something back: answer it with answer_follow_up), or dismissed.`, false},
-		{"request_review", "Put work up for review", "ReviewInput",
-			`Put work in front of the person for approval: markdown, code, diffs (as git diff prints them) and uploaded images, in order. The reply is approved (go ahead), changes_requested (make the changes, then request_review again with revises set to this askId), follow_up (answer it with answer_follow_up, and the review stays open), or dismissed.`, false},
-		{"send_briefing", "Go through points with the person", "BriefingInput",
-			`Explain findings, options, steps or changes as numbered points (at most 50, numbered straight through the sections) that the person replies on one at a time. The reply is responded: per point, their words and/or resolved. Answer every point they wrote on without resolving with answer_briefing; the briefing closes when every point is resolved. Or the reply is dismissed.`, false},
-		{"answer_briefing", "Answer points of a briefing", "BriefingAnswerInput",
-			`Answer the person on the points of a briefing they wrote on (every such point, once each), optionally breaking a point into sub-points (numbered beneath it, at most three levels deep). Use it only when the briefing awaits you. Then waits for the person's next reply.`, false},
-		{"answer_follow_up", "Answer a question the person asked back", "FollowUpInput",
-			`Answer the question the person asked back (a follow_up) on a question or review. Use it only when the ask awaits you. Then waits for the person's next reply.`, false},
-	}
-	for _, t := range blocking {
-		input, err := contract.ToolSchema(t.input)
-		if err != nil {
-			panic(err)
-		}
+	h.tools = map[string]blockingTool{}
+	for _, t := range h.blockingTools() {
+		h.tools[t.name] = t.start
 		tool := mcp.NewTool(t.name,
 			mcp.WithDescription(t.description+waitNote),
 			mcp.WithToolTitle(t.title),
-			rawInputSchema(input),
+			rawInputSchema(t.input),
 			mcp.WithRawOutputSchema(reply),
 			mcp.WithTaskSupport(mcp.TaskSupportOptional),
+			mcp.WithReadOnlyHintAnnotation(t.readOnly),
 			mcp.WithDestructiveHintAnnotation(false),
 			mcp.WithOpenWorldHintAnnotation(false),
 		)
 		h.mcp.AddTool(tool, h.blockingHandler(t.name))
 	}
-	h.mcp.AddTool(mcp.NewTool("await_reply",
-		mcp.WithDescription(`Wait for the person's reply on an ask you made earlier: after a call ended with "no reply yet", after a restart, or to pick up a reply that came while you were doing something else. Returns at once if the person has already replied.`+waitNote),
-		mcp.WithToolTitle("Wait for the person's reply"),
-		rawInputSchema(json.RawMessage(awaitSchema)),
-		mcp.WithRawOutputSchema(reply),
-		mcp.WithTaskSupport(mcp.TaskSupportOptional),
-		mcp.WithReadOnlyHintAnnotation(true),
-		mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithOpenWorldHintAnnotation(false),
-	), h.blockingHandler("await_reply"))
 
 	h.mcp.AddTool(mcp.NewTool("list_open_asks",
 		mcp.WithDescription(`The asks you raised (with this credential) that are still open, newest first, each with its askId, kind, title, project, whose move it is and when it was asked; and in recent, those that closed in the last hour. Use it to pick up an ask whose call ended without a reply — a client timeout, a restart — and then call await_reply with its askId (when it is the person's move, or it closed: the reply is returned at once) or answer it (answer_follow_up, answer_briefing: when it is yours). Pass project to see one project's asks only.`),
@@ -87,7 +96,7 @@ func (h *Handler) addTools() {
 		mcp.WithOpenWorldHintAnnotation(false),
 	), h.listOpenAsks)
 
-	linkInput, _ := contract.ToolSchema("InboxRequest")
+	linkInput := inputSchema("InboxRequest")
 	h.mcp.AddTool(mcp.NewTool("get_inbox_link",
 		mcp.WithDescription(`The address of the person's inbox, or of one ask in it. Give it to the person when they ask where to answer.`),
 		mcp.WithToolTitle("Link to the inbox"),
@@ -99,7 +108,7 @@ func (h *Handler) addTools() {
 	), h.inboxLink)
 
 	h.mcp.AddTool(mcp.NewTool("request_upload",
-		mcp.WithDescription(`Get a one-time address to upload an image (png, jpeg, webp or gif; at most maxBytes, 4 MiB) that you want to show the person: a screenshot, a chart, a before/after. Run the returned command with FILE replaced by the image's path; it sends the file with PUT, needs no credentials, and prints the receipt. The address works once, for 15 minutes. Then show the image with an image block, {"type": "image", "uploadId": "<uploadId>", "caption": "..."}, in request_review, send_briefing, answer_briefing or answer_follow_up.`),
+		mcp.WithDescription(fmt.Sprintf(`Get a one-time address to upload an image (png, jpeg, webp or gif; at most maxBytes, %d MiB) that you want to show the person: a screenshot, a chart, a before/after. Run the returned command with FILE replaced by the image's path; it sends the file with PUT, needs no credentials, and prints the receipt. The address works once, for %d minutes. Then show the image with an image block, {"type": "image", "uploadId": "<uploadId>", "caption": "..."}, in request_review, send_briefing, answer_briefing or answer_follow_up.`, ask.MaxUploadBytes>>20, int(ask.UploadTTL/time.Minute))),
 		mcp.WithToolTitle("Upload an image"),
 		rawInputSchema(contract.MustToolSchema("UploadRequest")),
 		mcp.WithRawOutputSchema(contract.MustToolSchema("UploadTicket")),
@@ -148,7 +157,7 @@ const awaitSchema = `{"type":"object","properties":{"askId":{"type":"string","mi
 
 // origin is who is asking: the credential's space and person, and the MCP client.
 func origin(ctx context.Context) ask.Origin {
-	c := httpapi.CredentialFrom(ctx)
+	c := gate.CredentialFrom(ctx)
 	person := c.Person
 	return ask.Origin{Space: c.Space, Client: clientFrom(ctx), RaisedBy: &person, CredentialID: c.ID}
 }
@@ -292,6 +301,10 @@ type openAsk struct {
 // maxTitle bounds a title in list_open_asks, in characters.
 const maxTitle = 120
 
+// closedScan is how many of the space's latest closed asks list_open_asks looks through for the
+// credential's recent ones.
+const closedScan = 50
+
 // listOpenAsks: list_open_asks — the open asks this credential raised, newest first.
 func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in struct {
@@ -300,7 +313,7 @@ func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*m
 	if err := decodeArgs(rawArguments(req), &in, ask.ERequestInvalid); err != nil {
 		return toolError(err), nil
 	}
-	c := httpapi.CredentialFrom(ctx)
+	c := gate.CredentialFrom(ctx)
 	open, err := h.cfg.Service.Store.OpenAsks(ctx, c.Space)
 	if err != nil {
 		h.cfg.Logger.ErrorContext(ctx, "list_open_asks", "err", err)
@@ -325,7 +338,7 @@ func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*m
 	}
 	// Asks of this credential that closed lately: a reply that came while the agent's call was
 	// cut (a crash, a timeout) closed the ask, and await_reply still returns it.
-	closed, err := h.cfg.Service.Store.ClosedAsks(ctx, c.Space, h.cfg.Service.Now().Add(time.Second), 50)
+	closed, err := h.cfg.Service.Store.ClosedAsks(ctx, c.Space, h.cfg.Service.Now().Add(time.Second), closedScan)
 	if err != nil {
 		h.cfg.Logger.ErrorContext(ctx, "list_open_asks", "err", err)
 		return toolError(err), nil
@@ -347,7 +360,7 @@ func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*m
 }
 
 // RecentlyClosed is how far back list_open_asks lists the credential's closed asks, beside the
-// open ones.
+// open ones (its description and outputSchema say "the last hour").
 const RecentlyClosed = time.Hour
 
 // askTitle is how list_open_asks names an ask: a review's or briefing's title, or a question's
@@ -414,7 +427,7 @@ func (h *Handler) wait(ctx context.Context, askID string, token mcp.ProgressToke
 		// SSE, or else wait quietly (Waiter.QuietMaxWait).
 		progress = keepaliveProgress(ctx)
 	}
-	reply, err := h.cfg.Waiter.Wait(ctx, httpapi.CredentialFrom(ctx), askID, progress)
+	reply, err := h.cfg.Waiter.Wait(ctx, gate.CredentialFrom(ctx), askID, progress)
 	return h.outcome(askID, reply, err, h.cfg.Waiter.Limit(progress != nil))
 }
 

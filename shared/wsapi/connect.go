@@ -4,15 +4,15 @@
 // sockets; Loopback knows them by id (ask.ConnectionStore) and writes to them through the
 // `@connections` management API (Poster).
 //
-// It keeps the promises of the local socket (shared/httpapi/events.go, docs/design/events.md):
+// It keeps the promises of the local socket (shared/httpapi/socket.go, docs/design/events.md):
 // the same handshake and refusals, the snapshot first, then every newer change of the space. How
 // that is kept without a process holding each socket is docs/design/events.md, "On AWS".
 package wsapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -104,22 +104,26 @@ func (s *Sockets) maxFrame() int {
 // and the fan-out sends the snapshot from there (Greet).
 func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
 	h := headers(req.Headers, req.MultiValueHeaders)
+	// Every refusal is written here; an internal one is logged here, once, with the connection.
+	errs := httpapi.Errors{Logger: s.logger()}
+	refused := func(err error) (events.APIGatewayProxyResponse, error) {
+		return refuse(errs.Refusal(ctx, err, "route", "$connect", "connection", req.RequestContext.ConnectionID)), nil
+	}
 	if !httpapi.HeaderHasToken(h, "Sec-WebSocket-Protocol", httpapi.Subprotocol) {
-		return refuse(ask.Errorf(ask.ERequestInvalid, "offer the subprotocol %s", httpapi.Subprotocol)), nil
+		return refused(ask.Errorf(ask.ERequestInvalid, "offer the subprotocol %s", httpapi.Subprotocol))
 	}
 	if !s.sameOrigin(h.Get("Origin"), h.Get(HostHeader)) {
-		return refuse(ask.Errorf(httpapi.EOriginForbidden, "the event socket only opens to pages of this deployment")), nil
+		return refused(ask.Errorf(ask.EOriginForbidden, "the event socket only opens to pages of this deployment"))
 	}
-	ticket, err := httpapi.OfferedTicket(h)
+	ticket, token, err := httpapi.SocketOffer(h)
 	if err != nil {
-		return refuse(err), nil
+		return refused(err)
 	}
-	cred, err := httpapi.AuthenticateSocket(ctx, s.Gate, s.Tickets, h, ticket, s.now())
+	cred, err := s.Gate.CheckSocket(ctx, gate.SocketAuth{
+		Tickets: s.Tickets, Purpose: httpapi.TicketPurpose, Ticket: ticket, Token: token, Now: s.now(),
+	})
 	if err != nil {
-		if ask.ErrorCode(err) == ask.EInternal || !isDomain(err) {
-			s.logger().ErrorContext(ctx, "$connect", "err", err)
-		}
-		return refuse(err), nil
+		return refused(err)
 	}
 	now := s.now()
 	c := &ask.Connection{
@@ -127,8 +131,7 @@ func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketPro
 		ConnectedAt: now, ExpiresAt: now.Add(ask.ConnectionTTL),
 	}
 	if err := s.Conns.PutConnection(ctx, c); err != nil {
-		s.logger().ErrorContext(ctx, "$connect: recording the connection", "err", err)
-		return refuse(err), nil
+		return refused(fmt.Errorf("recording the connection: %w", err))
 	}
 	return events.APIGatewayProxyResponse{
 		StatusCode: http.StatusOK,
@@ -172,28 +175,19 @@ func (s *Sockets) drop(ctx context.Context, id, why string) {
 	}
 }
 
-func isDomain(err error) bool {
-	var e *ask.Error
-	return errors.As(err, &e)
-}
-
-// refuse answers a handshake with its Problem, as the local socket does before the upgrade.
-// API Gateway turns a $connect response other than 2xx into a refused handshake.
-func refuse(err error) events.APIGatewayProxyResponse {
-	code := ask.ErrorCode(err)
-	status := httpapi.StatusOf(code)
-	msg := ask.ErrorMessage(err)
-	body, _ := json.Marshal(httpapi.Problem{Code: code, Message: msg})
+// refuse answers a handshake with its Problem, as the local socket does before the upgrade
+// (httpapi.ProblemFor: the same status, headers and body), and with the revision headers the
+// local API sets on every response. API Gateway turns a $connect response other than 2xx into a
+// refused handshake.
+func refuse(f httpapi.Refusal) events.APIGatewayProxyResponse {
 	h := map[string]string{
-		"Content-Type":         "application/json",
-		"Cache-Control":        "no-store",
 		httpapi.HeaderRevision: strconv.Itoa(buildinfo.Revision),
 		httpapi.HeaderBuild:    buildinfo.Build,
 	}
-	if status == http.StatusUnauthorized {
-		h["WWW-Authenticate"] = `Bearer realm="loopback"`
+	for k := range f.Header {
+		h[k] = f.Header.Get(k)
 	}
-	return events.APIGatewayProxyResponse{StatusCode: status, Headers: h, Body: string(body)}
+	return events.APIGatewayProxyResponse{StatusCode: f.Status, Headers: h, Body: string(f.Body)}
 }
 
 // HostHeader carries the host name a viewer asked CloudFront for: the distribution's viewer
