@@ -9,17 +9,19 @@ import (
 // conformance suite in ask/asktest, so the rules hold the same way wherever Loopback runs.
 type Store interface {
 	// CreateAsk stores a new ask and sets a.Version to 1. An id already stored in the space is
-	// refused.
+	// refused with an error wrapping ErrAlreadyStored.
 	CreateAsk(ctx context.Context, a *Ask) error
 
-	// FindAsk returns the ask with this id in this space, or an *Error with ENotFound. An ask of
-	// another space is not found: ids never open across spaces.
+	// FindAsk returns the ask with this id in this space, or ErrNotFound: a fact for the Service
+	// to word (AskNotFound), not a message. An ask of another space is not found: ids never open
+	// across spaces.
 	FindAsk(ctx context.Context, space, id string) (*Ask, error)
 
 	// UpdateAsk writes a changed ask if and only if the stored version is still a.Version, and then
-	// increments a.Version. Otherwise it returns ErrVersionConflict and writes nothing. When the
-	// change closes the ask, the store may move a.ClosedAt (and a.UpdatedAt with it) forward by
-	// microseconds so that no two asks of a space share a close time; history pages rely on that.
+	// increments a.Version. Otherwise it returns ErrVersionConflict (ErrNotFound when no such ask
+	// is stored) and writes nothing. When the change closes the ask, the store may move a.ClosedAt
+	// (and a.UpdatedAt with it) forward by microseconds so that no two asks of a space share a
+	// close time; history pages rely on that.
 	UpdateAsk(ctx context.Context, a *Ask) error
 
 	// OpenAsks returns every open ask of a space, newest first.

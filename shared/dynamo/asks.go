@@ -56,7 +56,6 @@ func closedSK(t time.Time) string    { return prefixClosed + formatTime(t) }
 func chunkSK(version, n int) string  { return fmt.Sprintf("%s%010d#%03d", prefixBody, version, n) }
 func chunkPrefix(version int) string { return fmt.Sprintf("%s%010d#", prefixBody, version) }
 func askKey(space, id string) item   { return key(askPK(space, id), skAsk) }
-func notFound(id string) *ask.Error  { return ask.Errorf(ask.ENotFound, "there is no ask %s", id) }
 func closedMismatch(a *ask.Ask) error {
 	return fmt.Errorf("%s: status %s with closedAt %v", a.ID, a.Status, a.ClosedAt)
 }
@@ -65,7 +64,8 @@ func closedMismatch(a *ask.Ask) error {
 var errBodyMoved = errors.New("the ask's body moved on while it was read")
 
 // CreateAsk stores a new ask at version 1, with its open marker (or, for an ask stored closed,
-// its close-time marker), in one transaction. An id already stored in the space is refused.
+// its close-time marker), in one transaction. An id already stored in the space is refused
+// (ask.ErrAlreadyStored).
 func (s *Store) CreateAsk(ctx context.Context, a *ask.Ask) error {
 	if !usable(a.Space, a.ID) {
 		return unusable("create ask", a.Space, a.ID)
@@ -75,9 +75,6 @@ func (s *Store) CreateAsk(ctx context.Context, a *ask.Ask) error {
 	}
 	row := *a
 	if err := s.writeAsk(ctx, &row, nil); err != nil {
-		if errors.Is(err, errDuplicate) {
-			return fmt.Errorf("dynamodb: create ask %s: an ask with this id is already stored in the space: %w", a.ID, err)
-		}
 		var domain *ask.Error
 		if errors.As(err, &domain) {
 			return err
@@ -88,13 +85,11 @@ func (s *Store) CreateAsk(ctx context.Context, a *ask.Ask) error {
 	return nil
 }
 
-var errDuplicate = errors.New("already stored")
-
-// FindAsk returns the ask with this id in this space, or ask.ENotFound. It reads strongly
+// FindAsk returns the ask with this id in this space, or ask.ErrNotFound. It reads strongly
 // consistently: a change committed before the call is in what it returns.
 func (s *Store) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
 	if !usable(space, id) {
-		return nil, notFound(id)
+		return nil, ask.ErrNotFound
 	}
 	for range 5 {
 		out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
@@ -104,7 +99,7 @@ func (s *Store) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error)
 			return nil, fmt.Errorf("dynamodb: find ask %s: %w", id, err)
 		}
 		if out.Item == nil {
-			return nil, notFound(id)
+			return nil, ask.ErrNotFound
 		}
 		a, err := s.decodeAsk(ctx, out.Item)
 		if errors.Is(err, errBodyMoved) {
@@ -114,7 +109,7 @@ func (s *Store) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error)
 			return nil, err
 		}
 		if a.Space != space || a.ID != id {
-			return nil, notFound(id)
+			return nil, ask.ErrNotFound
 		}
 		return a, nil
 	}
@@ -129,14 +124,15 @@ type storedAsk struct {
 }
 
 // UpdateAsk writes a changed ask if and only if its stored version is still a.Version, and then
-// increments a.Version; otherwise it returns ask.ErrVersionConflict and writes nothing. A change
+// increments a.Version; otherwise it returns ask.ErrVersionConflict (ask.ErrNotFound for an ask
+// that is not stored) and writes nothing. A change
 // that closes the ask also deletes its open marker and creates its close-time marker, in one
 // transaction; when another ask of the space holds that close time, the close moves forward a
 // microsecond at a time until it is free (updatedAt with it). Any other change is a single
 // conditional PutItem.
 func (s *Store) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 	if !usable(a.Space, a.ID) {
-		return notFound(a.ID)
+		return ask.ErrNotFound
 	}
 	if (a.Status == ask.Closed) != (a.ClosedAt != nil) {
 		return fmt.Errorf("dynamodb: update ask: %w", closedMismatch(a))
@@ -150,7 +146,7 @@ func (s *Store) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 		return fmt.Errorf("dynamodb: update ask %s: %w", a.ID, err)
 	}
 	if out.Item == nil {
-		return notFound(a.ID)
+		return ask.ErrNotFound
 	}
 	version, _, err := getInt(out.Item, attrVersion)
 	if err != nil {
@@ -176,7 +172,7 @@ func (s *Store) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 	err = s.writeAsk(ctx, &row, &storedAsk{version: int(version), closedAt: closedAt, chunks: int(chunks)})
 	var domain *ask.Error
 	switch {
-	case errors.Is(err, ask.ErrVersionConflict), errors.As(err, &domain):
+	case errors.Is(err, ask.ErrVersionConflict), errors.Is(err, ask.ErrNotFound), errors.As(err, &domain):
 		return err
 	case err != nil:
 		return fmt.Errorf("dynamodb: update ask %s: %w", a.ID, err)
@@ -274,7 +270,7 @@ func (s *Store) writeAsk(ctx context.Context, row *ask.Ask, old *storedAsk) erro
 		case len(reasons) != len(ops):
 			return err
 		case reasons[0] == "ConditionalCheckFailed" && old == nil:
-			return errDuplicate
+			return ask.ErrAlreadyStored
 		case reasons[0] == "ConditionalCheckFailed":
 			return ask.ErrVersionConflict
 		case markIdx >= 0 && reasons[markIdx] == "ConditionalCheckFailed":
@@ -471,7 +467,7 @@ type Head struct {
 // ask.ENotFound.
 func (s *Store) Head(ctx context.Context, space, id string) (*Head, error) {
 	if !usable(space, id) {
-		return nil, notFound(id)
+		return nil, ask.AskNotFound(id)
 	}
 	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 s.table,
@@ -485,7 +481,7 @@ func (s *Store) Head(ctx context.Context, space, id string) (*Head, error) {
 		return nil, fmt.Errorf("dynamodb: head of ask %s: %w", id, err)
 	}
 	if len(out.Items) == 0 {
-		return nil, notFound(id)
+		return nil, ask.AskNotFound(id)
 	}
 	it := out.Items[0]
 	h := &Head{Waiting: getBool(it, attrWaiting)}
@@ -528,7 +524,7 @@ func encodeAsk(a *ask.Ask, version, inline, chunk int) (item, []item, error) {
 		return it, nil, nil
 	}
 	if len(z) > maxBody {
-		return nil, nil, ask.Errorf(ask.ETooLarge, "ask %s has grown to %d bytes compressed; the store keeps at most %d", a.ID, len(z), maxBody)
+		return nil, nil, ask.AskTooLarge(a.ID, len(z), maxBody)
 	}
 	var chunks []item
 	for n := 0; len(z) > 0; n++ {
