@@ -87,10 +87,11 @@ type Credential struct {
 
 // CredentialStore keeps credentials.
 type CredentialStore interface {
-	// CreateCredential stores a new credential; a token hash already stored is refused.
+	// CreateCredential stores a new credential; a token hash already stored is refused with an
+	// error wrapping ErrAlreadyStored.
 	CreateCredential(ctx context.Context, c *Credential) error
-	// CredentialByTokenHash returns the credential with this token hash, revoked or not, or an
-	// *Error with EUnauthorized.
+	// CredentialByTokenHash returns the credential with this token hash, revoked or not, or
+	// UnknownToken (EUnauthorized).
 	CredentialByTokenHash(ctx context.Context, hash []byte) (*Credential, error)
 	// Credentials lists a space's credentials, oldest first.
 	Credentials(ctx context.Context, space string) ([]*Credential, error)
@@ -119,8 +120,7 @@ type Ticket struct {
 type TicketStore interface {
 	CreateTicket(ctx context.Context, t *Ticket) error
 	// ConsumeTicket removes and returns the ticket with this hash and purpose if now is before its
-	// ExpiresAt. A ticket is
-	// consumed at most once even when two callers race; a missing, used or expired ticket is an
-	// *Error with EUnauthorized.
+	// ExpiresAt (CheckTicket). A ticket is consumed at most once even when two callers race; a
+	// missing or used ticket is TicketNotValid, an expired one TicketExpired (both EUnauthorized).
 	ConsumeTicket(ctx context.Context, purpose string, hash []byte, now time.Time) (*Ticket, error)
 }
