@@ -105,7 +105,7 @@ func (s *Service) RequestReview(ctx context.Context, in ReviewInput, o Origin) (
 	}
 	if in.Revises != "" {
 		prev, err := s.Store.FindAsk(ctx, o.Space, in.Revises)
-		if ErrorCode(err) == ENotFound {
+		if errors.Is(err, ErrNotFound) {
 			return nil, Errorf(EInputInvalid, "revises: there is no review %q to revise", in.Revises)
 		} else if err != nil {
 			return nil, err
@@ -164,7 +164,7 @@ func (s *Service) AnswerBriefing(ctx context.Context, space string, in BriefingA
 // another writer got there first.
 func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, error) {
 	for range maxAttempts {
-		a, err := s.Store.FindAsk(ctx, space, id)
+		a, err := s.Find(ctx, space, id)
 		if err != nil {
 			return nil, err
 		}
@@ -177,6 +177,9 @@ func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) er
 		if errors.Is(err, ErrVersionConflict) {
 			continue
 		}
+		if errors.Is(err, ErrNotFound) {
+			return nil, AskNotFound(id)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -186,9 +189,13 @@ func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) er
 	return nil, Errorf(EConflict, "ask %s kept changing while this was written; try again", id)
 }
 
-// Find returns one ask of a space.
+// Find returns one ask of a space, or AskNotFound: the store only says that it has none.
 func (s *Service) Find(ctx context.Context, space, id string) (*Ask, error) {
-	return s.Store.FindAsk(ctx, space, id)
+	a, err := s.Store.FindAsk(ctx, space, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, AskNotFound(id)
+	}
+	return a, err
 }
 
 // Snapshot returns every open ask, newest first, and the fifty most recently closed.

@@ -9,17 +9,19 @@ import (
 // conformance suite in ask/asktest, so the rules hold the same way wherever Loopback runs.
 type Store interface {
 	// CreateAsk stores a new ask and sets a.Version to 1. An id already stored in the space is
-	// refused.
+	// refused with an error wrapping ErrAlreadyStored.
 	CreateAsk(ctx context.Context, a *Ask) error
 
-	// FindAsk returns the ask with this id in this space, or an *Error with ENotFound. An ask of
-	// another space is not found: ids never open across spaces.
+	// FindAsk returns the ask with this id in this space, or ErrNotFound: a fact for the Service
+	// to word (AskNotFound), not a message. An ask of another space is not found: ids never open
+	// across spaces.
 	FindAsk(ctx context.Context, space, id string) (*Ask, error)
 
 	// UpdateAsk writes a changed ask if and only if the stored version is still a.Version, and then
-	// increments a.Version. Otherwise it returns ErrVersionConflict and writes nothing. When the
-	// change closes the ask, the store may move a.ClosedAt (and a.UpdatedAt with it) forward by
-	// microseconds so that no two asks of a space share a close time; history pages rely on that.
+	// increments a.Version. Otherwise it returns ErrVersionConflict (ErrNotFound when no such ask
+	// is stored) and writes nothing. When the change closes the ask, the store may move a.ClosedAt
+	// (and a.UpdatedAt with it) forward by microseconds so that no two asks of a space share a
+	// close time; history pages rely on that.
 	UpdateAsk(ctx context.Context, a *Ask) error
 
 	// OpenAsks returns every open ask of a space, newest first.
@@ -85,10 +87,11 @@ type Credential struct {
 
 // CredentialStore keeps credentials.
 type CredentialStore interface {
-	// CreateCredential stores a new credential; a token hash already stored is refused.
+	// CreateCredential stores a new credential; a token hash already stored is refused with an
+	// error wrapping ErrAlreadyStored.
 	CreateCredential(ctx context.Context, c *Credential) error
-	// CredentialByTokenHash returns the credential with this token hash, revoked or not, or an
-	// *Error with EUnauthorized.
+	// CredentialByTokenHash returns the credential with this token hash, revoked or not, or
+	// UnknownToken (EUnauthorized).
 	CredentialByTokenHash(ctx context.Context, hash []byte) (*Credential, error)
 	// Credentials lists a space's credentials, oldest first.
 	Credentials(ctx context.Context, space string) ([]*Credential, error)
@@ -117,8 +120,7 @@ type Ticket struct {
 type TicketStore interface {
 	CreateTicket(ctx context.Context, t *Ticket) error
 	// ConsumeTicket removes and returns the ticket with this hash and purpose if now is before its
-	// ExpiresAt. A ticket is
-	// consumed at most once even when two callers race; a missing, used or expired ticket is an
-	// *Error with EUnauthorized.
+	// ExpiresAt (CheckTicket). A ticket is consumed at most once even when two callers race; a
+	// missing or used ticket is TicketNotValid, an expired one TicketExpired (both EUnauthorized).
 	ConsumeTicket(ctx context.Context, purpose string, hash []byte, now time.Time) (*Ticket, error)
 }

@@ -56,7 +56,6 @@ func closedSK(t time.Time) string    { return prefixClosed + formatTime(t) }
 func chunkSK(version, n int) string  { return fmt.Sprintf("%s%010d#%03d", prefixBody, version, n) }
 func chunkPrefix(version int) string { return fmt.Sprintf("%s%010d#", prefixBody, version) }
 func askKey(space, id string) item   { return key(askPK(space, id), skAsk) }
-func notFound(id string) *ask.Error  { return ask.Errorf(ask.ENotFound, "there is no ask %s", id) }
 func closedMismatch(a *ask.Ask) error {
 	return fmt.Errorf("%s: status %s with closedAt %v", a.ID, a.Status, a.ClosedAt)
 }
@@ -65,7 +64,8 @@ func closedMismatch(a *ask.Ask) error {
 var errBodyMoved = errors.New("the ask's body moved on while it was read")
 
 // CreateAsk stores a new ask at version 1, with its open marker (or, for an ask stored closed,
-// its close-time marker), in one transaction. An id already stored in the space is refused.
+// its close-time marker), in one transaction. An id already stored in the space is refused
+// (ask.ErrAlreadyStored).
 func (s *Store) CreateAsk(ctx context.Context, a *ask.Ask) error {
 	if !usable(a.Space, a.ID) {
 		return unusable("create ask", a.Space, a.ID)
@@ -75,9 +75,6 @@ func (s *Store) CreateAsk(ctx context.Context, a *ask.Ask) error {
 	}
 	row := *a
 	if err := s.writeAsk(ctx, &row, nil); err != nil {
-		if errors.Is(err, errDuplicate) {
-			return fmt.Errorf("dynamodb: create ask %s: an ask with this id is already stored in the space: %w", a.ID, err)
-		}
 		var domain *ask.Error
 		if errors.As(err, &domain) {
 			return err
@@ -88,13 +85,11 @@ func (s *Store) CreateAsk(ctx context.Context, a *ask.Ask) error {
 	return nil
 }
 
-var errDuplicate = errors.New("already stored")
-
-// FindAsk returns the ask with this id in this space, or ask.ENotFound. It reads strongly
+// FindAsk returns the ask with this id in this space, or ask.ErrNotFound. It reads strongly
 // consistently: a change committed before the call is in what it returns.
 func (s *Store) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
 	if !usable(space, id) {
-		return nil, notFound(id)
+		return nil, ask.ErrNotFound
 	}
 	for range 5 {
 		out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
@@ -104,7 +99,7 @@ func (s *Store) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error)
 			return nil, fmt.Errorf("dynamodb: find ask %s: %w", id, err)
 		}
 		if out.Item == nil {
-			return nil, notFound(id)
+			return nil, ask.ErrNotFound
 		}
 		a, err := s.decodeAsk(ctx, out.Item)
 		if errors.Is(err, errBodyMoved) {
@@ -114,7 +109,7 @@ func (s *Store) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error)
 			return nil, err
 		}
 		if a.Space != space || a.ID != id {
-			return nil, notFound(id)
+			return nil, ask.ErrNotFound
 		}
 		return a, nil
 	}
@@ -129,14 +124,15 @@ type storedAsk struct {
 }
 
 // UpdateAsk writes a changed ask if and only if its stored version is still a.Version, and then
-// increments a.Version; otherwise it returns ask.ErrVersionConflict and writes nothing. A change
+// increments a.Version; otherwise it returns ask.ErrVersionConflict (ask.ErrNotFound for an ask
+// that is not stored) and writes nothing. A change
 // that closes the ask also deletes its open marker and creates its close-time marker, in one
 // transaction; when another ask of the space holds that close time, the close moves forward a
 // microsecond at a time until it is free (updatedAt with it). Any other change is a single
 // conditional PutItem.
 func (s *Store) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 	if !usable(a.Space, a.ID) {
-		return notFound(a.ID)
+		return ask.ErrNotFound
 	}
 	if (a.Status == ask.Closed) != (a.ClosedAt != nil) {
 		return fmt.Errorf("dynamodb: update ask: %w", closedMismatch(a))
@@ -150,7 +146,7 @@ func (s *Store) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 		return fmt.Errorf("dynamodb: update ask %s: %w", a.ID, err)
 	}
 	if out.Item == nil {
-		return notFound(a.ID)
+		return ask.ErrNotFound
 	}
 	version, _, err := getInt(out.Item, attrVersion)
 	if err != nil {
@@ -176,7 +172,7 @@ func (s *Store) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 	err = s.writeAsk(ctx, &row, &storedAsk{version: int(version), closedAt: closedAt, chunks: int(chunks)})
 	var domain *ask.Error
 	switch {
-	case errors.Is(err, ask.ErrVersionConflict), errors.As(err, &domain):
+	case errors.Is(err, ask.ErrVersionConflict), errors.Is(err, ask.ErrNotFound), errors.As(err, &domain):
 		return err
 	case err != nil:
 		return fmt.Errorf("dynamodb: update ask %s: %w", a.ID, err)
@@ -187,118 +183,200 @@ func (s *Store) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 }
 
 // writeAsk writes row: a new ask when old is nil, else the next version of the ask old was read
-// from. It may move row.ClosedAt (and row.UpdatedAt with it) to a free close time.
+// from. It may move row.ClosedAt (and row.UpdatedAt with it) to a free close time. Each attempt
+// builds the writes (askTransaction) and commits them; a cancelled transaction is either a
+// refusal, or worth trying again (retryCancelled).
 func (s *Store) writeAsk(ctx context.Context, row *ask.Ask, old *storedAsk) error {
-	version := 1
-	if old != nil {
-		version = old.version + 1
-	}
-	// A close-time marker is needed when the ask closes now (or, which the rules never do, its
-	// close time changes). Its time starts at the close time as stored (to the microsecond).
-	marks := row.ClosedAt != nil && (old == nil || old.closedAt != formatTime(*row.ClosedAt))
-	var at time.Time
-	moved := false
-	if marks {
-		at = ask.Truncate(*row.ClosedAt)
-	}
-	conflicts := 0
+	w := newAskWrite(row, old)
 	for range maxCloseAttempts {
-		if moved {
-			t := at
-			row.ClosedAt, row.UpdatedAt = &t, t
-		}
-		it, chunks, err := encodeAsk(row, version, s.inlineBody, s.chunkBytes)
+		tx, err := s.askTransaction(w)
 		if err != nil {
 			return err
 		}
-		put := &types.Put{TableName: s.table, Item: it}
-		if old == nil {
-			put.ConditionExpression = aws.String("attribute_not_exists(#pk)")
-			put.ExpressionAttributeNames = names(attrPK)
-		} else {
-			put.ConditionExpression = aws.String("#version = :v")
-			put.ExpressionAttributeNames = names(attrVersion)
-			put.ExpressionAttributeValues = item{":v": num(int64(old.version))}
+		if len(tx.ops) == 1 {
+			return s.putAskItem(ctx, tx.put)
 		}
-		ops := []types.TransactWriteItem{{Put: put}}
-		for _, c := range chunks {
-			ops = append(ops, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: c}})
-		}
-		if old != nil {
-			for n := range old.chunks {
-				ops = append(ops, s.deleteOp(key(askPK(row.Space, row.ID), chunkSK(old.version, n))))
-			}
-		}
-		markIdx := -1
-		if marks {
-			m := newItem(spacePK(row.Space), closedSK(at), "closed")
-			m[attrID], m[attrClosedAt] = str(row.ID), str(formatTime(at))
-			markIdx = len(ops)
-			ops = append(ops, types.TransactWriteItem{Put: &types.Put{
-				TableName: s.table, Item: m,
-				ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-				ExpressionAttributeNames: names(attrPK),
-			}})
-		}
-		wasOpen := old != nil && old.closedAt == ""
-		if old != nil && old.closedAt != "" && (row.ClosedAt == nil || marks) {
-			ops = append(ops, s.deleteOp(key(spacePK(row.Space), prefixClosed+old.closedAt)))
-		}
-		if wasOpen && row.ClosedAt != nil {
-			ops = append(ops, s.deleteOp(key(spacePK(row.Space), openSK(row.ID))))
-		}
-		if row.ClosedAt == nil && !wasOpen {
-			m := newItem(spacePK(row.Space), openSK(row.ID), "open")
-			m[attrID], m[attrCreatedAt] = str(row.ID), str(formatTime(row.CreatedAt))
-			ops = append(ops, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: m}})
-		}
-
-		if len(ops) == 1 {
-			_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
-				TableName: s.table, Item: it,
-				ConditionExpression:       put.ConditionExpression,
-				ExpressionAttributeNames:  put.ExpressionAttributeNames,
-				ExpressionAttributeValues: put.ExpressionAttributeValues,
-			})
-			if _, failed := isConditionFailed(err); failed {
-				return ask.ErrVersionConflict
-			}
-			return err
-		}
-		_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: ops})
+		_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx.ops})
 		if err == nil {
 			return nil
 		}
-		reasons := cancelReasons(err)
-		switch {
-		case len(reasons) != len(ops):
-			return err
-		case reasons[0] == "ConditionalCheckFailed" && old == nil:
-			return errDuplicate
-		case reasons[0] == "ConditionalCheckFailed":
-			return ask.ErrVersionConflict
-		case markIdx >= 0 && reasons[markIdx] == "ConditionalCheckFailed":
-			if at, err = s.freeCloseTime(ctx, row.Space, row.ID, at); err != nil {
-				return err
-			}
-			moved = true
-		case onlyConflicts(reasons):
-			// Another transaction was busy with one of these items. Try the same again: its
-			// conditions still decide.
-			if conflicts++; conflicts > maxConflictRetries {
-				if old == nil {
-					return err
-				}
-				return ask.ErrVersionConflict
-			}
-			if err := backoff(ctx, conflicts); err != nil {
-				return err
-			}
-		default:
+		if again, err := s.retryCancelled(ctx, w, tx, err); !again {
 			return err
 		}
 	}
 	return fmt.Errorf("no free close time after %d tries", maxCloseAttempts)
+}
+
+// askWrite is one writeAsk in progress: the ask, what it replaces, and the close time it tries.
+type askWrite struct {
+	row       *ask.Ask
+	old       *storedAsk // nil for a new ask
+	version   int        // the version written
+	marks     bool       // whether a close-time marker is written
+	at        time.Time  // the close time the marker tries to take
+	conflicts int        // how often a transaction met another one
+}
+
+func newAskWrite(row *ask.Ask, old *storedAsk) *askWrite {
+	w := &askWrite{row: row, old: old, version: 1}
+	if old != nil {
+		w.version = old.version + 1
+	}
+	// A close-time marker is needed when the ask closes now (or, which the rules never do, its
+	// close time changes). Its time starts at the close time as stored (to the microsecond).
+	w.marks = row.ClosedAt != nil && (old == nil || old.closedAt != formatTime(*row.ClosedAt))
+	if w.marks {
+		w.at = ask.Truncate(*row.ClosedAt)
+	}
+	return w
+}
+
+// wasOpen reports whether the ask being replaced was open.
+func (w *askWrite) wasOpen() bool { return w.old != nil && w.old.closedAt == "" }
+
+// closeAt moves the ask's close time (and updatedAt with it) to t, a close time that was free.
+func (w *askWrite) closeAt(t time.Time) {
+	w.at = t
+	w.row.ClosedAt, w.row.UpdatedAt = &t, t
+}
+
+// askTx is the writes of one attempt: the ask item's conditional put first, and the index of the
+// close-time marker's put among ops (-1 when there is none).
+type askTx struct {
+	put     *types.Put
+	ops     []types.TransactWriteItem
+	markIdx int
+}
+
+// askTransaction builds one attempt's writes: the ask item, its body (new chunks in, old ones
+// out), the close-time marker, and the open and closed listings.
+func (s *Store) askTransaction(w *askWrite) (*askTx, error) {
+	it, chunks, err := encodeAsk(w.row, w.version, s.inlineBody, s.chunkBytes)
+	if err != nil {
+		return nil, err
+	}
+	tx := &askTx{put: s.askPut(w, it), markIdx: -1}
+	tx.ops = append(tx.ops, types.TransactWriteItem{Put: tx.put})
+	tx.ops = append(tx.ops, s.bodyOps(w, chunks)...)
+	if w.marks {
+		tx.markIdx = len(tx.ops)
+		tx.ops = append(tx.ops, s.closeMarkOp(w))
+	}
+	tx.ops = append(tx.ops, s.listingOps(w)...)
+	return tx, nil
+}
+
+// askPut puts the ask item on its condition: that no ask has the id yet, or that the stored
+// version is still the one read.
+func (s *Store) askPut(w *askWrite, it item) *types.Put {
+	put := &types.Put{TableName: s.table, Item: it}
+	if w.old == nil {
+		put.ConditionExpression = aws.String("attribute_not_exists(#pk)")
+		put.ExpressionAttributeNames = names(attrPK)
+	} else {
+		put.ConditionExpression = aws.String("#version = :v")
+		put.ExpressionAttributeNames = names(attrVersion)
+		put.ExpressionAttributeValues = item{":v": num(int64(w.old.version))}
+	}
+	return put
+}
+
+// bodyOps puts the new version's body chunks and deletes the old version's.
+func (s *Store) bodyOps(w *askWrite, chunks []item) []types.TransactWriteItem {
+	var ops []types.TransactWriteItem
+	for _, c := range chunks {
+		ops = append(ops, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: c}})
+	}
+	if w.old != nil {
+		for n := range w.old.chunks {
+			ops = append(ops, s.deleteOp(key(askPK(w.row.Space, w.row.ID), chunkSK(w.old.version, n))))
+		}
+	}
+	return ops
+}
+
+// closeMarkOp takes the close time w.at in the space, on the condition that no other ask holds it:
+// that condition is what keeps a space's close times unique.
+func (s *Store) closeMarkOp(w *askWrite) types.TransactWriteItem {
+	m := newItem(spacePK(w.row.Space), closedSK(w.at), "closed")
+	m[attrID], m[attrClosedAt] = str(w.row.ID), str(formatTime(w.at))
+	return types.TransactWriteItem{Put: &types.Put{
+		TableName: s.table, Item: m,
+		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: names(attrPK),
+	}}
+}
+
+// listingOps moves the ask between the space's listings: its old close-time marker goes when
+// the close time changes (or it reopens), its open marker goes when it closes, and a new open
+// marker comes when it is open and was not.
+func (s *Store) listingOps(w *askWrite) []types.TransactWriteItem {
+	var ops []types.TransactWriteItem
+	row, old := w.row, w.old
+	if old != nil && old.closedAt != "" && (row.ClosedAt == nil || w.marks) {
+		ops = append(ops, s.deleteOp(key(spacePK(row.Space), prefixClosed+old.closedAt)))
+	}
+	if w.wasOpen() && row.ClosedAt != nil {
+		ops = append(ops, s.deleteOp(key(spacePK(row.Space), openSK(row.ID))))
+	}
+	if row.ClosedAt == nil && !w.wasOpen() {
+		m := newItem(spacePK(row.Space), openSK(row.ID), "open")
+		m[attrID], m[attrCreatedAt] = str(row.ID), str(formatTime(row.CreatedAt))
+		ops = append(ops, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: m}})
+	}
+	return ops
+}
+
+// putAskItem writes a change that touches the ask item alone as one conditional PutItem, which
+// costs half of the same write in a transaction.
+func (s *Store) putAskItem(ctx context.Context, put *types.Put) error {
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: s.table, Item: put.Item,
+		ConditionExpression:       put.ConditionExpression,
+		ExpressionAttributeNames:  put.ExpressionAttributeNames,
+		ExpressionAttributeValues: put.ExpressionAttributeValues,
+	})
+	if _, failed := isConditionFailed(err); failed {
+		return ask.ErrVersionConflict
+	}
+	return err
+}
+
+// retryCancelled says what a failed transaction means, by its cancellation reasons: the ask's
+// own condition failed (ErrAlreadyStored for a new ask, ErrVersionConflict for a change);
+// another ask holds the close time (move to the next free one, and try again); or another
+// transaction was busy with one of the items (back off, and try the same again: its conditions
+// still decide). Anything else is returned as it is.
+func (s *Store) retryCancelled(ctx context.Context, w *askWrite, tx *askTx, err error) (again bool, _ error) {
+	const failed = "ConditionalCheckFailed"
+	reasons := cancelReasons(err)
+	switch {
+	case len(reasons) != len(tx.ops):
+		return false, err
+	case reasons[0] == failed && w.old == nil:
+		return false, ask.ErrAlreadyStored
+	case reasons[0] == failed:
+		return false, ask.ErrVersionConflict
+	case tx.markIdx >= 0 && reasons[tx.markIdx] == failed:
+		at, err := s.freeCloseTime(ctx, w.row.Space, w.row.ID, w.at)
+		if err != nil {
+			return false, err
+		}
+		w.closeAt(at)
+		return true, nil
+	case onlyConflicts(reasons):
+		if w.conflicts++; w.conflicts > maxConflictRetries {
+			if w.old == nil {
+				return false, err
+			}
+			return false, ask.ErrVersionConflict
+		}
+		if err := backoff(ctx, w.conflicts); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	return false, err
 }
 
 func (s *Store) deleteOp(k item) types.TransactWriteItem {
@@ -471,7 +549,7 @@ type Head struct {
 // ask.ENotFound.
 func (s *Store) Head(ctx context.Context, space, id string) (*Head, error) {
 	if !usable(space, id) {
-		return nil, notFound(id)
+		return nil, ask.AskNotFound(id)
 	}
 	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 s.table,
@@ -485,7 +563,7 @@ func (s *Store) Head(ctx context.Context, space, id string) (*Head, error) {
 		return nil, fmt.Errorf("dynamodb: head of ask %s: %w", id, err)
 	}
 	if len(out.Items) == 0 {
-		return nil, notFound(id)
+		return nil, ask.AskNotFound(id)
 	}
 	it := out.Items[0]
 	h := &Head{Waiting: getBool(it, attrWaiting)}
@@ -528,7 +606,7 @@ func encodeAsk(a *ask.Ask, version, inline, chunk int) (item, []item, error) {
 		return it, nil, nil
 	}
 	if len(z) > maxBody {
-		return nil, nil, ask.Errorf(ask.ETooLarge, "ask %s has grown to %d bytes compressed; the store keeps at most %d", a.ID, len(z), maxBody)
+		return nil, nil, ask.AskTooLarge(a.ID, len(z), maxBody)
 	}
 	var chunks []item
 	for n := 0; len(z) > 0; n++ {

@@ -76,7 +76,7 @@ func (s *Store) PutConnection(ctx context.Context, c *ask.Connection) error {
 
 // FindConnection reads a connection by its id: its space from the second item, then the first.
 func (s *Store) FindConnection(ctx context.Context, id string, now time.Time) (*ask.Connection, error) {
-	gone := ask.Errorf(ask.ENotFound, "there is no connection %s", id)
+	gone := ask.ConnectionNotFound(id)
 	if id == "" || !usable("", id) {
 		return nil, gone
 	}
@@ -99,7 +99,7 @@ func (s *Store) FindConnection(ctx context.Context, id string, now time.Time) (*
 	if err != nil {
 		return nil, err
 	}
-	if !now.Before(c.ExpiresAt) {
+	if ask.Expired(c.ExpiresAt, now) {
 		return nil, gone
 	}
 	return c, nil
@@ -142,7 +142,7 @@ func (s *Store) Connections(ctx context.Context, space string, now time.Time) ([
 		if err != nil {
 			return false, err
 		}
-		if now.Before(c.ExpiresAt) {
+		if !ask.Expired(c.ExpiresAt, now) {
 			out = append(out, c)
 		}
 		return true, nil
@@ -156,7 +156,7 @@ func (s *Store) Connections(ctx context.Context, space string, now time.Time) ([
 // MarkMissed adds askID to a connection's missed set while it is not ready: one conditional
 // UpdateItem. When the condition fails, the item as it was says why.
 func (s *Store) MarkMissed(ctx context.Context, space, id, askID string) (bool, error) {
-	gone := ask.Errorf(ask.ENotFound, "there is no connection %s", id)
+	gone := ask.ConnectionNotFound(id)
 	if !usable(space, id, askID) {
 		return false, gone
 	}
@@ -185,13 +185,13 @@ func (s *Store) MarkMissed(ctx context.Context, space, id, askID string) (bool, 
 	case getBool(failed.Item, attrReady):
 		return true, nil
 	}
-	return false, ask.Errorf(ask.ETooLarge, "connection %s has missed %d changes before its snapshot went out", id, ask.MaxMissed)
+	return false, ask.ConnectionMissedTooMany(id)
 }
 
 // MarkReady sets ready and removes the missed set in one conditional UpdateItem, returning the
 // set as it was.
 func (s *Store) MarkReady(ctx context.Context, space, id string) ([]string, error) {
-	gone := ask.Errorf(ask.ENotFound, "there is no connection %s", id)
+	gone := ask.ConnectionNotFound(id)
 	if !usable(space, id) {
 		return nil, gone
 	}

@@ -42,8 +42,6 @@ func credKey(space, id string) item {
 	return key(spacePK(space), prefixCred+id)
 }
 
-func unauthorized() *ask.Error { return ask.Errorf(ask.EUnauthorized, "no credential has this token") }
-
 // CreateCredential stores a new credential. A token hash already stored is refused, and so is an
 // id already stored in the space.
 func (s *Store) CreateCredential(ctx context.Context, c *ask.Credential) error {
@@ -57,7 +55,7 @@ func (s *Store) CreateCredential(ctx context.Context, c *ask.Credential) error {
 	byID := credentialItem(c, credKey(c.Space, c.ID), TypeCredential)
 	taken, err := s.putNew(ctx, tok, byID)
 	if taken {
-		return fmt.Errorf("dynamodb: create credential %s: its id or token hash is already stored: %w", c.ID, err)
+		return fmt.Errorf("dynamodb: create credential %s: its id or token hash is %w (%v)", c.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
 		return fmt.Errorf("dynamodb: create credential %s: %w", c.ID, err)
 	}
@@ -91,7 +89,7 @@ func credentialItem(c *ask.Credential, k item, typ string) item {
 // ask.EUnauthorized. It reads strongly consistently, so a revocation holds from the next request.
 func (s *Store) CredentialByTokenHash(ctx context.Context, hash []byte) (*ask.Credential, error) {
 	if len(hash) == 0 || len(hash) > 256 {
-		return nil, unauthorized()
+		return nil, ask.UnknownToken()
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: s.table, Key: tokenKey(hash), ConsistentRead: aws.Bool(true),
@@ -100,14 +98,14 @@ func (s *Store) CredentialByTokenHash(ctx context.Context, hash []byte) (*ask.Cr
 		return nil, fmt.Errorf("dynamodb: find credential: %w", err)
 	}
 	if out.Item == nil {
-		return nil, unauthorized()
+		return nil, ask.UnknownToken()
 	}
 	c, err := decodeCredential(out.Item)
 	if err != nil {
 		return nil, err
 	}
 	if !bytes.Equal(c.TokenHash, hash) {
-		return nil, unauthorized()
+		return nil, ask.UnknownToken()
 	}
 	return c, nil
 }
@@ -116,7 +114,7 @@ func (s *Store) CredentialByTokenHash(ctx context.Context, hash []byte) (*ask.Cr
 // reads strongly consistently: it is how a revocation reaches what the credential opened.
 func (s *Store) CredentialByID(ctx context.Context, space, id string) (*ask.Credential, error) {
 	if !usable(space, id) {
-		return nil, ask.Errorf(ask.ENotFound, "there is no credential %s", id)
+		return nil, ask.CredentialNotFound(id)
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: s.table, Key: credKey(space, id), ConsistentRead: aws.Bool(true),
@@ -125,7 +123,7 @@ func (s *Store) CredentialByID(ctx context.Context, space, id string) (*ask.Cred
 		return nil, fmt.Errorf("dynamodb: find credential %s: %w", id, err)
 	}
 	if out.Item == nil {
-		return nil, ask.Errorf(ask.ENotFound, "there is no credential %s", id)
+		return nil, ask.CredentialNotFound(id)
 	}
 	return decodeCredential(out.Item)
 }
@@ -191,7 +189,7 @@ func (s *Store) Credentials(ctx context.Context, space string) ([]*ask.Credentia
 // or returns ask.ENotFound. Revoking it again keeps the first revocation time.
 func (s *Store) RevokeCredential(ctx context.Context, space, id string, at time.Time) error {
 	if !usable(space, id) {
-		return ask.Errorf(ask.ENotFound, "there is no credential %s", id)
+		return ask.CredentialNotFound(id)
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: s.table, Key: credKey(space, id), ConsistentRead: aws.Bool(true),
@@ -200,7 +198,7 @@ func (s *Store) RevokeCredential(ctx context.Context, space, id string, at time.
 		return fmt.Errorf("dynamodb: revoke credential %s: %w", id, err)
 	}
 	if out.Item == nil {
-		return ask.Errorf(ask.ENotFound, "there is no credential %s", id)
+		return ask.CredentialNotFound(id)
 	}
 	hash, _ := getBytes(out.Item, attrTokenHash)
 	update := func(k item) types.TransactWriteItem {

@@ -80,7 +80,7 @@ func (s *Store) PushSubscriptions(ctx context.Context, space string) ([]*ask.Pus
 // DeletePushSubscription removes a subscription, or returns ask.ENotFound.
 func (s *Store) DeletePushSubscription(ctx context.Context, space, id string) error {
 	if !usable(space, id) {
-		return ask.Errorf(ask.ENotFound, "there is no push subscription %s", id)
+		return ask.PushSubscriptionNotFound(id)
 	}
 	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: s.table, Key: key(spacePK(space), prefixPush+id),
@@ -88,7 +88,7 @@ func (s *Store) DeletePushSubscription(ctx context.Context, space, id string) er
 		ExpressionAttributeNames: names(attrPK),
 	})
 	if _, failed := isConditionFailed(err); failed {
-		return ask.Errorf(ask.ENotFound, "there is no push subscription %s", id)
+		return ask.PushSubscriptionNotFound(id)
 	} else if err != nil {
 		return fmt.Errorf("dynamodb: delete push subscription %s: %w", id, err)
 	}

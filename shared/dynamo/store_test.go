@@ -383,8 +383,8 @@ func TestKeysThatCannotBeStored(t *testing.T) {
 		{space, strings.Repeat("x", 5000)},
 		{"", q.ID},
 	} {
-		if _, err := s.FindAsk(ctx, c.space, c.id); ask.ErrorCode(err) != ask.ENotFound {
-			t.Fatalf("FindAsk(%q, %.20q…): %v, want %s", c.space, c.id, err, ask.ENotFound)
+		if _, err := s.FindAsk(ctx, c.space, c.id); !errors.Is(err, ask.ErrNotFound) {
+			t.Fatalf("FindAsk(%q, %.20q…): %v, want %v", c.space, c.id, err, ask.ErrNotFound)
 		}
 		if _, err := svc.Reply(ctx, c.space, c.id, ask.Reply{Outcome: ask.OutcomeDismissed}, nil); ask.ErrorCode(err) != ask.ENotFound {
 			t.Fatalf("Reply(%q, %.20q…): %v, want %s", c.space, c.id, err, ask.ENotFound)

@@ -28,8 +28,6 @@ const (
 func taskPK(space, id string) string { return prefixTask + space + "#" + id }
 func taskKey(space, id string) item  { return key(taskPK(space, id), skTask) }
 
-func taskNotFound(id string) *ask.Error { return ask.Errorf(ask.ENotFound, "there is no task %s", id) }
-
 // CreateTask stores a new task as it is given; ExpiresAt is the caller's to set (CreatedAt + TTL),
 // and DynamoDB deletes the task some time after it. An id already stored in the space is refused.
 // TTL is kept to the millisecond.
@@ -59,7 +57,7 @@ func (s *Store) CreateTask(ctx context.Context, t *ask.Task) error {
 		ExpressionAttributeNames: names(attrPK),
 	})
 	if _, failed := isConditionFailed(err); failed {
-		return fmt.Errorf("dynamodb: create task %s: a task with this id is already stored in the space: %w", t.ID, err)
+		return fmt.Errorf("dynamodb: create task %s: %w in the space (%v)", t.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
 		return fmt.Errorf("dynamodb: create task %s: %w", t.ID, err)
 	}
@@ -70,7 +68,7 @@ func (s *Store) CreateTask(ctx context.Context, t *ask.Task) error {
 // is at or after its ExpiresAt, whether or not DynamoDB has deleted it yet).
 func (s *Store) FindTask(ctx context.Context, space, id string, now time.Time) (*ask.Task, error) {
 	if !usable(space, id) {
-		return nil, taskNotFound(id)
+		return nil, ask.TaskNotFound(id)
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: s.table, Key: taskKey(space, id), ConsistentRead: aws.Bool(true),
@@ -79,14 +77,14 @@ func (s *Store) FindTask(ctx context.Context, space, id string, now time.Time) (
 		return nil, fmt.Errorf("dynamodb: find task %s: %w", id, err)
 	}
 	if out.Item == nil {
-		return nil, taskNotFound(id)
+		return nil, ask.TaskNotFound(id)
 	}
 	t, err := decodeTask(out.Item)
 	if err != nil {
 		return nil, err
 	}
-	if t.Space != space || t.ID != id || !now.Before(t.ExpiresAt) {
-		return nil, taskNotFound(id)
+	if t.Space != space || t.ID != id || ask.Expired(t.ExpiresAt, now) {
+		return nil, ask.TaskNotFound(id)
 	}
 	return t, nil
 }
@@ -102,7 +100,7 @@ func (s *Store) FinishTask(ctx context.Context, t *ask.Task) (*ask.Task, error) 
 		return nil, fmt.Errorf("dynamodb: finish task %s: status %q is not terminal", t.ID, t.Status)
 	}
 	if !usable(t.Space, t.ID) {
-		return nil, taskNotFound(t.ID)
+		return nil, ask.TaskNotFound(t.ID)
 	}
 	set := "SET #status = :status, #updatedAt = :updated, #revision = :rev"
 	var remove string
@@ -136,7 +134,7 @@ func (s *Store) FinishTask(ctx context.Context, t *ask.Task) (*ask.Task, error) 
 	stored := item(nil)
 	if e, failed := isConditionFailed(err); failed {
 		if e.Item == nil {
-			return nil, taskNotFound(t.ID)
+			return nil, ask.TaskNotFound(t.ID)
 		}
 		stored = e.Item // already terminal: the first finish stands
 	} else if err != nil {

@@ -62,7 +62,7 @@ func (s *Store) CreateTicket(ctx context.Context, t *ask.Ticket) error {
 // same; one of another purpose is left alone.
 func (s *Store) ConsumeTicket(ctx context.Context, purpose string, hash []byte, now time.Time) (*ask.Ticket, error) {
 	if len(hash) == 0 || len(hash) > 256 {
-		return nil, ask.Errorf(ask.EUnauthorized, "this ticket is not valid")
+		return nil, ask.TicketNotValid()
 	}
 	out, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: s.table, Key: ticketKey(hash),
@@ -72,12 +72,12 @@ func (s *Store) ConsumeTicket(ctx context.Context, purpose string, hash []byte, 
 		ReturnValues:              types.ReturnValueAllOld,
 	})
 	if _, failed := isConditionFailed(err); failed {
-		return nil, ask.Errorf(ask.EUnauthorized, "this ticket is not valid, or was used already")
+		return nil, ask.TicketNotValid()
 	} else if err != nil {
 		return nil, fmt.Errorf("dynamodb: consume ticket: %w", err)
 	}
 	if out.Attributes == nil {
-		return nil, ask.Errorf(ask.EUnauthorized, "this ticket is not valid, or was used already")
+		return nil, ask.TicketNotValid()
 	}
 	it := out.Attributes
 	if _, err := checkRevision(it); err != nil {
@@ -92,8 +92,5 @@ func (s *Store) ConsumeTicket(ctx context.Context, purpose string, hash []byte, 
 	if t.ExpiresAt, err = mustTime(it, attrExpires); err != nil {
 		return nil, fmt.Errorf("dynamodb: consume ticket: %w", err)
 	}
-	if !now.Before(t.ExpiresAt) {
-		return nil, ask.Errorf(ask.EUnauthorized, "this ticket has expired")
-	}
-	return t, nil
+	return ask.CheckTicket(t, now)
 }

@@ -48,8 +48,6 @@ func uploadTokenPK(hash []byte) string { return prefixUpToken + hex.EncodeToStri
 func uploadKey(space, id string) item  { return key(uploadPK(space, id), skUpload) }
 func uploadTokenKey(hash []byte) item  { return key(uploadTokenPK(hash), skUploadToken) }
 
-func uploadNotFound() error { return ask.Errorf(ask.EUploadNotFound, "there is no such upload") }
-
 // CreateUpload stores a new upload ticket (pending unless u.State says otherwise): the upload and
 // its token, in one transaction. An id already stored in the space, or a token hash already
 // stored in any space, is refused.
@@ -79,7 +77,7 @@ func (s *Store) CreateUpload(ctx context.Context, u *ask.Upload) error {
 	}
 	taken, err := s.putNew(ctx, up, tok)
 	if taken {
-		return fmt.Errorf("dynamodb: create upload: upload %s (or its token) is already stored: %w", u.ID, err)
+		return fmt.Errorf("dynamodb: create upload: upload %s (or its token) is %w (%v)", u.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
 		return fmt.Errorf("dynamodb: create upload: %w", err)
 	}
@@ -91,7 +89,7 @@ func (s *Store) CreateUpload(ctx context.Context, u *ask.Upload) error {
 // token item (which names the upload), then the upload, both read strongly consistently.
 func (s *Store) UploadByToken(ctx context.Context, space string, tokenHash []byte) (*ask.Upload, error) {
 	if len(tokenHash) == 0 || len(tokenHash) > 256 || !usable(space) {
-		return nil, uploadNotFound()
+		return nil, ask.UploadNotFound()
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: s.table, Key: uploadTokenKey(tokenHash), ConsistentRead: aws.Bool(true),
@@ -100,10 +98,10 @@ func (s *Store) UploadByToken(ctx context.Context, space string, tokenHash []byt
 		return nil, fmt.Errorf("dynamodb: find upload: %w", err)
 	}
 	if out.Item == nil {
-		return nil, uploadNotFound()
+		return nil, ask.UploadNotFound()
 	}
 	if sp, _ := getString(out.Item, attrSpace); sp != space {
-		return nil, uploadNotFound()
+		return nil, ask.UploadNotFound()
 	}
 	id, _ := getString(out.Item, attrID)
 	u, err := s.getUpload(ctx, space, id)
@@ -111,7 +109,7 @@ func (s *Store) UploadByToken(ctx context.Context, space string, tokenHash []byt
 		return nil, err
 	}
 	if !bytes.Equal(u.TokenHash, tokenHash) {
-		return nil, uploadNotFound()
+		return nil, ask.UploadNotFound()
 	}
 	return u, nil
 }
@@ -119,7 +117,7 @@ func (s *Store) UploadByToken(ctx context.Context, space string, tokenHash []byt
 // getUpload reads an upload of a space by id, strongly consistently, or EUploadNotFound.
 func (s *Store) getUpload(ctx context.Context, space, id string) (*ask.Upload, error) {
 	if !usable(space, id) {
-		return nil, uploadNotFound()
+		return nil, ask.UploadNotFound()
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: s.table, Key: uploadKey(space, id), ConsistentRead: aws.Bool(true),
@@ -128,14 +126,14 @@ func (s *Store) getUpload(ctx context.Context, space, id string) (*ask.Upload, e
 		return nil, fmt.Errorf("dynamodb: read upload: %w", err)
 	}
 	if out.Item == nil {
-		return nil, uploadNotFound()
+		return nil, ask.UploadNotFound()
 	}
 	u, err := decodeUpload(out.Item)
 	if err != nil {
 		return nil, err
 	}
 	if u.Space != space || u.ID != id {
-		return nil, uploadNotFound()
+		return nil, ask.UploadNotFound()
 	}
 	return u, nil
 }
@@ -145,7 +143,7 @@ func (s *Store) getUpload(ctx context.Context, space, id string) (*ask.Upload, e
 // back with the failure and says why.
 func (s *Store) ClaimUpload(ctx context.Context, space, id string, now time.Time) (*ask.Upload, error) {
 	if !usable(space, id) {
-		return nil, uploadNotFound()
+		return nil, ask.UploadNotFound()
 	}
 	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: uploadKey(space, id),
@@ -161,13 +159,13 @@ func (s *Store) ClaimUpload(ctx context.Context, space, id string, now time.Time
 	})
 	if e, failed := isConditionFailed(err); failed {
 		if e.Item == nil {
-			return nil, uploadNotFound()
+			return nil, ask.UploadNotFound()
 		}
 		u, err := decodeUpload(e.Item)
 		if err != nil {
 			return nil, err
 		}
-		return nil, goneUpload(u, now)
+		return nil, u.ClaimRefusal(now)
 	} else if err != nil {
 		return nil, fmt.Errorf("dynamodb: claim upload: %w", err)
 	}
@@ -206,7 +204,7 @@ func (s *Store) MarkUploadStored(ctx context.Context, space, id string, size int
 	if err != nil {
 		return err
 	}
-	gone := ask.Errorf(ask.EUploadGone, "upload %s is not being stored: it was not claimed, or is stored already", id)
+	gone := ask.UploadNotClaimed(id)
 	if u.State != ask.UploadClaimed {
 		return gone
 	}
@@ -254,7 +252,7 @@ func (s *Store) StoredUpload(ctx context.Context, space, id string) (*ask.Upload
 		return nil, err
 	}
 	if u.State != ask.UploadStored {
-		return nil, uploadNotFound()
+		return nil, ask.UploadNotFound()
 	}
 	return u, nil
 }
@@ -294,17 +292,4 @@ func decodeUpload(it item) (*ask.Upload, error) {
 		u.StoredAt = &stored
 	}
 	return u, nil
-}
-
-// goneUpload says why an upload that exists cannot be claimed at now (the SQLite store's words).
-func goneUpload(u *ask.Upload, now time.Time) error {
-	switch {
-	case u.State == ask.UploadStored:
-		return ask.Errorf(ask.EUploadGone, "this upload address was used already")
-	case u.State == ask.UploadClaimed:
-		return ask.Errorf(ask.EUploadGone, "an upload to this address is already in progress")
-	case !now.Before(u.ExpiresAt):
-		return ask.Errorf(ask.EUploadGone, "this upload address expired at %s", ask.FormatTime(u.ExpiresAt))
-	}
-	return ask.Errorf(ask.EUploadGone, "this upload address cannot be used now")
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 )
 
-// CreateAsk stores a new ask at version 1. An id already stored in the space is refused.
+// CreateAsk stores a new ask at version 1. An id already stored in the space is refused
+// (ask.ErrAlreadyStored).
 func (d *DB) CreateAsk(ctx context.Context, a *ask.Ask) error {
 	return d.createAsks(ctx, a)
 }
@@ -56,14 +57,14 @@ func insertAsk(ctx context.Context, stmt *sql.Stmt, a *ask.Ask) error {
 	_, err = stmt.ExecContext(ctx, a.Space, a.ID, a.Kind, a.Status, buildinfo.Revision,
 		formatTime(a.CreatedAt), formatTime(a.UpdatedAt), nullTime(a.ClosedAt), a.CredentialID, string(body))
 	if isUnique(err) {
-		return fmt.Errorf("%s: an ask with this id is already stored in the space: %w", a.ID, err)
+		return fmt.Errorf("ask %s: %w in the space (%v)", a.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
 		return fmt.Errorf("%s: %w", a.ID, err)
 	}
 	return nil
 }
 
-// FindAsk returns the ask with this id in this space, or ask.ENotFound.
+// FindAsk returns the ask with this id in this space, or ask.ErrNotFound.
 func (d *DB) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
 	var version int
 	var cred string
@@ -71,7 +72,7 @@ func (d *DB) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
 	err := d.r.QueryRowContext(ctx, `SELECT version, credential_id, body FROM asks WHERE space = ? AND id = ?`, space, id).
 		Scan(&version, &cred, &body)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ask.Errorf(ask.ENotFound, "there is no ask %s", id)
+		return nil, ask.ErrNotFound
 	} else if err != nil {
 		return nil, fmt.Errorf("sqlite: find ask %s: %w", id, err)
 	}
@@ -79,7 +80,8 @@ func (d *DB) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
 }
 
 // UpdateAsk writes a changed ask if its stored version is still a.Version, and then increments
-// a.Version; otherwise it returns ask.ErrVersionConflict and writes nothing. When the change
+// a.Version; otherwise it returns ask.ErrVersionConflict (ask.ErrNotFound for an ask that is not
+// stored) and writes nothing. When the change
 // closes the ask at a time another ask of the space already closed at, the close time moves
 // forward a microsecond at a time until it is free, and updatedAt moves with it.
 func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
@@ -90,7 +92,7 @@ func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 		err := tx.QueryRowContext(ctx, `SELECT version, closed_at FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID).
 			Scan(&version, &closedAt)
 		if errors.Is(err, sql.ErrNoRows) {
-			return ask.Errorf(ask.ENotFound, "there is no ask %s", a.ID)
+			return ask.ErrNotFound
 		} else if err != nil {
 			return err
 		}
@@ -121,9 +123,8 @@ func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 		}
 		return nil
 	})
-	var domain *ask.Error
 	switch {
-	case errors.Is(err, ask.ErrVersionConflict), errors.As(err, &domain):
+	case errors.Is(err, ask.ErrVersionConflict), errors.Is(err, ask.ErrNotFound):
 		return err
 	case err != nil:
 		return fmt.Errorf("sqlite: update ask %s: %w", a.ID, err)

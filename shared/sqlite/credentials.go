@@ -23,7 +23,7 @@ func (d *DB) CreateCredential(ctx context.Context, c *ask.Credential) error {
 		c.Space, c.ID, c.TokenHash, c.Role, c.Actor.ID, c.Actor.Name, c.Person.ID, c.Person.Name,
 		formatTime(c.CreatedAt), nullTime(c.RevokedAt), nullTime(c.LastUsedAt), buildinfo.Revision)
 	if isUnique(err) {
-		return fmt.Errorf("sqlite: create credential %s: its id or token hash is already stored: %w", c.ID, err)
+		return fmt.Errorf("sqlite: create credential %s: its id or token hash is %w (%v)", c.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
 		return fmt.Errorf("sqlite: create credential %s: %w", c.ID, err)
 	}
@@ -34,12 +34,12 @@ func (d *DB) CreateCredential(ctx context.Context, c *ask.Credential) error {
 // ask.EUnauthorized.
 func (d *DB) CredentialByTokenHash(ctx context.Context, hash []byte) (*ask.Credential, error) {
 	if len(hash) == 0 {
-		return nil, ask.Errorf(ask.EUnauthorized, "no credential has this token")
+		return nil, ask.UnknownToken()
 	}
 	row := d.r.QueryRowContext(ctx, `SELECT `+credentialColumns+` FROM credentials WHERE token_hash = ?`, hash)
 	c, err := scanCredential(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ask.Errorf(ask.EUnauthorized, "no credential has this token")
+		return nil, ask.UnknownToken()
 	} else if err != nil {
 		return nil, fmt.Errorf("sqlite: find credential: %w", err)
 	}
@@ -51,7 +51,7 @@ func (d *DB) CredentialByID(ctx context.Context, space, id string) (*ask.Credent
 	row := d.r.QueryRowContext(ctx, `SELECT `+credentialColumns+` FROM credentials WHERE space = ? AND id = ?`, space, id)
 	c, err := scanCredential(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ask.Errorf(ask.ENotFound, "there is no credential %s", id)
+		return nil, ask.CredentialNotFound(id)
 	} else if err != nil {
 		return nil, fmt.Errorf("sqlite: find credential %s: %w", id, err)
 	}
@@ -103,7 +103,7 @@ func (d *DB) RevokeCredential(ctx context.Context, space, id string, at time.Tim
 		return fmt.Errorf("sqlite: revoke credential %s: %w", id, err)
 	}
 	if n == 0 {
-		return ask.Errorf(ask.ENotFound, "there is no credential %s", id)
+		return ask.CredentialNotFound(id)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func (d *DB) DeletePushSubscription(ctx context.Context, space, id string) error
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("sqlite: delete push subscription %s: %w", id, err)
 	} else if n == 0 {
-		return ask.Errorf(ask.ENotFound, "there is no push subscription %s", id)
+		return ask.PushSubscriptionNotFound(id)
 	}
 	return nil
 }

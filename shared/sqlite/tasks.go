@@ -21,7 +21,7 @@ func (d *DB) CreateTask(ctx context.Context, t *ask.Task) error {
 		t.Space, t.ID, t.CredentialID, t.AskID, t.Tool, t.Status, t.Message, t.Result, t.TTL.Milliseconds(),
 		formatTime(t.CreatedAt), formatTime(t.UpdatedAt), formatTime(t.ExpiresAt), buildinfo.Revision)
 	if isUnique(err) {
-		return fmt.Errorf("sqlite: create task %s: a task with this id is already stored in the space: %w", t.ID, err)
+		return fmt.Errorf("sqlite: create task %s: %w in the space (%v)", t.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
 		return fmt.Errorf("sqlite: create task %s: %w", t.ID, err)
 	}
@@ -35,7 +35,7 @@ func (d *DB) FindTask(ctx context.Context, space, id string, now time.Time) (*as
 		WHERE space = ? AND id = ? AND expires_at > ?`, space, id, formatTime(now))
 	t, err := scanTask(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ask.Errorf(ask.ENotFound, "there is no task %s", id)
+		return nil, ask.TaskNotFound(id)
 	} else if err != nil {
 		return nil, fmt.Errorf("sqlite: find task %s: %w", id, err)
 	}
@@ -62,7 +62,7 @@ func (d *DB) FinishTask(ctx context.Context, t *ask.Task) (*ask.Task, error) {
 		stored, err = scanTask(tx.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE space = ? AND id = ?`,
 			t.Space, t.ID))
 		if errors.Is(err, sql.ErrNoRows) {
-			return ask.Errorf(ask.ENotFound, "there is no task %s", t.ID)
+			return ask.TaskNotFound(t.ID)
 		}
 		return err
 	})

@@ -30,7 +30,7 @@ func (d *DB) CreateTicket(ctx context.Context, t *ask.Ticket) error {
 // An expired ticket is deleted all the same.
 func (d *DB) ConsumeTicket(ctx context.Context, purpose string, hash []byte, now time.Time) (*ask.Ticket, error) {
 	if len(hash) == 0 {
-		return nil, ask.Errorf(ask.EUnauthorized, "this ticket is not valid")
+		return nil, ask.TicketNotValid()
 	}
 	t := &ask.Ticket{Purpose: purpose}
 	var expires string
@@ -38,17 +38,14 @@ func (d *DB) ConsumeTicket(ctx context.Context, purpose string, hash []byte, now
 		RETURNING hash, space, actor_id, actor_name, credential_id, expires_at`, hash, purpose).
 		Scan(&t.Hash, &t.Space, &t.Actor.ID, &t.Actor.Name, &t.CredentialID, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ask.Errorf(ask.EUnauthorized, "this ticket is not valid, or was used already")
+		return nil, ask.TicketNotValid()
 	} else if err != nil {
 		return nil, fmt.Errorf("sqlite: consume ticket: %w", err)
 	}
 	if t.ExpiresAt, err = parseTime(expires); err != nil {
 		return nil, fmt.Errorf("sqlite: consume ticket: %w", err)
 	}
-	if !now.Before(t.ExpiresAt) {
-		return nil, ask.Errorf(ask.EUnauthorized, "this ticket has expired")
-	}
-	return t, nil
+	return ask.CheckTicket(t, now)
 }
 
 // DeleteExpiredTickets deletes every ticket that has expired by now (its ExpiresAt is at or before

@@ -29,7 +29,7 @@ func (d *DB) CreateUpload(ctx context.Context, u *ask.Upload) error {
 		u.Space, u.ID, u.TokenHash, u.ContentType, u.MaxBytes, string(state), u.Size,
 		formatTime(u.CreatedAt), formatTime(u.ExpiresAt), nullTime(u.StoredAt), buildinfo.Revision)
 	if isUnique(err) {
-		return fmt.Errorf("sqlite: create upload: upload %s (or its token) is already stored: %w", u.ID, err)
+		return fmt.Errorf("sqlite: create upload: upload %s (or its token) is %w (%v)", u.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
 		return fmt.Errorf("sqlite: create upload: %w", err)
 	}
@@ -40,7 +40,7 @@ func (d *DB) CreateUpload(ctx context.Context, u *ask.Upload) error {
 // UploadByToken finds an upload of a space by the hash of its token.
 func (d *DB) UploadByToken(ctx context.Context, space string, tokenHash []byte) (*ask.Upload, error) {
 	if len(tokenHash) == 0 {
-		return nil, notFoundUpload()
+		return nil, ask.UploadNotFound()
 	}
 	return d.scanUpload(d.r.QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads
 		WHERE token_hash = ? AND space = ?`, tokenHash, space))
@@ -59,7 +59,7 @@ func (d *DB) ClaimUpload(ctx context.Context, space, id string, now time.Time) (
 	if err != nil {
 		return nil, err
 	}
-	return nil, goneUpload(u, now)
+	return nil, u.ClaimRefusal(now)
 }
 
 // ReleaseUpload moves a claimed upload back to pending.
@@ -87,7 +87,7 @@ func (d *DB) MarkUploadStored(ctx context.Context, space, id string, size int64,
 	if _, err := d.scanUpload(d.w.QueryRowContext(ctx, `SELECT `+uploadColumns+` FROM uploads WHERE space = ? AND id = ?`, space, id)); err != nil {
 		return err
 	}
-	return ask.Errorf(ask.EUploadGone, "upload %s is not being stored: it was not claimed, or is stored already", id)
+	return ask.UploadNotClaimed(id)
 }
 
 // StoredUpload returns a stored upload of a space.
@@ -119,7 +119,7 @@ func (d *DB) scanUpload(row *sql.Row) (*ask.Upload, error) {
 	)
 	err := row.Scan(&u.Space, &u.ID, &u.TokenHash, &u.ContentType, &u.MaxBytes, &state, &u.Size, &created, &expires, &stored)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFoundUpload()
+		return nil, ask.UploadNotFound()
 	} else if err != nil {
 		return nil, fmt.Errorf("sqlite: read upload: %w", err)
 	}
@@ -134,21 +134,4 @@ func (d *DB) scanUpload(row *sql.Row) (*ask.Upload, error) {
 		return nil, fmt.Errorf("sqlite: read upload: %w", err)
 	}
 	return &u, nil
-}
-
-func notFoundUpload() error {
-	return ask.Errorf(ask.EUploadNotFound, "there is no such upload")
-}
-
-// goneUpload says why an upload that exists cannot be claimed at now.
-func goneUpload(u *ask.Upload, now time.Time) error {
-	switch {
-	case u.State == ask.UploadStored:
-		return ask.Errorf(ask.EUploadGone, "this upload address was used already")
-	case u.State == ask.UploadClaimed:
-		return ask.Errorf(ask.EUploadGone, "an upload to this address is already in progress")
-	case !now.Before(u.ExpiresAt):
-		return ask.Errorf(ask.EUploadGone, "this upload address expired at %s", ask.FormatTime(u.ExpiresAt))
-	}
-	return ask.Errorf(ask.EUploadGone, "this upload address cannot be used now")
 }

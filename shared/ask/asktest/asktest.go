@@ -85,6 +85,30 @@ func wantCode(t *testing.T, err error, code, what string) {
 	}
 }
 
+// wantRefusal fails the test unless err is the refusal want: the same code and the same words.
+// The words are ask's (its refusal constructors), so a store that meets the right code for the
+// wrong reason (an expired ticket told "used already", a claimed upload told "expired") fails.
+func wantRefusal(t *testing.T, err error, want *ask.Error, what string) {
+	t.Helper()
+	wantCode(t, err, want.Code, what)
+	if got := ask.ErrorMessage(err); got != want.Message {
+		t.Fatalf("%s: got the refusal %q, want %q", what, got, want.Message)
+	}
+}
+
+// wantSentinel fails the test unless err is (or wraps) target: a fact a store returns for the
+// domain to word, such as ask.ErrNotFound. Such an error must not be worded already.
+func wantSentinel(t *testing.T, err, target error, what string) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("%s: got %v, want %v", what, err, target)
+	}
+	var e *ask.Error
+	if errors.As(err, &e) {
+		t.Fatalf("%s: got the worded refusal %v; a store returns %v and the domain words it", what, err, target)
+	}
+}
+
 // same fails the test when got differs from want anywhere (times compare with Equal; nil and
 // empty slices differ, because the contract's JSON tells them apart).
 func same(t *testing.T, what string, want, got any) {

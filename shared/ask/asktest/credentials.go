@@ -91,15 +91,15 @@ func testCredentialUnknownHash(t *testing.T, s ask.CredentialStore) {
 	c := ownerCredential(newSpace(), base)
 	createCredential(t, s, c)
 	_, err := s.CredentialByTokenHash(ctx, newHash())
-	wantCode(t, err, ask.EUnauthorized, "CredentialByTokenHash of an unknown hash")
+	wantRefusal(t, err, ask.UnknownToken(), "CredentialByTokenHash of an unknown hash")
 	flipped := bytes.Clone(c.TokenHash)
 	flipped[len(flipped)-1] ^= 1
 	_, err = s.CredentialByTokenHash(ctx, flipped)
-	wantCode(t, err, ask.EUnauthorized, "CredentialByTokenHash of a hash one bit off")
+	wantRefusal(t, err, ask.UnknownToken(), "CredentialByTokenHash of a hash one bit off")
 	_, err = s.CredentialByTokenHash(ctx, c.TokenHash[:16])
-	wantCode(t, err, ask.EUnauthorized, "CredentialByTokenHash of a prefix of a hash")
+	wantRefusal(t, err, ask.UnknownToken(), "CredentialByTokenHash of a prefix of a hash")
 	_, err = s.CredentialByTokenHash(ctx, nil)
-	wantCode(t, err, ask.EUnauthorized, "CredentialByTokenHash of no hash")
+	wantRefusal(t, err, ask.UnknownToken(), "CredentialByTokenHash of no hash")
 }
 
 func testCredentialDuplicateHash(t *testing.T, s ask.CredentialStore) {
@@ -109,9 +109,7 @@ func testCredentialDuplicateHash(t *testing.T, s ask.CredentialStore) {
 	createCredential(t, s, first)
 	dup := agentCredential(newSpace(), at(time.Second))
 	dup.TokenHash = bytes.Clone(first.TokenHash)
-	if err := s.CreateCredential(context.Background(), dup); err == nil {
-		t.Fatal("CreateCredential with a token hash already stored: got no error")
-	}
+	wantSentinel(t, s.CreateCredential(context.Background(), dup), ask.ErrAlreadyStored, "CreateCredential with a token hash already stored")
 	same(t, "the credential the hash opens after a refused duplicate", &want, byHash(t, s, first.TokenHash))
 	list, err := s.Credentials(context.Background(), dup.Space)
 	if err != nil {
@@ -165,9 +163,9 @@ func testCredentialByID(t *testing.T, s ask.CredentialStore) {
 	}
 	same(t, "the credential found by id", &want, got)
 	_, err = s.CredentialByID(ctx, newSpace(), c.ID)
-	wantCode(t, err, ask.ENotFound, "CredentialByID in another space")
+	wantRefusal(t, err, ask.CredentialNotFound(c.ID), "CredentialByID in another space")
 	_, err = s.CredentialByID(ctx, space, c.ID+"x")
-	wantCode(t, err, ask.ENotFound, "CredentialByID of an unknown id")
+	wantRefusal(t, err, ask.CredentialNotFound(c.ID+"x"), "CredentialByID of an unknown id")
 	revoked := at(time.Hour)
 	if err := s.RevokeCredential(ctx, space, c.ID, revoked); err != nil {
 		t.Fatal(err)
@@ -209,9 +207,9 @@ func testCredentialRevoke(t *testing.T, s ask.CredentialStore) {
 	c, keep := agentCredential(space, base), ownerCredential(space, at(time.Second))
 	createCredential(t, s, c, keep)
 	err := s.RevokeCredential(ctx, space, c.ID+"-nope", at(time.Hour))
-	wantCode(t, err, ask.ENotFound, "RevokeCredential of an unknown id")
+	wantRefusal(t, err, ask.CredentialNotFound(c.ID+"-nope"), "RevokeCredential of an unknown id")
 	err = s.RevokeCredential(ctx, other, c.ID, at(time.Hour))
-	wantCode(t, err, ask.ENotFound, "RevokeCredential of another space's credential")
+	wantRefusal(t, err, ask.CredentialNotFound(c.ID), "RevokeCredential of another space's credential")
 	if got := byHash(t, s, c.TokenHash); got.RevokedAt != nil {
 		t.Fatalf("a refused revoke revoked the credential at %v", got.RevokedAt)
 	}

@@ -40,11 +40,11 @@ func TestPushStore(t *testing.T, open func(t *testing.T) ask.PushStore) {
 		}
 		list, _ = s.PushSubscriptions(ctx, space)
 		same(t, "after subscribing again", []*ask.PushSubscription{b, again}, list)
-		wantCode(t, s.DeletePushSubscription(ctx, other, "push_b"), ask.ENotFound, "deleting from another space")
+		wantRefusal(t, s.DeletePushSubscription(ctx, other, "push_b"), ask.PushSubscriptionNotFound("push_b"), "deleting from another space")
 		if err := s.DeletePushSubscription(ctx, space, "push_b"); err != nil {
 			t.Fatal(err)
 		}
-		wantCode(t, s.DeletePushSubscription(ctx, space, "push_b"), ask.ENotFound, "deleting twice")
+		wantRefusal(t, s.DeletePushSubscription(ctx, space, "push_b"), ask.PushSubscriptionNotFound("push_b"), "deleting twice")
 		list, _ = s.PushSubscriptions(ctx, space)
 		same(t, "after a delete", []*ask.PushSubscription{again}, list)
 	})

@@ -71,7 +71,7 @@ func testConnPutFindDelete(t *testing.T, s ask.ConnectionStore) {
 		t.Fatalf("DeleteConnection: %v", err)
 	}
 	_, err = s.FindConnection(ctx, c.ID, at(time.Minute))
-	wantCode(t, err, ask.ENotFound, "FindConnection after DeleteConnection")
+	wantRefusal(t, err, ask.ConnectionNotFound(c.ID), "FindConnection after DeleteConnection")
 	if err := s.DeleteConnection(ctx, c.ID); err != nil {
 		t.Fatalf("DeleteConnection of a connection that is gone: %v", err)
 	}
@@ -115,7 +115,7 @@ func testConnExpired(t *testing.T, s ask.ConnectionStore) {
 		t.Fatalf("Connections at its expiry = %v, %v; want none", connIDs(list), err)
 	}
 	_, err = s.FindConnection(ctx, c.ID, c.ExpiresAt)
-	wantCode(t, err, ask.ENotFound, "FindConnection at its expiry")
+	wantRefusal(t, err, ask.ConnectionNotFound(c.ID), "FindConnection at its expiry")
 	list, err = s.Connections(ctx, c.Space, c.ExpiresAt.Add(-time.Microsecond))
 	if err != nil || len(list) != 1 {
 		t.Fatalf("Connections just before its expiry = %v, %v; want it", connIDs(list), err)
@@ -171,7 +171,7 @@ func testConnGone(t *testing.T, s ask.ConnectionStore) {
 		t.Fatal(err)
 	}
 	_, err = s.MarkReady(ctx, space, c.ID)
-	wantCode(t, err, ask.ENotFound, "MarkReady after DeleteConnection")
+	wantRefusal(t, err, ask.ConnectionNotFound(c.ID), "MarkReady after DeleteConnection")
 	// Neither write may bring a deleted connection back.
 	if list, err := s.Connections(ctx, space, at(time.Second)); err != nil || len(list) != 0 {
 		t.Fatalf("Connections = %v, %v; want none", connIDs(list), err)
@@ -188,7 +188,7 @@ func testConnTooManyMissed(t *testing.T, s ask.ConnectionStore) {
 		}
 	}
 	_, err := s.MarkMissed(ctx, c.Space, c.ID, "one-too-many")
-	wantCode(t, err, ask.ETooLarge, "MarkMissed past MaxMissed")
+	wantRefusal(t, err, ask.ConnectionMissedTooMany(c.ID), "MarkMissed past MaxMissed")
 	missed, err := s.MarkReady(ctx, c.Space, c.ID)
 	if err != nil || len(missed) != ask.MaxMissed {
 		t.Fatalf("MarkReady = %d ids, %v; want %d", len(missed), err, ask.MaxMissed)

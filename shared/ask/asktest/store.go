@@ -95,9 +95,7 @@ func testCreateDuplicate(t *testing.T, s ask.Store) {
 	want := clone(a)
 	dup := fixtures(space, prefix)[3]
 	dup.ID = a.ID
-	if err := s.CreateAsk(context.Background(), dup); err == nil {
-		t.Fatal("CreateAsk of an id already stored: got no error")
-	}
+	wantSentinel(t, s.CreateAsk(context.Background(), dup), ask.ErrAlreadyStored, "CreateAsk of an id already stored")
 	same(t, "the stored ask after a refused duplicate", want, find(t, s, space, a.ID))
 }
 
@@ -129,11 +127,20 @@ func testNotFound(t *testing.T, s ask.Store) {
 	a := fixtures(space, newPrefix())[4]
 	create(t, s, a)
 	_, err := s.FindAsk(ctx, space, a.ID+"-nope")
-	wantCode(t, err, ask.ENotFound, "FindAsk of an unknown id")
+	wantSentinel(t, err, ask.ErrNotFound, "FindAsk of an unknown id")
 	_, err = s.FindAsk(ctx, other, a.ID)
-	wantCode(t, err, ask.ENotFound, "FindAsk of another space's ask")
+	wantSentinel(t, err, ask.ErrNotFound, "FindAsk of another space's ask")
 	_, err = s.FindAsk(ctx, "", a.ID)
-	wantCode(t, err, ask.ENotFound, "FindAsk with an empty space")
+	wantSentinel(t, err, ask.ErrNotFound, "FindAsk with an empty space")
+
+	// UpdateAsk of an ask the space does not hold is not found either, and writes nothing there.
+	ghost := find(t, s, space, a.ID)
+	ghost.Space = other
+	wantSentinel(t, s.UpdateAsk(ctx, ghost), ask.ErrNotFound, "UpdateAsk of another space's ask")
+	ghost.Space, ghost.ID = space, a.ID+"-nope"
+	wantSentinel(t, s.UpdateAsk(ctx, ghost), ask.ErrNotFound, "UpdateAsk of an unknown id")
+	_, err = s.FindAsk(ctx, space, a.ID+"-nope")
+	wantSentinel(t, err, ask.ErrNotFound, "FindAsk after an UpdateAsk of an unknown id")
 }
 
 func testStaleVersion(t *testing.T, s ask.Store) {

@@ -18,6 +18,7 @@ func TestTaskStore(t *testing.T, open func(t *testing.T) ask.TaskStore) {
 	}{
 		{"RoundTrip", testTaskRoundTrip},
 		{"NotFound", testTaskNotFound},
+		{"Duplicate", testTaskDuplicate},
 		{"Expired", testTaskExpired},
 		{"Finish", testTaskFinish},
 		{"FinishFirstWins", testTaskFinishTwice},
@@ -126,9 +127,9 @@ func testTaskNotFound(t *testing.T, s ask.TaskStore) {
 	tk := newTask(space, prefix+"task", base, time.Hour)
 	createTask(t, s, tk)
 	_, err := s.FindTask(ctx, space, prefix+"nope", base)
-	wantCode(t, err, ask.ENotFound, "FindTask of an unknown id")
+	wantRefusal(t, err, ask.TaskNotFound(prefix+"nope"), "FindTask of an unknown id")
 	_, err = s.FindTask(ctx, other, tk.ID, base)
-	wantCode(t, err, ask.ENotFound, "FindTask of another space's task")
+	wantRefusal(t, err, ask.TaskNotFound(tk.ID), "FindTask of another space's task")
 	_, err = s.FindTask(ctx, space, prefix, base)
 	wantCode(t, err, ask.ENotFound, "FindTask of a prefix of an id")
 
@@ -138,6 +139,18 @@ func testTaskNotFound(t *testing.T, s ask.TaskStore) {
 	createTask(t, s, twin)
 	same(t, "the space's task, after another space made one with its id", tk, findTask(t, s, space, tk.ID, base))
 	same(t, "the other space's task of the same id", twin, findTask(t, s, other, tk.ID, base))
+}
+
+// testTaskDuplicate: an id already stored in the space is refused with ask.ErrAlreadyStored, and
+// the stored task is left as it was.
+func testTaskDuplicate(t *testing.T, s ask.TaskStore) {
+	space := newSpace()
+	tk := newTask(space, newPrefix()+"task", base, time.Hour)
+	createTask(t, s, tk)
+	dup := newTask(space, tk.ID, at(time.Second), 2*time.Hour)
+	dup.Tool = "request_review"
+	wantSentinel(t, s.CreateTask(context.Background(), dup), ask.ErrAlreadyStored, "CreateTask of an id already stored")
+	same(t, "the stored task after a refused duplicate", tk, findTask(t, s, space, tk.ID, base))
 }
 
 // testTaskExpired: a task is found while now is before its ExpiresAt, and not from then on.
@@ -151,9 +164,9 @@ func testTaskExpired(t *testing.T, s ask.TaskStore) {
 		same(t, "a task a microsecond before it expires", want,
 			findTask(t, s, space, want.ID, want.ExpiresAt.Add(-time.Microsecond)))
 		_, err := s.FindTask(ctx, space, want.ID, want.ExpiresAt)
-		wantCode(t, err, ask.ENotFound, "FindTask at ExpiresAt")
+		wantRefusal(t, err, ask.TaskNotFound(want.ID), "FindTask at ExpiresAt")
 		_, err = s.FindTask(ctx, space, want.ID, want.ExpiresAt.Add(time.Hour))
-		wantCode(t, err, ask.ENotFound, "FindTask an hour after ExpiresAt")
+		wantRefusal(t, err, ask.TaskNotFound(want.ID), "FindTask an hour after ExpiresAt")
 	}
 }
 
@@ -206,7 +219,7 @@ func testTaskFinishUnknown(t *testing.T, s ask.TaskStore) {
 	unknown := finished(tk, ask.TaskCompleted, "", resultYes, at(time.Minute))
 	unknown.ID += "-nope"
 	_, err := s.FinishTask(ctx, unknown)
-	wantCode(t, err, ask.ENotFound, "FinishTask of an unknown id")
+	wantRefusal(t, err, ask.TaskNotFound(unknown.ID), "FinishTask of an unknown id")
 	elsewhere := finished(tk, ask.TaskCompleted, "", resultYes, at(time.Minute))
 	elsewhere.Space = other
 	_, err = s.FinishTask(ctx, elsewhere)

@@ -52,7 +52,7 @@ func testTicketConsumeOnce(t *testing.T, s ask.TicketStore) {
 	}
 	same(t, "the consumed ticket", &want, got)
 	_, err = s.ConsumeTicket(ctx, purposeEvents, tk.Hash, at(time.Second))
-	wantCode(t, err, ask.EUnauthorized, "ConsumeTicket a second time")
+	wantRefusal(t, err, ask.TicketNotValid(), "ConsumeTicket a second time")
 }
 
 func testTicketUnknown(t *testing.T, s ask.TicketStore) {
@@ -60,9 +60,9 @@ func testTicketUnknown(t *testing.T, s ask.TicketStore) {
 	tk := newTicket(at(time.Minute))
 	createTicket(t, s, tk)
 	_, err := s.ConsumeTicket(ctx, purposeEvents, newHash(), base)
-	wantCode(t, err, ask.EUnauthorized, "ConsumeTicket of an unknown hash")
+	wantRefusal(t, err, ask.TicketNotValid(), "ConsumeTicket of an unknown hash")
 	_, err = s.ConsumeTicket(ctx, purposeEvents, tk.Hash[:16], base)
-	wantCode(t, err, ask.EUnauthorized, "ConsumeTicket of a prefix of a hash")
+	wantRefusal(t, err, ask.TicketNotValid(), "ConsumeTicket of a prefix of a hash")
 	if _, err := s.ConsumeTicket(ctx, purposeEvents, tk.Hash, base); err != nil {
 		t.Fatalf("ConsumeTicket after lookups of other hashes: %v", err)
 	}
@@ -73,9 +73,9 @@ func testTicketExpired(t *testing.T, s ask.TicketStore) {
 	tk := newTicket(at(time.Minute))
 	createTicket(t, s, tk)
 	_, err := s.ConsumeTicket(ctx, purposeEvents, tk.Hash, at(time.Minute+time.Second))
-	wantCode(t, err, ask.EUnauthorized, "ConsumeTicket after it expired")
+	wantRefusal(t, err, ask.TicketExpired(), "ConsumeTicket after it expired")
 	_, err = s.ConsumeTicket(ctx, purposeEvents, tk.Hash, at(2*time.Minute))
-	wantCode(t, err, ask.EUnauthorized, "ConsumeTicket after it expired, again")
+	wantRefusal(t, err, ask.TicketNotValid(), "ConsumeTicket after it expired, again (an expired ticket is deleted all the same)")
 }
 
 func testTicketWrongPurpose(t *testing.T, s ask.TicketStore) {
@@ -84,7 +84,7 @@ func testTicketWrongPurpose(t *testing.T, s ask.TicketStore) {
 	want := *tk
 	createTicket(t, s, tk)
 	_, err := s.ConsumeTicket(ctx, "upload", tk.Hash, base)
-	wantCode(t, err, ask.EUnauthorized, "ConsumeTicket for another purpose")
+	wantRefusal(t, err, ask.TicketNotValid(), "ConsumeTicket for another purpose")
 	got, err := s.ConsumeTicket(ctx, purposeEvents, tk.Hash, base)
 	if err != nil {
 		t.Fatalf("ConsumeTicket for its own purpose, after a try for another: %v", err)
@@ -106,7 +106,7 @@ func testTicketRace(t *testing.T, s ask.TicketStore) {
 				wins++
 				continue
 			}
-			wantCode(t, err, ask.EUnauthorized, fmt.Sprintf("round %d: losing consumer %d", round, i))
+			wantRefusal(t, err, ask.TicketNotValid(), fmt.Sprintf("round %d: losing consumer %d", round, i))
 		}
 		if wins != 1 {
 			t.Fatalf("round %d: %d of %d racing consumers got the ticket, want exactly 1", round, wins, n)

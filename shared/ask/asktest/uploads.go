@@ -62,7 +62,7 @@ func testUploadCreateAndFind(t *testing.T, s ask.UploadStore) {
 	}
 	same(t, "the upload found by its token", &want, got)
 	_, err = s.UploadByToken(ctx, u.Space, newHash())
-	wantCode(t, err, ask.EUploadNotFound, "UploadByToken of an unknown hash")
+	wantRefusal(t, err, ask.UploadNotFound(), "UploadByToken of an unknown hash")
 	_, err = s.UploadByToken(ctx, u.Space, u.TokenHash[:16])
 	wantCode(t, err, ask.EUploadNotFound, "UploadByToken of a prefix of the hash")
 	_, err = s.UploadByToken(ctx, u.Space, nil)
@@ -79,14 +79,10 @@ func testUploadDuplicates(t *testing.T, s ask.UploadStore) {
 	createUpload(t, s, u)
 	dupID := newUpload()
 	dupID.ID, dupID.Space = u.ID, u.Space
-	if err := s.CreateUpload(ctx, dupID); err == nil {
-		t.Fatal("CreateUpload of an id already stored in the space: got no error")
-	}
+	wantSentinel(t, s.CreateUpload(ctx, dupID), ask.ErrAlreadyStored, "CreateUpload of an id already stored in the space")
 	dupToken := newUpload()
 	dupToken.TokenHash = bytes.Clone(u.TokenHash)
-	if err := s.CreateUpload(ctx, dupToken); err == nil {
-		t.Fatal("CreateUpload of a token hash already stored: got no error")
-	}
+	wantSentinel(t, s.CreateUpload(ctx, dupToken), ask.ErrAlreadyStored, "CreateUpload of a token hash already stored")
 	got, err := s.UploadByToken(ctx, u.Space, u.TokenHash)
 	if err != nil || got.ID != u.ID {
 		t.Fatalf("after refused duplicates, UploadByToken = %+v, %v; want the first upload", got, err)
@@ -101,7 +97,7 @@ func testUploadSpaces(t *testing.T, s ask.UploadStore) {
 	_, err := s.UploadByToken(ctx, other, u.TokenHash)
 	wantCode(t, err, ask.EUploadNotFound, "UploadByToken from another space")
 	_, err = s.ClaimUpload(ctx, other, u.ID, base)
-	wantCode(t, err, ask.EUploadNotFound, "ClaimUpload from another space")
+	wantRefusal(t, err, ask.UploadNotFound(), "ClaimUpload from another space")
 	err = s.MarkUploadStored(ctx, other, u.ID, 10, base)
 	wantCode(t, err, ask.EUploadNotFound, "MarkUploadStored from another space")
 	if _, err := s.ClaimUpload(ctx, u.Space, u.ID, base); err != nil {
@@ -129,7 +125,7 @@ func testUploadClaimOnce(t *testing.T, s ask.UploadStore) {
 	want.State = ask.UploadClaimed
 	same(t, "the claimed upload", &want, got)
 	_, err = s.ClaimUpload(ctx, u.Space, u.ID, at(time.Minute))
-	wantCode(t, err, ask.EUploadGone, "ClaimUpload a second time")
+	wantRefusal(t, err, got.ClaimRefusal(at(time.Minute)), "ClaimUpload a second time (it is claimed)")
 	found, err := s.UploadByToken(ctx, u.Space, u.TokenHash)
 	if err != nil || found.State != ask.UploadClaimed {
 		t.Fatalf("UploadByToken after the claim = %+v, %v; want it claimed", found, err)
@@ -143,9 +139,9 @@ func testUploadClaimExpired(t *testing.T, s ask.UploadStore) {
 	u := newUpload()
 	createUpload(t, s, u)
 	_, err := s.ClaimUpload(ctx, u.Space, u.ID, u.ExpiresAt)
-	wantCode(t, err, ask.EUploadGone, "ClaimUpload at the moment it expires")
+	wantRefusal(t, err, u.ClaimRefusal(u.ExpiresAt), "ClaimUpload at the moment it expires")
 	_, err = s.ClaimUpload(ctx, u.Space, u.ID, u.ExpiresAt.Add(time.Hour))
-	wantCode(t, err, ask.EUploadGone, "ClaimUpload after it expired")
+	wantRefusal(t, err, u.ClaimRefusal(u.ExpiresAt), "ClaimUpload after it expired")
 	if _, err := s.ClaimUpload(ctx, u.Space, u.ID, u.ExpiresAt.Add(-time.Microsecond)); err != nil {
 		t.Fatalf("ClaimUpload a microsecond before it expires: %v", err)
 	}
@@ -201,12 +197,12 @@ func testUploadMarkStored(t *testing.T, s ask.UploadStore) {
 
 	// Stored is final: no claim, release or second store changes it, even after it expired.
 	_, err = s.ClaimUpload(ctx, u.Space, u.ID, at(time.Minute))
-	wantCode(t, err, ask.EUploadGone, "ClaimUpload of a stored upload")
+	wantRefusal(t, err, want.ClaimRefusal(at(time.Minute)), "ClaimUpload of a stored upload")
 	if err := s.ReleaseUpload(ctx, u.Space, u.ID); err != nil {
 		t.Fatalf("ReleaseUpload of a stored upload: %v", err)
 	}
 	err = s.MarkUploadStored(ctx, u.Space, u.ID, 1, at(3*time.Minute))
-	wantCode(t, err, ask.EUploadGone, "MarkUploadStored a second time")
+	wantRefusal(t, err, ask.UploadNotClaimed(u.ID), "MarkUploadStored a second time")
 	got, err = s.StoredUpload(ctx, u.Space, u.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -222,9 +218,9 @@ func testUploadMarkStoredNeedsClaim(t *testing.T, s ask.UploadStore) {
 	u := newUpload()
 	createUpload(t, s, u)
 	err := s.MarkUploadStored(ctx, u.Space, u.ID, 10, base)
-	wantCode(t, err, ask.EUploadGone, "MarkUploadStored of a pending upload")
+	wantRefusal(t, err, ask.UploadNotClaimed(u.ID), "MarkUploadStored of a pending upload")
 	err = s.MarkUploadStored(ctx, u.Space, ask.NewUploadID(), 10, base)
-	wantCode(t, err, ask.EUploadNotFound, "MarkUploadStored of an unknown id")
+	wantRefusal(t, err, ask.UploadNotFound(), "MarkUploadStored of an unknown id")
 	_, err = s.StoredUpload(ctx, u.Space, u.ID)
 	wantCode(t, err, ask.EUploadNotFound, "StoredUpload after a refused MarkUploadStored")
 }
@@ -243,7 +239,7 @@ func testUploadRace(t *testing.T, s ask.UploadStore) {
 				wins++
 				continue
 			}
-			wantCode(t, err, ask.EUploadGone, fmt.Sprintf("round %d: losing claim %d", round, i))
+			wantRefusal(t, err, (&ask.Upload{State: ask.UploadClaimed}).ClaimRefusal(base), fmt.Sprintf("round %d: losing claim %d", round, i))
 		}
 		if wins != 1 {
 			t.Fatalf("round %d: %d of %d racing claims won, want exactly 1", round, wins, n)
