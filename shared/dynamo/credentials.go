@@ -48,7 +48,7 @@ func (s *Store) CreateCredential(ctx context.Context, c *ask.Credential) error {
 	if len(c.TokenHash) == 0 {
 		return fmt.Errorf("dynamodb: create credential %s: no token hash", c.ID)
 	}
-	if !usable(c.Space, c.ID) || len(c.TokenHash) > 256 {
+	if !usable(c.Space, c.ID) || len(c.TokenHash) > maxHashBytes {
 		return unusable("create credential", c.Space, c.ID)
 	}
 	tok := credentialItem(c, tokenKey(c.TokenHash), "token")
@@ -88,7 +88,7 @@ func credentialItem(c *ask.Credential, k item, typ string) item {
 // CredentialByTokenHash returns the credential with this token hash, revoked or not, or
 // ask.EUnauthorized. It reads strongly consistently, so a revocation holds from the next request.
 func (s *Store) CredentialByTokenHash(ctx context.Context, hash []byte) (*ask.Credential, error) {
-	if len(hash) == 0 || len(hash) > 256 {
+	if len(hash) == 0 || len(hash) > maxHashBytes {
 		return nil, ask.UnknownToken()
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{

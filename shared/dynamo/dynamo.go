@@ -115,6 +115,10 @@ func newItem(pk, sk, typ string) item {
 	return item{attrPK: str(pk), attrSK: str(sk), attrType: str(typ), attrRevision: num(buildinfo.Revision)}
 }
 
+// maxHashBytes bounds a token's or ticket's hash used as a key (a SHA-256 is 32 bytes): anything
+// longer is no hash of ours, so a read finds nothing and a write refuses it before DynamoDB would.
+const maxHashBytes = 256
+
 // usable reports whether a space and ids can be part of a key: a space never holds '#' (so that
 // ASK#<space>#<id> names one space and one id), all are UTF-8, and together they fit a key.
 // Reads of anything else find nothing; writes refuse it.

@@ -32,8 +32,8 @@ func (s *Store) CreateTicket(ctx context.Context, t *ask.Ticket) error {
 	if len(t.Hash) == 0 {
 		return errors.New("dynamodb: create ticket: no hash")
 	}
-	if len(t.Hash) > 256 {
-		return errors.New("dynamodb: create ticket: the hash is over 256 bytes")
+	if len(t.Hash) > maxHashBytes {
+		return fmt.Errorf("dynamodb: create ticket: the hash is over %d bytes", maxHashBytes)
 	}
 	it := newItem(ticketPK(t.Hash), skTicket, "ticket")
 	it[attrHash], it[attrPurpose], it[attrSpace] = bin(t.Hash), str(t.Purpose), str(t.Space)
@@ -61,7 +61,7 @@ func (s *Store) CreateTicket(ctx context.Context, t *ask.Ticket) error {
 // and deletes it, so of two racing callers only one gets it. An expired ticket is deleted all the
 // same; one of another purpose is left alone.
 func (s *Store) ConsumeTicket(ctx context.Context, purpose string, hash []byte, now time.Time) (*ask.Ticket, error) {
-	if len(hash) == 0 || len(hash) > 256 {
+	if len(hash) == 0 || len(hash) > maxHashBytes {
 		return nil, ask.TicketNotValid()
 	}
 	out, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{

@@ -40,8 +40,6 @@ const (
 	attrStoredAt    = "storedAt"
 )
 
-// uploadGrace is how long an upload ticket that was never stored stays after it expires.
-const uploadGrace = 24 * time.Hour
 
 func uploadPK(space, id string) string { return prefixUpload + space + "#" + id }
 func uploadTokenPK(hash []byte) string { return prefixUpToken + hex.EncodeToString(hash) }
@@ -55,7 +53,7 @@ func (s *Store) CreateUpload(ctx context.Context, u *ask.Upload) error {
 	if len(u.TokenHash) == 0 {
 		return errors.New("dynamodb: create upload: no token hash")
 	}
-	if !usable(u.Space, u.ID) || len(u.TokenHash) > 256 {
+	if !usable(u.Space, u.ID) || len(u.TokenHash) > maxHashBytes {
 		return unusable("create upload", u.Space, u.ID)
 	}
 	state := u.State
@@ -72,7 +70,7 @@ func (s *Store) CreateUpload(ctx context.Context, u *ask.Upload) error {
 	if u.StoredAt != nil {
 		up[attrStoredAt] = str(formatTime(*u.StoredAt))
 	} else {
-		up[attrTTL] = ttl(u.ExpiresAt.Add(uploadGrace))
+		up[attrTTL] = ttl(u.ExpiresAt.Add(ask.UploadGrace))
 		tok[attrTTL] = up[attrTTL]
 	}
 	taken, err := s.putNew(ctx, up, tok)
@@ -88,7 +86,7 @@ func (s *Store) CreateUpload(ctx context.Context, u *ask.Upload) error {
 // UploadByToken finds an upload of a space by the hash of its token, whatever its state: the
 // token item (which names the upload), then the upload, both read strongly consistently.
 func (s *Store) UploadByToken(ctx context.Context, space string, tokenHash []byte) (*ask.Upload, error) {
-	if len(tokenHash) == 0 || len(tokenHash) > 256 || !usable(space) {
+	if len(tokenHash) == 0 || len(tokenHash) > maxHashBytes || !usable(space) {
 		return nil, ask.UploadNotFound()
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{

@@ -212,7 +212,7 @@ func (h *Handler) findTask(ctx context.Context, id string) (*ask.Task, error) {
 		return nil, err
 	}
 	if t.CredentialID != c.ID {
-		return nil, ask.Errorf(ask.ENotFound, "there is no task %s", id)
+		return nil, ask.TaskNotFound(id) // another credential's task is no task of this one
 	}
 	return t, nil
 }
