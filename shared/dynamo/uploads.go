@@ -40,7 +40,6 @@ const (
 	attrStoredAt    = "storedAt"
 )
 
-
 func uploadPK(space, id string) string { return prefixUpload + space + "#" + id }
 func uploadTokenPK(hash []byte) string { return prefixUpToken + hex.EncodeToString(hash) }
 func uploadKey(space, id string) item  { return key(uploadPK(space, id), skUpload) }
