@@ -83,7 +83,7 @@ bench: build
 clean:
 	rm -rf bin .aws-sam
 
-.PHONY: build-lambdas sam-build deploy quota-check bootstrap teammate agent-token tokens revoke bench-lambdas $(addprefix build-,$(LAMBDAS))
+.PHONY: build-lambdas sam-build deploy quota-check bootstrap teammate agent-token tokens revoke bench-lambdas
 
 # --- Lambdas ------------------------------------------------------------------------------------
 # `sam build` runs `make build-<LogicalId>` in the repository root with ARTIFACTS_DIR set
@@ -91,40 +91,31 @@ clean:
 # provided.al2023 on arm64. `make build-lambdas` runs every one of them, as sam build would, into a
 # scratch folder (part of `make test`).
 LAMBDA_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -ldflags '$(LDFLAGS)'
-LAMBDAS = ApiWhoamiFunction ApiSnapshotFunction ApiAsksListFunction ApiAsksReadFunction ApiAsksReplyFunction ApiTicketsFunction ApiFilesFunction ApiUploadsFunction ApiPushFunction ApiDefaultFunction WsConnectFunction WsDisconnectFunction WsDefaultFunction StreamFanoutFunction McpFunction SweeperFunction
+# Each function: its template.yaml logical ID = its main package under functions/. A new function
+# is one line here (infra/templatecheck fails when this list and template.yaml disagree).
+LAMBDA_DIRS = \
+  ApiWhoamiFunction=api-whoami \
+  ApiSnapshotFunction=api-snapshot \
+  ApiAsksListFunction=api-asks-list \
+  ApiAsksReadFunction=api-asks-read \
+  ApiAsksReplyFunction=api-asks-reply \
+  ApiTicketsFunction=api-tickets \
+  ApiFilesFunction=api-files \
+  ApiUploadsFunction=api-uploads \
+  ApiPushFunction=api-push \
+  ApiDefaultFunction=api-default \
+  WsConnectFunction=ws-connect \
+  WsDisconnectFunction=ws-disconnect \
+  WsDefaultFunction=ws-default \
+  StreamFanoutFunction=stream-fanout \
+  McpFunction=mcp \
+  SweeperFunction=sweeper
+LAMBDAS = $(foreach f,$(LAMBDA_DIRS),$(firstword $(subst =, ,$(f))))
+lambda_dir = $(patsubst $(1)=%,%,$(filter $(1)=%,$(LAMBDA_DIRS)))
 
-build-ApiWhoamiFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-whoami
-build-ApiSnapshotFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-snapshot
-build-ApiAsksListFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-asks-list
-build-ApiAsksReadFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-asks-read
-build-ApiAsksReplyFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-asks-reply
-build-ApiTicketsFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-tickets
-build-ApiFilesFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-files
-build-ApiUploadsFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-uploads
-build-ApiPushFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-push
-build-ApiDefaultFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-default
-build-WsConnectFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/ws-connect
-build-WsDisconnectFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/ws-disconnect
-build-WsDefaultFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/ws-default
-build-StreamFanoutFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/stream-fanout
-build-McpFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/mcp
-build-SweeperFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/sweeper
+.PHONY: $(addprefix build-,$(LAMBDAS))
+$(addprefix build-,$(LAMBDAS)): build-%:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(call lambda_dir,$*)
 
 ## build-lambdas: every function through its build-<LogicalId> target, into a scratch ARTIFACTS_DIR
 build-lambdas:
@@ -141,10 +132,10 @@ build-lambdas:
 bench-lambdas:
 	$(GO) run ./bench/coldstart -runs 20
 
-## sam-build: `sam build` itself, into a scratch folder (bash .ci/run installs aws-sam-cli into .venv-sam)
+## sam-build: `sam build` itself, into a scratch folder (make setup installs aws-sam-cli into .venv-sam)
 SAM ?= $(firstword $(wildcard .venv-sam/bin/sam) sam)
 sam-build:
-	@if ! command -v $(SAM) >/dev/null 2>&1; then echo "sam-build: skipped, sam is not installed (bash .ci/run installs it into .venv-sam)"; exit 0; fi; \
+	@if ! command -v $(SAM) >/dev/null 2>&1; then echo "sam-build: sam is not installed: run make setup (it installs aws-sam-cli into .venv-sam)"; exit 1; fi; \
 	dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
 	SAM_CLI_TELEMETRY=0 $(SAM) build --build-dir $$dir/build --cache-dir $$dir/cache >$$dir/log 2>&1 || { cat $$dir/log; exit 1; }; \
 	n=$$(ls $$dir/build/*/bootstrap | wc -l); echo "sam build: $$n functions built"; \
