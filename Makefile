@@ -6,8 +6,10 @@ BUILD     ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%d
 LDFLAGS   := -s -w -buildid= -X github.com/loopback-hq/loopback/shared/buildinfo.Build=$(BUILD)
 STATICCHECK ?= v0.8.2
 export CGO_ENABLED = 0
+# The project's own tools first: cfn-lint and moto_server from .venv (make setup).
+export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: build dev test test-e2e test-python test-soak web test-web lint spec spec-check bench clean
+.PHONY: build dev setup test test-e2e test-python test-soak web test-web lint spec spec-check bench clean
 
 ## build: the local binary at bin/loopback
 build:
@@ -17,8 +19,15 @@ build:
 dev: build
 	./bin/loopback serve --addr 127.0.0.1:8080 --data ./.loopback
 
-## test: every test (Go with the race detector, the contract freeze, the template lint)
-test: spec-check lint
+## setup: install what the tests need into the project (scripts/setup; quick when done)
+setup:
+	@bash scripts/setup
+
+## test: set up, then every test (Go with the race detector, the contract freeze, the template lint)
+# LOOPBACK_REQUIRE_ALL: a test that would skip for a missing tool fails instead.
+test: export LOOPBACK_REQUIRE_ALL = 1
+test: setup
+	$(MAKE) spec-check lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	cfn-lint template.yaml
 	$(MAKE) build-lambdas
@@ -33,8 +42,12 @@ test-soak: build
 	$(GO) run ./bench/soak -bin bin/loopback -agents 8 -sockets 4 -duration 15s
 
 ## test-e2e: the MCP end-to-end suite: the official TypeScript SDK against bin/loopback
-test-e2e: build
-	cd e2e && npm ci --no-audit --no-fund && npm test
+test-e2e: build e2e/node_modules/.package-lock.json
+	cd e2e && npm test
+
+# e2e/node_modules, installed again only when e2e/package-lock.json changes.
+e2e/node_modules/.package-lock.json: e2e/package-lock.json
+	cd e2e && npm ci --no-audit --no-fund
 
 ## test-python: the official Python MCP SDK (pinned in e2e/python/requirements.txt, in .venv-mcp) against bin/loopback
 MCP_VENV = .venv-mcp
@@ -59,9 +72,10 @@ test-web: build web/node_modules/.package-lock.json
 web/node_modules/.package-lock.json: web/package-lock.json
 	cd web && npm ci --no-audit --no-fund
 
-## lint: gofmt, go vet and staticcheck
+## lint: gofmt, go.mod tidy, go vet and staticcheck
 lint:
-	@out=$$(gofmt -l cmd shared functions web/*.go); test -z "$$out" || { echo "gofmt would change: $$out"; exit 1; }
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
+	@out=$$(gofmt -l cmd shared functions infra bench web/*.go); test -z "$$out" || { echo "gofmt would change: $$out"; exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) ./...
 
