@@ -6,8 +6,10 @@ BUILD     ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%d
 LDFLAGS   := -s -w -buildid= -X github.com/loopback-hq/loopback/shared/buildinfo.Build=$(BUILD)
 STATICCHECK ?= v0.8.2
 export CGO_ENABLED = 0
+# The project's own tools first: cfn-lint and moto_server from .venv (make setup).
+export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: build dev test test-e2e test-python test-soak web test-web lint spec spec-check bench clean
+.PHONY: build dev setup test test-e2e test-python test-soak web test-web lint spec spec-check bench clean
 
 ## build: the local binary at bin/loopback
 build:
@@ -17,8 +19,15 @@ build:
 dev: build
 	./bin/loopback serve --addr 127.0.0.1:8080 --data ./.loopback
 
-## test: every test (Go with the race detector, the contract freeze, the template lint)
-test: spec-check lint
+## setup: install what the tests need into the project (scripts/setup; quick when done)
+setup:
+	@bash scripts/setup
+
+## test: set up, then every test (Go with the race detector, the contract freeze, the template lint)
+# LOOPBACK_REQUIRE_ALL: a test that would skip for a missing tool fails instead.
+test: export LOOPBACK_REQUIRE_ALL = 1
+test: setup
+	$(MAKE) spec-check lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	cfn-lint template.yaml
 	$(MAKE) build-lambdas
@@ -33,8 +42,12 @@ test-soak: build
 	$(GO) run ./bench/soak -bin bin/loopback -agents 8 -sockets 4 -duration 15s
 
 ## test-e2e: the MCP end-to-end suite: the official TypeScript SDK against bin/loopback
-test-e2e: build
-	cd e2e && npm ci --no-audit --no-fund && npm test
+test-e2e: build e2e/node_modules/.package-lock.json
+	cd e2e && npm test
+
+# e2e/node_modules, installed again only when e2e/package-lock.json changes.
+e2e/node_modules/.package-lock.json: e2e/package-lock.json
+	cd e2e && npm ci --no-audit --no-fund
 
 ## test-python: the official Python MCP SDK (pinned in e2e/python/requirements.txt, in .venv-mcp) against bin/loopback
 MCP_VENV = .venv-mcp
@@ -59,9 +72,10 @@ test-web: build web/node_modules/.package-lock.json
 web/node_modules/.package-lock.json: web/package-lock.json
 	cd web && npm ci --no-audit --no-fund
 
-## lint: gofmt, go vet and staticcheck
+## lint: gofmt, go.mod tidy, go vet and staticcheck
 lint:
-	@out=$$(gofmt -l cmd shared functions web/*.go); test -z "$$out" || { echo "gofmt would change: $$out"; exit 1; }
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
+	@out=$$(gofmt -l cmd shared functions infra bench web/*.go); test -z "$$out" || { echo "gofmt would change: $$out"; exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) ./...
 
@@ -83,7 +97,7 @@ bench: build
 clean:
 	rm -rf bin .aws-sam
 
-.PHONY: build-lambdas sam-build deploy quota-check bootstrap teammate agent-token tokens revoke bench-lambdas $(addprefix build-,$(LAMBDAS))
+.PHONY: build-lambdas sam-build deploy quota-check bootstrap teammate agent-token tokens revoke bench-lambdas
 
 # --- Lambdas ------------------------------------------------------------------------------------
 # `sam build` runs `make build-<LogicalId>` in the repository root with ARTIFACTS_DIR set
@@ -91,40 +105,31 @@ clean:
 # provided.al2023 on arm64. `make build-lambdas` runs every one of them, as sam build would, into a
 # scratch folder (part of `make test`).
 LAMBDA_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -ldflags '$(LDFLAGS)'
-LAMBDAS = ApiWhoamiFunction ApiSnapshotFunction ApiAsksListFunction ApiAsksReadFunction ApiAsksReplyFunction ApiTicketsFunction ApiFilesFunction ApiUploadsFunction ApiPushFunction ApiDefaultFunction WsConnectFunction WsDisconnectFunction WsDefaultFunction StreamFanoutFunction McpFunction SweeperFunction
+# Each function: its template.yaml logical ID = its main package under functions/. A new function
+# is one line here (infra/templatecheck fails when this list and template.yaml disagree).
+LAMBDA_DIRS = \
+  ApiWhoamiFunction=api-whoami \
+  ApiSnapshotFunction=api-snapshot \
+  ApiAsksListFunction=api-asks-list \
+  ApiAsksReadFunction=api-asks-read \
+  ApiAsksReplyFunction=api-asks-reply \
+  ApiTicketsFunction=api-tickets \
+  ApiFilesFunction=api-files \
+  ApiUploadsFunction=api-uploads \
+  ApiPushFunction=api-push \
+  ApiDefaultFunction=api-default \
+  WsConnectFunction=ws-connect \
+  WsDisconnectFunction=ws-disconnect \
+  WsDefaultFunction=ws-default \
+  StreamFanoutFunction=stream-fanout \
+  McpFunction=mcp \
+  SweeperFunction=sweeper
+LAMBDAS = $(foreach f,$(LAMBDA_DIRS),$(firstword $(subst =, ,$(f))))
+lambda_dir = $(patsubst $(1)=%,%,$(filter $(1)=%,$(LAMBDA_DIRS)))
 
-build-ApiWhoamiFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-whoami
-build-ApiSnapshotFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-snapshot
-build-ApiAsksListFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-asks-list
-build-ApiAsksReadFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-asks-read
-build-ApiAsksReplyFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-asks-reply
-build-ApiTicketsFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-tickets
-build-ApiFilesFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-files
-build-ApiUploadsFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-uploads
-build-ApiPushFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-push
-build-ApiDefaultFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api-default
-build-WsConnectFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/ws-connect
-build-WsDisconnectFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/ws-disconnect
-build-WsDefaultFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/ws-default
-build-StreamFanoutFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/stream-fanout
-build-McpFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/mcp
-build-SweeperFunction:
-	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/sweeper
+.PHONY: $(addprefix build-,$(LAMBDAS))
+$(addprefix build-,$(LAMBDAS)): build-%:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(call lambda_dir,$*)
 
 ## build-lambdas: every function through its build-<LogicalId> target, into a scratch ARTIFACTS_DIR
 build-lambdas:
@@ -141,10 +146,10 @@ build-lambdas:
 bench-lambdas:
 	$(GO) run ./bench/coldstart -runs 20
 
-## sam-build: `sam build` itself, into a scratch folder (bash .ci/run installs aws-sam-cli into .venv-sam)
+## sam-build: `sam build` itself, into a scratch folder (make setup installs aws-sam-cli into .venv-sam)
 SAM ?= $(firstword $(wildcard .venv-sam/bin/sam) sam)
 sam-build:
-	@if ! command -v $(SAM) >/dev/null 2>&1; then echo "sam-build: skipped, sam is not installed (bash .ci/run installs it into .venv-sam)"; exit 0; fi; \
+	@if ! command -v $(SAM) >/dev/null 2>&1; then echo "sam-build: sam is not installed: run make setup (it installs aws-sam-cli into .venv-sam)"; exit 1; fi; \
 	dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
 	SAM_CLI_TELEMETRY=0 $(SAM) build --build-dir $$dir/build --cache-dir $$dir/cache >$$dir/log 2>&1 || { cat $$dir/log; exit 1; }; \
 	n=$$(ls $$dir/build/*/bootstrap | wc -l); echo "sam build: $$n functions built"; \

@@ -28,7 +28,7 @@ import (
 func TestServeOnDynamoDB(t *testing.T) {
 	moto, err := awstest.Start()
 	if err != nil {
-		t.Fatalf("%v (the AWS tests need moto_server: bash .ci/run installs it)", err)
+		t.Fatalf("%v (the AWS tests need moto_server: make setup installs it)", err)
 	}
 	t.Cleanup(moto.Close)
 	table, bucket := awstest.Name("serve"), awstest.Name("serve-images")

@@ -1,5 +1,5 @@
 // Package awstest runs tests against a real AWS emulator: moto's server mode (`moto_server`, moto
-// 5.2.1, which .ci/run installs into .venv). A test package starts one server for its whole run
+// 5.2.1, which make setup installs into .venv). A test package starts one server for its whole run
 // from TestMain, and every test talks to it through ordinary SDK clients:
 //
 //	var moto *awstest.Server
@@ -60,7 +60,7 @@ func Main(m *testing.M, srv **Server) {
 	s, err := Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "awstest: %v\n"+
-			"awstest: the AWS adapter tests need moto's server: run `bash .ci/run` (it installs moto[server]==5.2.1 into .venv) or `pip install 'moto[server]==5.2.1'`, and put moto_server on PATH\n", err)
+			"awstest: the AWS adapter tests need moto's server: run `make setup` (it installs moto[server]==5.2.1 into .venv and make puts .venv/bin on PATH) or `pip install 'moto[server]==5.2.1'`, and put moto_server on PATH\n", err)
 		os.Exit(1)
 	}
 	*srv = s

@@ -58,41 +58,83 @@ type Server struct {
 	sockets
 }
 
+// A Route is one entry of the API's route table: what Handler serves, and what template.yaml must
+// route to a function (a test in infra/templatecheck holds the two together).
+type Route struct {
+	Method  string // GET, POST, PUT or DELETE; a GET route answers HEAD too
+	Pattern string // net/http's pattern, such as /api/v1/asks/{id}
+	// Gated: the route takes a bearer credential, which the gate checks (and records as used).
+	Gated bool
+	// Socket: the event socket, which on AWS is the WebSocket API rather than an HTTP API route.
+	Socket bool
+}
+
+// Routes lists every route Handler can serve, in its order, whichever of the Server's optional
+// fields are set (the routes of a field left nil are not served).
+func Routes() []Route {
+	var s Server
+	entries := s.routes()
+	out := make([]Route, len(entries))
+	for i, e := range entries {
+		out[i] = e.Route
+	}
+	return out
+}
+
+// routeEntry is a Route with its handler: who may call it (when gated) and whether this Server
+// serves it.
+type routeEntry struct {
+	Route
+	who audience
+	on  bool
+	h   http.HandlerFunc
+}
+
+// routes is the route table, Handler's and Routes' one source.
+func (s *Server) routes() []routeEntry {
+	// Every gated route serves the person, and takes a person's credential; whoami answers agents too.
+	gated := func(who audience, method, path string, h http.HandlerFunc, on bool) routeEntry {
+		return routeEntry{Route: Route{Method: method, Pattern: path, Gated: true}, who: who, on: on, h: h}
+	}
+	open := func(method, path string, h http.HandlerFunc, on bool) routeEntry {
+		return routeEntry{Route: Route{Method: method, Pattern: path}, on: on, h: h}
+	}
+	socket := open("GET", "/api/v1/events", s.eventSocket, s.Hub != nil)
+	socket.Socket = true
+	return []routeEntry{
+		gated(anyone, "GET", "/api/v1/whoami", s.whoami, true),
+		gated(personsOnly, "GET", "/api/v1/snapshot", s.snapshot, true),
+		gated(personsOnly, "GET", "/api/v1/asks", s.listAsks, true),
+		gated(personsOnly, "GET", "/api/v1/asks/{id}", s.readAsk, true),
+		gated(personsOnly, "POST", "/api/v1/asks/{id}/reply", s.reply, true),
+		gated(personsOnly, "POST", "/api/v1/events/tickets", s.issueTicket, s.Tickets != nil),
+		// The socket checks its own credentials (a ticket or a bearer token) during the handshake.
+		socket,
+		// No bearer gate: the upload URL is the credential (its token names one ticket, once).
+		open("PUT", "/api/v1/uploads/{spaceId}/{token}", s.storeUpload, s.Uploads != nil),
+		gated(personsOnly, "GET", "/api/v1/files/{uploadId}", s.readFile, s.Uploads != nil),
+		gated(personsOnly, "GET", "/api/v1/push/key", s.pushKey, s.Push != nil),
+		gated(personsOnly, "POST", "/api/v1/push/subscriptions", s.subscribePush, s.Push != nil),
+		gated(personsOnly, "DELETE", "/api/v1/push/subscriptions/{id}", s.unsubscribePush, s.Push != nil),
+	}
+}
+
 // Handler returns the API's route table, with every middleware applied: revision headers and
 // checks, panic recovery, and the gate on every route that needs credentials.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	// Every route serves the person, and takes a person's credential; whoami answers agents too.
-	routeFor := func(who audience, method, path string, h http.HandlerFunc) {
-		mux.Handle(method+" "+path, s.authenticated(who, h))
+	for _, e := range s.routes() {
+		if !e.on {
+			continue
+		}
+		var h http.Handler = e.h
+		if e.Gated {
+			h = s.authenticated(e.who, h)
+		}
+		mux.Handle(e.Method+" "+e.Pattern, h)
 		// The same path without a method catches every other method, so a wrong method gets a
 		// Problem rather than net/http's plain-text 405.
-		mux.Handle(path, s.methodNotAllowed(method))
-	}
-	route := func(method, path string, h http.HandlerFunc) { routeFor(personsOnly, method, path, h) }
-	routeFor(anyone, "GET", "/api/v1/whoami", s.whoami)
-	route("GET", "/api/v1/snapshot", s.snapshot)
-	route("GET", "/api/v1/asks", s.listAsks)
-	route("GET", "/api/v1/asks/{id}", s.readAsk)
-	route("POST", "/api/v1/asks/{id}/reply", s.reply)
-	if s.Tickets != nil {
-		route("POST", "/api/v1/events/tickets", s.issueTicket)
-	}
-	if s.Hub != nil {
-		// The socket checks its own credentials (a ticket or a bearer token) during the handshake.
-		mux.Handle("GET /api/v1/events", http.HandlerFunc(s.eventSocket))
-		mux.Handle("/api/v1/events", s.methodNotAllowed(http.MethodGet))
-	}
-	if s.Uploads != nil {
-		// No bearer gate: the upload URL is the credential (its token names one ticket, once).
-		mux.Handle("PUT /api/v1/uploads/{spaceId}/{token}", http.HandlerFunc(s.storeUpload))
-		mux.Handle("/api/v1/uploads/{spaceId}/{token}", s.methodNotAllowed(http.MethodPut))
-		route("GET", "/api/v1/files/{uploadId}", s.readFile)
-	}
-	if s.Push != nil {
-		route("GET", "/api/v1/push/key", s.pushKey)
-		route("POST", "/api/v1/push/subscriptions", s.subscribePush)
-		route("DELETE", "/api/v1/push/subscriptions/{id}", s.unsubscribePush)
+		mux.Handle(e.Pattern, s.methodNotAllowed(e.Method))
 	}
 	// Everything else under /api/ (another version, a typo) is a Problem too, never net/http's
 	// plain-text 404.
