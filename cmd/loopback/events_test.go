@@ -50,7 +50,8 @@ func (s *server) ticket(t *testing.T, token string) string {
 // socket opens the event socket and fails the test if it is refused.
 func (s *server) socket(t *testing.T, o eventstest.Options) *websocket.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Generous: a handshake is quick, but -race on a loaded 2-core machine has taken over 10 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := eventstest.Dial(ctx, s.base, o)
 	if err != nil {
