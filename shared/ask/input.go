@@ -96,6 +96,10 @@ type Origin struct {
 	RaisedBy *Actor
 	// CredentialID is the credential the agent asked with.
 	CredentialID string
+	// Follow, when the agent will wait on the ask its call creates or answers, is the lease it
+	// holds: taken before the change, and the ask marked waiting in that same change (one write,
+	// one event, and never `waiting: false` in between). Nil: the call does not wait.
+	Follow *Follow
 }
 
 // checker collects the first rule an input breaks, naming the field.

@@ -62,9 +62,15 @@ func (s *Service) publish(a *Ask, opened bool) {
 	s.Changes.Publish(Change{Ask: &cp, Opened: opened})
 }
 
-// create stores a new ask and publishes it.
-func (s *Service) create(ctx context.Context, a *Ask) (*Ask, error) {
+// create stores a new ask and publishes it; with f, the agent's lease is taken first and the ask
+// is created waiting.
+func (s *Service) create(ctx context.Context, a *Ask, f *Follow) (*Ask, error) {
+	if err := s.takeLease(ctx, a.Space, a.ID, f); err != nil {
+		return nil, err
+	}
+	a.Waiting = f != nil
 	if err := s.Store.CreateAsk(ctx, a); err != nil {
+		s.dropLease(ctx, a.Space, a.ID, f)
 		return nil, err
 	}
 	s.publish(a, true)
@@ -94,7 +100,7 @@ func (s *Service) AskQuestion(ctx context.Context, in QuestionInput, o Origin) (
 	if err != nil {
 		return nil, err
 	}
-	return s.create(ctx, a)
+	return s.create(ctx, a, o.Follow)
 }
 
 // RequestReview creates a review. A review that revises another must name a review of the same space.
@@ -117,7 +123,7 @@ func (s *Service) RequestReview(ctx context.Context, in ReviewInput, o Origin) (
 	if err := s.checkImages(ctx, o.Space, EInputInvalid, reviewImages(in)...); err != nil {
 		return nil, err
 	}
-	return s.create(ctx, a)
+	return s.create(ctx, a, o.Follow)
 }
 
 // SendBriefing creates a briefing.
@@ -129,7 +135,7 @@ func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) 
 	if err := s.checkImages(ctx, o.Space, EInputInvalid, briefingImages(in)...); err != nil {
 		return nil, err
 	}
-	return s.create(ctx, a)
+	return s.create(ctx, a, o.Follow)
 }
 
 // Reply records a person's reply. Two replies racing on one ask never both win: the loser reloads
@@ -138,26 +144,49 @@ func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Acto
 	return s.change(ctx, space, id, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) })
 }
 
-// AnswerFollowUp records an agent's answer to a question asked back.
-func (s *Service) AnswerFollowUp(ctx context.Context, space string, in FollowUpInput) (*Ask, error) {
+// AnswerFollowUp records an agent's answer to a question asked back (in o's space); with
+// o.Follow, the agent goes on waiting in the same change.
+func (s *Service) AnswerFollowUp(ctx context.Context, in FollowUpInput, o Origin) (*Ask, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.checkImages(ctx, space, EAnswerInvalid, blockList{"content", in.Content}); err != nil {
+	if err := s.checkImages(ctx, o.Space, EAnswerInvalid, blockList{"content", in.Content}); err != nil {
 		return nil, err
 	}
-	return s.change(ctx, space, in.AskID, func(a *Ask) error { return AnswerFollowUp(a, in, s.Now) })
+	return s.agentsTurn(ctx, o, in.AskID, func(a *Ask) error { return AnswerFollowUp(a, in, s.Now) })
 }
 
-// AnswerBriefing records an agent's answers on a briefing's points.
-func (s *Service) AnswerBriefing(ctx context.Context, space string, in BriefingAnswerInput) (*Ask, error) {
+// AnswerBriefing records an agent's answers on a briefing's points (in o's space); with
+// o.Follow, the agent goes on waiting in the same change.
+func (s *Service) AnswerBriefing(ctx context.Context, in BriefingAnswerInput, o Origin) (*Ask, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.checkImages(ctx, space, EAnswerInvalid, answerImages(in)...); err != nil {
+	if err := s.checkImages(ctx, o.Space, EAnswerInvalid, answerImages(in)...); err != nil {
 		return nil, err
 	}
-	return s.change(ctx, space, in.AskID, func(a *Ask) error { return AnswerBriefing(a, in, s.Now) })
+	return s.agentsTurn(ctx, o, in.AskID, func(a *Ask) error { return AnswerBriefing(a, in, s.Now) })
+}
+
+// agentsTurn applies an agent's answer and, when it goes on waiting (o.Follow), its follow: the
+// lease first, then the answer and the waiting flag as one change of the ask.
+func (s *Service) agentsTurn(ctx context.Context, o Origin, id string, answer func(*Ask) error) (*Ask, error) {
+	if err := s.takeLease(ctx, o.Space, id, o.Follow); err != nil {
+		return nil, err
+	}
+	a, err := s.change(ctx, o.Space, id, func(a *Ask) error {
+		if err := answer(a); err != nil {
+			return err
+		}
+		if o.Follow != nil && a.Status != Closed {
+			a.Waiting = true
+		}
+		return nil
+	})
+	if err != nil {
+		s.dropLease(ctx, o.Space, id, o.Follow)
+	}
+	return a, err
 }
 
 // change loads an ask, applies fn, and writes it conditionally, retrying from a fresh read when

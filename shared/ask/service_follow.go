@@ -23,6 +23,29 @@ func (s *Service) SetWaiting(ctx context.Context, space, id string, waiting bool
 	})
 }
 
+// A Follow is a lease an agent takes on an ask as its call creates or answers it (Origin.Follow).
+type Follow struct {
+	Holder string        // who holds it: a waiting call's id, or a task's
+	TTL    time.Duration // how long it lasts unless renewed
+}
+
+// takeLease writes f's lease on ask id before the change that marks the ask waiting (the lease
+// first, then the flag: settle relies on that order). Nil f takes none.
+func (s *Service) takeLease(ctx context.Context, space, id string, f *Follow) error {
+	if f == nil {
+		return nil
+	}
+	return s.Leases.PutLease(ctx, Lease{Space: space, AskID: id, Holder: f.Holder, ExpiresAt: s.Now().Add(f.TTL)})
+}
+
+// dropLease removes f's lease after the change it was taken for failed, so that nothing is left
+// following an ask nobody waits on. The flag was not set; there is nothing to settle.
+func (s *Service) dropLease(ctx context.Context, space, id string, f *Follow) {
+	if f != nil {
+		_ = s.Leases.DeleteLease(context.WithoutCancel(ctx), space, id, f.Holder)
+	}
+}
+
 // Follow starts or renews holder's lease on an ask for ttl, and marks the ask waiting (the lease
 // first, then the flag: settle relies on that order).
 func (s *Service) Follow(ctx context.Context, space, id, holder string, ttl time.Duration) error {

@@ -100,14 +100,14 @@ func TestImageBlocksInBriefings(t *testing.T) {
 	}
 	bad := ask.BriefingAnswerInput{AskID: b.ID, Answers: []ask.PointAnswer{answer("1", "because", "sub a", "sub b")}}
 	bad.Answers[0].Points[1].Content = []ask.Block{image(theirs)}
-	_, err = svc.AnswerBriefing(ctx, "s1", bad)
+	_, err = svc.AnswerBriefing(ctx, bad, ask.Origin{Space: "s1"})
 	wantError(t, err, ask.EAnswerInvalid, "answers[0].points[1].content[0].uploadId", theirs)
 	bad.Answers[0].Points[1].Content = nil
 	bad.Answers[0].Content = []ask.Block{image(theirs)}
-	_, err = svc.AnswerBriefing(ctx, "s1", bad)
+	_, err = svc.AnswerBriefing(ctx, bad, ask.Origin{Space: "s1"})
 	wantError(t, err, ask.EAnswerInvalid, "answers[0].content[0].uploadId", theirs)
 	bad.Answers[0].Content = []ask.Block{image(mine)}
-	if _, err := svc.AnswerBriefing(ctx, "s1", bad); err != nil {
+	if _, err := svc.AnswerBriefing(ctx, bad, ask.Origin{Space: "s1"}); err != nil {
 		t.Fatalf("answers showing a stored upload: %v", err)
 	}
 }
@@ -122,9 +122,9 @@ func TestImageBlocksInFollowUps(t *testing.T) {
 	if _, err := svc.Reply(ctx, "s1", r.ID, followUp("show me?"), alice); err != nil {
 		t.Fatal(err)
 	}
-	_, err = svc.AnswerFollowUp(ctx, "s1", ask.FollowUpInput{AskID: r.ID, Answer: "here", Content: []ask.Block{image(theirs)}})
+	_, err = svc.AnswerFollowUp(ctx, ask.FollowUpInput{AskID: r.ID, Answer: "here", Content: []ask.Block{image(theirs)}}, ask.Origin{Space: "s1"})
 	wantError(t, err, ask.EAnswerInvalid, "content[0].uploadId", theirs)
-	if _, err := svc.AnswerFollowUp(ctx, "s1", ask.FollowUpInput{AskID: r.ID, Answer: "here", Content: []ask.Block{image(mine)}}); err != nil {
+	if _, err := svc.AnswerFollowUp(ctx, ask.FollowUpInput{AskID: r.ID, Answer: "here", Content: []ask.Block{image(mine)}}, ask.Origin{Space: "s1"}); err != nil {
 		t.Fatalf("an answer showing a stored upload: %v", err)
 	}
 }

@@ -117,7 +117,7 @@ func TestLargeAsk(t *testing.T) {
 	same(t, "OpenAsks with a big ask", []*ask.Ask{big, small}, open)
 
 	now = now.Add(time.Second)
-	if _, err := svc.AnswerFollowUp(ctx, space, ask.FollowUpInput{AskID: big.ID, Answer: "because"}); err != nil {
+	if _, err := svc.AnswerFollowUp(ctx, ask.FollowUpInput{AskID: big.ID, Answer: "because"}, ask.Origin{Space: space}); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(time.Second)
@@ -154,7 +154,7 @@ func TestVeryLargeAsk(t *testing.T) {
 		if a, err = svc.Reply(ctx, "space_huge", a.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: noise(250 << 10)}, nil); err != nil {
 			t.Fatalf("turn %d: %v", i, err)
 		}
-		if a, err = svc.AnswerFollowUp(ctx, "space_huge", ask.FollowUpInput{AskID: a.ID, Answer: "ok"}); err != nil {
+		if a, err = svc.AnswerFollowUp(ctx, ask.FollowUpInput{AskID: a.ID, Answer: "ok"}, ask.Origin{Space: "space_huge"}); err != nil {
 			t.Fatalf("turn %d: %v", i, err)
 		}
 	}

@@ -193,15 +193,15 @@ func (h *Handler) discover(w http.ResponseWriter, r *http.Request, body []byte) 
 // startExtensionTask runs a blocking tool's start and answers with a CreateTaskResult, once the
 // task is stored (so tasks/get finds it). A call refused at the start is a tool error, as it
 // would be without a task, and creates nothing.
-func (h *Handler) startExtensionTask(ctx context.Context, msg *rpcMessage, tool blockingTool) (any, error) {
-	o := origin(ctx)
-	askID, err := tool(ctx, o, msg.Params.Arguments)
+func (h *Handler) startExtensionTask(ctx context.Context, msg *rpcMessage, tool blockingSpec) (any, error) {
+	o, taskID := h.taskOrigin(ctx, tool)
+	askID, err := tool.start(ctx, o, msg.Params.Arguments)
 	if err != nil {
 		return completeResult(toolError(err))
 	}
 	now := h.cfg.Service.Now()
 	t := &ask.Task{
-		ID: ask.NewID(), Space: o.Space, CredentialID: gate.CredentialFrom(ctx).ID, AskID: askID, Tool: msg.Params.Name,
+		ID: taskID, Space: o.Space, CredentialID: gate.CredentialFrom(ctx).ID, AskID: askID, Tool: msg.Params.Name,
 		Status: ask.TaskWorking, TTL: ExtensionTaskTTL, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ExtensionTaskTTL),
 	}
 	if err := h.cfg.Tasks.CreateTask(ctx, t); err != nil {

@@ -62,7 +62,7 @@ type Handler struct {
 	cfg   Config
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
-	tools map[string]blockingTool
+	tools map[string]blockingSpec
 }
 
 // New builds the MCP server with every tool.

@@ -136,15 +136,15 @@ func (h *Handler) taskLeaseTTL() time.Duration { return max(3*h.cfg.TaskPollInte
 // startTask runs a blocking tool's start (the ask is created, or the agent's turn recorded) and
 // answers at once with a task to poll. A call refused at the start is a plain tool error, as it
 // would be without a task.
-func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool blockingTool, ttl time.Duration) (any, error) {
-	o := origin(ctx)
-	askID, err := tool(ctx, o, msg.Params.Arguments)
+func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool blockingSpec, ttl time.Duration) (any, error) {
+	o, taskID := h.taskOrigin(ctx, tool)
+	askID, err := tool.start(ctx, o, msg.Params.Arguments)
 	if err != nil {
 		return toolError(err), nil
 	}
 	now := h.cfg.Service.Now()
 	t := &ask.Task{
-		ID: ask.NewID(), Space: o.Space, CredentialID: gate.CredentialFrom(ctx).ID, AskID: askID, Tool: msg.Params.Name, Status: ask.TaskWorking,
+		ID: taskID, Space: o.Space, CredentialID: gate.CredentialFrom(ctx).ID, AskID: askID, Tool: msg.Params.Name, Status: ask.TaskWorking,
 		TTL: ttl, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ttl),
 	}
 	if err := h.cfg.Tasks.CreateTask(ctx, t); err != nil {
@@ -155,6 +155,16 @@ func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool blockingT
 		return nil, err
 	}
 	return map[string]any{"task": h.wireTask(t)}, nil
+}
+
+// taskOrigin is the caller's origin for a task's start, and the task's id: the task follows the
+// ask from the start, its lease taken in the same change as the ask (when the tool makes one).
+func (h *Handler) taskOrigin(ctx context.Context, tool blockingSpec) (ask.Origin, string) {
+	o, id := origin(ctx), ask.NewID()
+	if tool.follows {
+		o.Follow = &ask.Follow{Holder: id, TTL: h.taskLeaseTTL()}
+	}
+	return o, id
 }
 
 // refresh brings a working task up to date with its ask: finished if the person has moved,
@@ -240,7 +250,7 @@ func (h *Handler) taskResult(ctx context.Context, id string) (any, error) {
 		return nil, err
 	}
 	if !t.Terminal() {
-		reply, err := h.cfg.Waiter.Wait(ctx, gate.CredentialFrom(ctx), t.AskID, keepaliveProgress(ctx))
+		reply, err := h.cfg.Waiter.Wait(ctx, gate.CredentialFrom(ctx), t.AskID, nil, keepaliveProgress(ctx))
 		switch {
 		case errors.Is(err, ErrRevoked):
 			t, err = h.finish(ctx, t, ask.TaskFailed, nil, revokedMessage(t.AskID))

@@ -31,20 +31,23 @@ type blockingSpec struct {
 	input                    json.RawMessage // its inputSchema
 	readOnly                 bool
 	start                    blockingTool
+	// follows: start creates or answers the ask, and takes the waiting call's lease in that same
+	// change (ask.Origin.Follow). await_reply changes nothing; its wait takes its own.
+	follows bool
 }
 
 // blockingTools is every blocking tool, in the order tools/list gives them.
 func (h *Handler) blockingTools() []blockingSpec {
 	return []blockingSpec{
-		{name: "ask_question", title: "Ask the person a question", input: inputSchema("QuestionInput"), start: h.askQuestion,
+		{name: "ask_question", title: "Ask the person a question", input: inputSchema("QuestionInput"), start: h.askQuestion, follows: true,
 			description: fmt.Sprintf(`Ask the person a question and wait for their answer. Offer %d–%d short choices when there are clear options (they can always answer in their own words); set multiple when several may apply. The reply is answered (the labels selected and/or text), follow_up (they asked something back: answer it with answer_follow_up), or dismissed.`, ask.MinOptions, ask.MaxOptions)},
-		{name: "request_review", title: "Put work up for review", input: inputSchema("ReviewInput"), start: h.requestReview,
+		{name: "request_review", title: "Put work up for review", input: inputSchema("ReviewInput"), start: h.requestReview, follows: true,
 			description: `Put work in front of the person for approval: markdown, code, diffs (as git diff prints them) and uploaded images, in order. The reply is approved (go ahead), changes_requested (make the changes, then request_review again with revises set to this askId), follow_up (answer it with answer_follow_up, and the review stays open), or dismissed.`},
-		{name: "send_briefing", title: "Go through points with the person", input: inputSchema("BriefingInput"), start: h.sendBriefing,
+		{name: "send_briefing", title: "Go through points with the person", input: inputSchema("BriefingInput"), start: h.sendBriefing, follows: true,
 			description: fmt.Sprintf(`Explain findings, options, steps or changes as numbered points (at most %d, numbered straight through the sections) that the person replies on one at a time. The reply is responded: per point, their words and/or resolved. Answer every point they wrote on without resolving with answer_briefing; the briefing closes when every point is resolved. Or the reply is dismissed.`, ask.MaxPoints)},
-		{name: "answer_briefing", title: "Answer points of a briefing", input: inputSchema("BriefingAnswerInput"), start: h.answerBriefing,
+		{name: "answer_briefing", title: "Answer points of a briefing", input: inputSchema("BriefingAnswerInput"), start: h.answerBriefing, follows: true,
 			description: fmt.Sprintf(`Answer the person on the points of a briefing they wrote on (every such point, once each), optionally breaking a point into sub-points (numbered beneath it, at most %s levels deep). Use it only when the briefing awaits you. Then waits for the person's next reply.`, numberWord(ask.MaxPointDepth))},
-		{name: "answer_follow_up", title: "Answer a question the person asked back", input: inputSchema("FollowUpInput"), start: h.answerFollowUp,
+		{name: "answer_follow_up", title: "Answer a question the person asked back", input: inputSchema("FollowUpInput"), start: h.answerFollowUp, follows: true,
 			description: `Answer the question the person asked back (a follow_up) on a question or review. Use it only when the ask awaits you. Then waits for the person's next reply.`},
 		{name: "await_reply", title: "Wait for the person's reply", input: json.RawMessage(awaitSchema), readOnly: true, start: h.awaitReply,
 			description: `Wait for the person's reply on an ask you made earlier: after a call ended with "no reply yet", after a restart, or to pick up a reply that came while you were doing something else. Returns at once if the person has already replied.`},
@@ -70,9 +73,9 @@ func numberWord(n int) string {
 
 func (h *Handler) addTools() {
 	reply := contract.MustToolSchema("ToolReply")
-	h.tools = map[string]blockingTool{}
+	h.tools = map[string]blockingSpec{}
 	for _, t := range h.blockingTools() {
-		h.tools[t.name] = t.start
+		h.tools[t.name] = t
 		tool := mcp.NewTool(t.name,
 			mcp.WithDescription(t.description+waitNote),
 			mcp.WithToolTitle(t.title),
@@ -239,7 +242,7 @@ func (h *Handler) answerBriefing(ctx context.Context, o ask.Origin, args json.Ra
 	if err := decodeArgs(args, &in, ask.EAnswerInvalid); err != nil {
 		return "", err
 	}
-	if _, err := h.cfg.Service.AnswerBriefing(ctx, o.Space, in); err != nil {
+	if _, err := h.cfg.Service.AnswerBriefing(ctx, in, o); err != nil {
 		return "", err
 	}
 	return in.AskID, nil
@@ -250,7 +253,7 @@ func (h *Handler) answerFollowUp(ctx context.Context, o ask.Origin, args json.Ra
 	if err := decodeArgs(args, &in, ask.EAnswerInvalid); err != nil {
 		return "", err
 	}
-	if _, err := h.cfg.Service.AnswerFollowUp(ctx, o.Space, in); err != nil {
+	if _, err := h.cfg.Service.AnswerFollowUp(ctx, in, o); err != nil {
 		return "", err
 	}
 	return in.AskID, nil
@@ -395,7 +398,10 @@ func rawArguments(req mcp.CallToolRequest) json.RawMessage {
 func (h *Handler) blockingHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		o := origin(ctx)
-		askID, err := h.tools[name](ctx, o, rawArguments(req))
+		if h.tools[name].follows {
+			o.Follow = h.cfg.Waiter.NewFollow()
+		}
+		askID, err := h.tools[name].start(ctx, o, rawArguments(req))
 		if err != nil {
 			return toolError(err), nil
 		}
@@ -403,12 +409,12 @@ func (h *Handler) blockingHandler(name string) server.ToolHandlerFunc {
 		if req.Params.Meta != nil {
 			token = req.Params.Meta.ProgressToken
 		}
-		return h.wait(ctx, askID, token), nil
+		return h.wait(ctx, askID, o.Follow, token), nil
 	}
 }
 
 // wait waits for the person and turns the outcome into the tool's result.
-func (h *Handler) wait(ctx context.Context, askID string, token mcp.ProgressToken) *mcp.CallToolResult {
+func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, token mcp.ProgressToken) *mcp.CallToolResult {
 	srv := server.ServerFromContext(ctx)
 	n := 0
 	progress := func(waited time.Duration) {
@@ -427,7 +433,7 @@ func (h *Handler) wait(ctx context.Context, askID string, token mcp.ProgressToke
 		// SSE, or else wait quietly (Waiter.QuietMaxWait).
 		progress = keepaliveProgress(ctx)
 	}
-	reply, err := h.cfg.Waiter.Wait(ctx, gate.CredentialFrom(ctx), askID, progress)
+	reply, err := h.cfg.Waiter.Wait(ctx, gate.CredentialFrom(ctx), askID, followed, progress)
 	return h.outcome(askID, reply, err, h.cfg.Waiter.Limit(progress != nil))
 }
 

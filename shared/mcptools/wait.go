@@ -120,15 +120,40 @@ func (w *Waiter) Limit(reportsProgress bool) time.Duration {
 	return w.MaxWait
 }
 
+// NewFollow is the lease a blocking call takes on the ask its tool creates or answers, in that
+// same change (ask.Origin.Follow); Wait then goes on holding it.
+func (w *Waiter) NewFollow() *ask.Follow {
+	return &ask.Follow{Holder: ask.NewID(), TTL: w.leaseTTL()}
+}
+
 // Wait returns the person's reply on an ask of cred's space once they move; at once if they
-// already have. The progress callback runs every Progress interval with the time waited so far.
+// already have. followed is the lease the call took with its tool's change (NewFollow); nil, and
+// Wait takes one. The progress callback runs every Progress interval with the time waited so far.
 // A revocation of cred ends the wait with ErrRevoked, and wins over a reply that came with it.
-func (w *Waiter) Wait(ctx context.Context, cred *ask.Credential, askID string, progress func(waited time.Duration)) (*ask.Reply, error) {
+func (w *Waiter) Wait(ctx context.Context, cred *ask.Credential, askID string, followed *ask.Follow, progress func(waited time.Duration)) (*ask.Reply, error) {
 	space := cred.Space
 	revoked, unwatch := w.Revocations.Watch(cred)
 	defer unwatch()
 	wake, stop := w.Watcher.Watch(space, askID) // before the first read, so no change slips between
 	defer stop()
+	// Every way out of a wait that holds a lease lets go of it, after the reply is on its way:
+	// the agent should not wait for the bookkeeping. The caller may be gone; unfollowing must
+	// still happen, and Drain waits for it (counted from when the lease is held) before the store
+	// closes. `defer hold(holder)()` counts now and unfollows on the way out.
+	hold := func(holder string) func() {
+		w.pending.Add(1)
+		return func() {
+			go func() {
+				defer w.pending.Done()
+				_ = w.Service.Unfollow(context.WithoutCancel(ctx), space, askID, holder)
+			}()
+		}
+	}
+	if followed != nil {
+		defer hold(followed.Holder)()
+	}
+	// Read after watching, whether or not the lease came with the tool's change: a reply between
+	// that change and the watch is seen here.
 	a, err := w.Service.Find(ctx, space, askID)
 	if err != nil {
 		return nil, err
@@ -136,21 +161,16 @@ func (w *Waiter) Wait(ctx context.Context, cred *ask.Credential, askID string, p
 	if r, ok := ask.PersonsMove(a); ok {
 		return r, nil
 	}
-
-	holder := ask.NewID()
-	if err := w.Service.Follow(ctx, space, askID, holder, w.leaseTTL()); err != nil {
-		return nil, err
+	holder := ""
+	if followed != nil {
+		holder = followed.Holder
+	} else {
+		holder = ask.NewID()
+		if err := w.Service.Follow(ctx, space, askID, holder, w.leaseTTL()); err != nil {
+			return nil, err
+		}
+		defer hold(holder)()
 	}
-	w.pending.Add(1)
-	defer func() {
-		// Unfollow after the reply is on its way, not before: the agent should not wait for the
-		// bookkeeping. The caller may be gone; unfollowing must still happen, and Drain waits
-		// for it before the store closes.
-		go func() {
-			defer w.pending.Done()
-			_ = w.Service.Unfollow(context.WithoutCancel(ctx), space, askID, holder)
-		}()
-	}()
 
 	start := time.Now()
 	deadline := time.NewTimer(w.Limit(progress != nil))
