@@ -42,6 +42,20 @@ func SnapshotFrame(s *ask.Snapshot) ServerEvent {
 	return ServerEvent{Type: TypeSnapshot, Snapshot: s}
 }
 
+// EncodeSnapshot is the snapshot frame's JSON spliced from a snapshot in its contract JSON
+// (ask.WireSnapshot): byte for byte Encode(SnapshotFrame(s)) of the same asks, without decoding
+// them.
+func EncodeSnapshot(s *ask.WireSnapshot) ([]byte, error) {
+	snap, err := s.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(snap)+len(`{"type":"snapshot","snapshot":}`))
+	b = append(b, `{"type":"snapshot","snapshot":`...)
+	b = append(b, snap...)
+	return append(b, '}'), nil
+}
+
 // Encode is the frame's JSON, the bytes a socket sends as one text message.
 func Encode(e ServerEvent) ([]byte, error) { return json.Marshal(e) }
 

@@ -115,6 +115,14 @@ func TestFramesValidate(t *testing.T) {
 	if string(frame.Snapshot) != string(plain) {
 		t.Errorf("the snapshot frame's snapshot differs from the snapshot:\n%s\n%s", frame.Snapshot, plain)
 	}
+	// Spliced from the asks' own JSON (what the socket sends), the frame is the same bytes.
+	wire, err := svc.SnapshotWire(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spliced, err := events.EncodeSnapshot(wire); err != nil || string(spliced) != string(body) {
+		t.Errorf("the spliced snapshot frame differs (%v):\n%s\n%s", err, spliced, body)
+	}
 	// An image block (the service takes one only once its upload is stored) in a frame.
 	img := *r
 	img.Review = &ask.ReviewPrompt{Title: "Screens", Content: []ask.Block{{Type: ask.BlockImage, UploadID: "up_1", Caption: "before"}}}

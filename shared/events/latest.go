@@ -25,3 +25,14 @@ func (l Latest) AdmitSnapshot(s *ask.Snapshot) {
 		}
 	}
 }
+
+// AdmitWire records every ask of a snapshot in its contract JSON as sent.
+func (l Latest) AdmitWire(s *ask.WireSnapshot) {
+	for _, list := range [][]ask.WireAsk{s.Open, s.Recent} {
+		for _, a := range list {
+			if v, ok := l[a.ID]; !ok || a.Version > v {
+				l[a.ID] = a.Version
+			}
+		}
+	}
+}

@@ -21,12 +21,13 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 
 // snapshot: GET /api/v1/snapshot — every open ask and the fifty most recently closed.
 func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.Service.Snapshot(r.Context(), gate.CredentialFrom(r.Context()).Space)
+	// Spliced from the store's rows: every ask as the contract writes it, never decoded here.
+	snap, err := s.Service.SnapshotWire(r.Context(), gate.CredentialFrom(r.Context()).Space)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, snap)
+	s.writeEncoded(w, r, http.StatusOK, snap)
 }
 
 // listAsks: GET /api/v1/asks?before=&limit= — closed asks, newest first.

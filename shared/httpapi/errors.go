@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/redact"
@@ -153,7 +154,25 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 		s.writeError(w, r, err) // not an *ask.Error: logged, and a 500
 		return
 	}
+	writeBody(w, status, body)
+}
+
+// writeEncoded answers with v's own encoding, taken as it is: json.Marshal would scan and compact
+// what v's MarshalJSON wrote again, which for a snapshot spliced from stored JSON (already
+// compact) is most of the work.
+func (s *Server) writeEncoded(w http.ResponseWriter, r *http.Request, status int, v json.Marshaler) {
+	body, err := v.MarshalJSON()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeBody(w, status, body)
+}
+
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	setJSONHeaders(w.Header())
+	// Known in advance: the body goes out in one piece rather than as chunks.
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
 }

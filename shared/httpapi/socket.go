@@ -96,14 +96,14 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 	// queue, and one committed before it is in the snapshot. Both may hold the same change;
 	// Latest drops whatever the client already has.
 	sub := s.Hub.Subscribe(space, cfg.Queue)
-	snap, err := s.Service.Snapshot(r.Context(), space)
+	snap, err := s.Service.SnapshotWire(r.Context(), space)
 	if err != nil {
 		sub.Close()
 		release()
 		s.writeError(w, r, err)
 		return
 	}
-	first, err := events.Encode(events.SnapshotFrame(snap))
+	first, err := events.EncodeSnapshot(snap)
 	if err != nil {
 		sub.Close()
 		release()
@@ -111,7 +111,7 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	latest := events.Latest{}
-	latest.AdmitSnapshot(snap)
+	latest.AdmitWire(snap)
 	snap = nil
 
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{

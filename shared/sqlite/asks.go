@@ -189,6 +189,61 @@ func (d *DB) ClosedAsks(ctx context.Context, space string, before time.Time, lim
 		LIMIT ?`, space, formatTime(before), limit)
 }
 
+// OpenAsksWire is OpenAsks in the contract's JSON, as the rows hold it (ask.WireStore).
+func (d *DB) OpenAsksWire(ctx context.Context, space string) ([]ask.WireAsk, error) {
+	return d.queryWire(ctx, space, `SELECT id, version, revision, credential_id, body FROM asks
+		WHERE space = ? AND status <> 'closed'
+		ORDER BY created_at DESC, id DESC`, space)
+}
+
+// ClosedAsksWire is ClosedAsks in the contract's JSON, as the rows hold it (ask.WireStore).
+func (d *DB) ClosedAsksWire(ctx context.Context, space string, before time.Time, limit int) ([]ask.WireAsk, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	return d.queryWire(ctx, space, `SELECT id, version, revision, credential_id, body FROM asks
+		WHERE space = ? AND closed_at IS NOT NULL AND closed_at < ?
+		ORDER BY closed_at DESC
+		LIMIT ?`, space, formatTime(before), limit)
+}
+
+// queryWire lists asks' bodies as they are stored. A body is exactly Ask.MarshalJSON's output
+// when this revision wrote it (insertAsk, UpdateAsk); a row of another revision is decoded and
+// encoded again, so a snapshot is always the current revision's shape.
+func (d *DB) queryWire(ctx context.Context, space, query string, args ...any) ([]ask.WireAsk, error) {
+	rows, err := d.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list asks: %w", err)
+	}
+	defer rows.Close()
+	var out []ask.WireAsk
+	for rows.Next() {
+		var w ask.WireAsk
+		var revision int
+		var cred string
+		var body []byte // the driver hands TEXT over as a string; Scan copies it, once
+		if err := rows.Scan(&w.ID, &w.Version, &revision, &cred, &body); err != nil {
+			return nil, fmt.Errorf("sqlite: list asks: %w", err)
+		}
+		if revision != buildinfo.Revision {
+			a, err := decodeAsk(space, w.Version, cred, body)
+			if err != nil {
+				return nil, err
+			}
+			if w, err = ask.ToWire(a); err != nil {
+				return nil, err
+			}
+		} else {
+			w.JSON = body
+		}
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list asks: %w", err)
+	}
+	return out, nil
+}
+
 func (d *DB) queryAsks(ctx context.Context, space, query string, args ...any) ([]*ask.Ask, error) {
 	rows, err := d.r.QueryContext(ctx, query, args...)
 	if err != nil {

@@ -2,6 +2,7 @@ package asktest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,6 +31,7 @@ func TestStore(t *testing.T, open func(t *testing.T) ask.Store) {
 		{"ClosedAsks", testClosedAsks},
 		{"UniqueCloseTimes", testUniqueCloseTimes},
 		{"UniqueCloseTimesConcurrent", testUniqueCloseTimesConcurrent},
+		{"SnapshotWire", testSnapshotWire},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -525,5 +527,63 @@ func checkHistory(t *testing.T, svc *ask.Service, space string, want []string) {
 		slices.Sort(got)
 		slices.Sort(exp)
 		same(t, fmt.Sprintf("ids seen paging history with limit %d (each exactly once)", limit), exp, got)
+	}
+}
+
+// testSnapshotWire: the snapshot spliced from a store's rows (ask.WireStore, where the store
+// offers it) is byte for byte the snapshot decoded and encoded again, with every ask's version;
+// including asks that changed after they were created (waiting, a thread, closed).
+func testSnapshotWire(t *testing.T, s ask.Store) {
+	ctx := context.Background()
+	space := newSpace()
+	clk := newClock(base)
+	svc := &ask.Service{Store: s, Now: clk.Now, NewID: ask.NewID}
+	for i := range 5 {
+		clk.Set(at(time.Duration(i) * time.Second))
+		a, err := svc.AskQuestion(ctx, question(fmt.Sprintf("Question %d — with “quotes” and <html> & ünïcode?", i)), ask.Origin{Space: space, Client: "agent 1.0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch i % 3 {
+		case 1:
+			if _, err := svc.SetWaiting(ctx, space, a.ID, true); err != nil {
+				t.Fatal(err)
+			}
+		case 2:
+			clk.Set(at(time.Minute + time.Duration(i)*time.Second))
+			if _, err := svc.Reply(ctx, space, a.ID, answeredYes, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	snap, err := svc.Snapshot(ctx, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire, err := svc.SnapshotWire(ctx, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("the spliced snapshot differs from the encoded one:\n%s\n%s", got, want)
+	}
+	for i, list := range [][]ask.WireAsk{wire.Open, wire.Recent} {
+		asks := [][]*ask.Ask{snap.Open, snap.Recent}[i]
+		for j, w := range list {
+			if w.ID != asks[j].ID || w.Version != asks[j].Version {
+				t.Errorf("wire ask %d: %s v%d, want %s v%d", j, w.ID, w.Version, asks[j].ID, asks[j].Version)
+			}
+		}
+	}
+	if _, ok := s.(ask.WireStore); !ok {
+		t.Logf("this store keeps no wire JSON: SnapshotWire encodes")
 	}
 }

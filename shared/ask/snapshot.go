@@ -1,0 +1,96 @@
+package ask
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// A WireAsk is an ask as the contract writes it (Ask.MarshalJSON), with the two things a socket
+// must know of it without reading it: its id and version. Stores keep every ask in this form, so
+// a snapshot can be spliced from what they hold instead of decoded and encoded again: that is
+// what every inbox load and every socket's first frame pays.
+type WireAsk struct {
+	ID      string
+	Version int
+	JSON    json.RawMessage
+}
+
+// WireSnapshot is a Snapshot as the contract writes it: {"open":[…],"recent":[…]}.
+type WireSnapshot struct {
+	Open, Recent []WireAsk
+}
+
+// MarshalJSON splices the asks' JSON into the snapshot, byte for byte what Snapshot encodes to.
+func (s *WireSnapshot) MarshalJSON() ([]byte, error) {
+	n := len(`{"open":[],"recent":[]}`)
+	for _, list := range [][]WireAsk{s.Open, s.Recent} {
+		for _, a := range list {
+			n += len(a.JSON) + 1
+		}
+	}
+	var b bytes.Buffer
+	b.Grow(n)
+	b.WriteString(`{"open":[`)
+	writeList(&b, s.Open)
+	b.WriteString(`],"recent":[`)
+	writeList(&b, s.Recent)
+	b.WriteString(`]}`)
+	return b.Bytes(), nil
+}
+
+func writeList(b *bytes.Buffer, list []WireAsk) {
+	for i, a := range list {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(a.JSON)
+	}
+}
+
+// WireStore is a Store that lists asks in their contract JSON without decoding them (its rows
+// hold that JSON). The lists are the same as OpenAsks' and ClosedAsks'. A row the store cannot
+// hand over as it is (written by another revision) it decodes and encodes again itself.
+type WireStore interface {
+	OpenAsksWire(ctx context.Context, space string) ([]WireAsk, error)
+	ClosedAsksWire(ctx context.Context, space string, before time.Time, limit int) ([]WireAsk, error)
+}
+
+// ToWire is an ask's WireAsk, encoded now.
+func ToWire(a *Ask) (WireAsk, error) {
+	b, err := json.Marshal(a)
+	return WireAsk{ID: a.ID, Version: a.Version, JSON: b}, err
+}
+
+// SnapshotWire is Snapshot in its contract JSON: spliced from the store's rows where the store
+// keeps them (WireStore), else encoded from Snapshot.
+func (s *Service) SnapshotWire(ctx context.Context, space string) (*WireSnapshot, error) {
+	if ws, ok := s.Store.(WireStore); ok {
+		open, err := ws.OpenAsksWire(ctx, space)
+		if err != nil {
+			return nil, err
+		}
+		recent, err := ws.ClosedAsksWire(ctx, space, farFuture, RecentLimit)
+		if err != nil {
+			return nil, err
+		}
+		return &WireSnapshot{Open: open, Recent: recent}, nil
+	}
+	snap, err := s.Snapshot(ctx, space)
+	if err != nil {
+		return nil, err
+	}
+	out := &WireSnapshot{Open: make([]WireAsk, len(snap.Open)), Recent: make([]WireAsk, len(snap.Recent))}
+	for _, l := range []struct {
+		from []*Ask
+		to   []WireAsk
+	}{{snap.Open, out.Open}, {snap.Recent, out.Recent}} {
+		for i, a := range l.from {
+			if l.to[i], err = ToWire(a); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
