@@ -179,6 +179,7 @@ func (s *server) get(path string, v any) error {
 
 func (s *server) reply(id string) error {
 	req, _ := http.NewRequest("POST", s.base+"/api/v1/asks/"+id+"/reply", strings.NewReader(`{"outcome":"answered","selected":["Yes"]}`))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := s.client.Do(req)
 	if err != nil {

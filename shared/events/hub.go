@@ -12,22 +12,27 @@ import (
 // Hub fans committed changes out to subscribers. Publishing never blocks: a subscriber that cannot
 // keep up is either coalesced (a wake-up is already pending) or dropped, never waited for.
 type Hub struct {
-	mu   sync.Mutex
-	subs map[*Subscription]struct{}
+	mu sync.Mutex
+	// subs are indexed by what they follow, so that a change reaches its subscribers without a
+	// look at anyone else's: ten thousand waiting calls on other asks cost a reply nothing.
+	subs map[topic]map[*Subscription]struct{}
+	n    int
 }
 
+// topic is what a subscription follows: a space (askID "") or one ask of it.
+type topic struct{ space, askID string }
+
 // NewHub returns an empty hub.
-func NewHub() *Hub { return &Hub{subs: map[*Subscription]struct{}{}} }
+func NewHub() *Hub { return &Hub{subs: map[topic]map[*Subscription]struct{}{}} }
 
 // Subscription receives the changes of one space (optionally of one ask) until it is closed.
 type Subscription struct {
-	hub      *Hub
-	space    string
-	askID    string // "" for every ask of the space
-	coalesce bool
-	c        chan ask.Change
-	done     chan struct{}
-	once     sync.Once
+	hub   *Hub
+	space string
+	askID string // "" for every ask of the space; else a watcher (Watch), whose changes coalesce
+	c     chan ask.Change
+	done  chan struct{}
+	once  sync.Once
 }
 
 // C delivers changes in commit order.
@@ -38,9 +43,18 @@ func (s *Subscription) Done() <-chan struct{} { return s.done }
 
 // Close ends the subscription. It is safe to call more than once.
 func (s *Subscription) Close() {
-	s.hub.mu.Lock()
-	delete(s.hub.subs, s)
-	s.hub.mu.Unlock()
+	h, t := s.hub, topic{s.space, s.askID}
+	h.mu.Lock()
+	if set := h.subs[t]; set != nil {
+		if _, ok := set[s]; ok {
+			delete(set, s)
+			h.n--
+		}
+		if len(set) == 0 {
+			delete(h.subs, t)
+		}
+	}
+	h.mu.Unlock()
 	s.once.Do(func() { close(s.done) })
 }
 
@@ -52,41 +66,42 @@ func (h *Hub) Subscribe(space string, queue int) *Subscription {
 }
 
 // Watch wakes its receiver whenever an ask changes. Wake-ups coalesce: a waiter that has not yet
-// looked keeps one pending wake-up, which is all it needs to read the ask again. A wake-up carries
-// no ask.
+// looked keeps one pending wake-up, the change of the newest version published, which is all it
+// needs. The ask in it is the published copy, shared by every watcher of that ask (read it, never
+// change it).
 func (h *Hub) Watch(space, askID string) *Subscription {
-	return h.add(&Subscription{space: space, askID: askID, coalesce: true, c: make(chan ask.Change, 1)})
+	return h.add(&Subscription{space: space, askID: askID, c: make(chan ask.Change, 1)})
 }
 
 func (h *Hub) add(s *Subscription) *Subscription {
 	s.hub, s.done = h, make(chan struct{})
+	t := topic{s.space, s.askID}
 	h.mu.Lock()
-	h.subs[s] = struct{}{}
+	set := h.subs[t]
+	if set == nil {
+		set = map[*Subscription]struct{}{}
+		h.subs[t] = set
+	}
+	set[s] = struct{}{}
+	h.n++
 	h.mu.Unlock()
 	return s
 }
 
-// Publish delivers a committed change to every subscriber of its space.
+// Publish delivers a committed change to every subscriber of its space, and to the watchers of
+// its ask.
 func (h *Hub) Publish(c ask.Change) {
 	var dropped []*Subscription
 	h.mu.Lock()
-	for s := range h.subs {
-		if s.space != c.Ask.Space || (s.askID != "" && s.askID != c.Ask.ID) {
-			continue
-		}
-		msg := c
-		if s.coalesce {
-			// A watcher only needs to know to look again; holding the ask in its queue would
-			// keep a copy alive per waiting call.
-			msg = ask.Change{Opened: c.Opened}
-		}
+	for s := range h.subs[topic{c.Ask.Space, ""}] {
 		select {
-		case s.c <- msg:
+		case s.c <- c:
 		default:
-			if !s.coalesce {
-				dropped = append(dropped, s)
-			}
+			dropped = append(dropped, s)
 		}
+	}
+	for s := range h.subs[topic{c.Ask.Space, c.Ask.ID}] {
+		s.wake(c)
 	}
 	h.mu.Unlock()
 	for _, s := range dropped {
@@ -94,9 +109,30 @@ func (h *Hub) Publish(c ask.Change) {
 	}
 }
 
+// wake leaves a watcher one pending change, the newest by version. Only Publish sends, under the
+// hub's lock, so a slot it empties stays free for its own send.
+func (s *Subscription) wake(c ask.Change) {
+	select {
+	case s.c <- c:
+		return
+	default:
+	}
+	select {
+	case pending := <-s.c:
+		if pending.Ask != nil && pending.Ask.Version > c.Ask.Version {
+			c = pending // two commits published out of order: keep the newer
+		}
+	default: // the receiver took it meanwhile
+	}
+	select {
+	case s.c <- c:
+	default:
+	}
+}
+
 // Len is how many subscriptions are open.
 func (h *Hub) Len() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.subs)
+	return h.n
 }

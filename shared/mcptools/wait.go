@@ -186,7 +186,15 @@ func (w *Waiter) Wait(ctx context.Context, cred *ask.Credential, askID string, f
 		select {
 		case <-revoked:
 			return nil, ErrRevoked
-		case <-wake:
+		case ch := <-wake:
+			// The hub hands over the committed ask: when it shows the person's move, that is the
+			// answer, with no read. Otherwise (or from a watcher that carries none) read the ask,
+			// which is never older than what woke us.
+			if ch.Ask != nil {
+				if r, ok := ask.PersonsMove(ch.Ask); ok {
+					return r, nil
+				}
+			}
 			a, err := w.Service.Find(ctx, space, askID)
 			if err != nil {
 				return nil, err
