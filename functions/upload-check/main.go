@@ -11,5 +11,5 @@ import (
 )
 
 func main() {
-	lambda.Start(awsrt.MustLoad().CheckUploads)
+	lambda.Start(awsrt.MustLoad().CheckUploadEvent)
 }

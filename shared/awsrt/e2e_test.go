@@ -615,6 +615,12 @@ func (d *deployment) objectCreated(t *testing.T, uploadID, space string) {
 	if err := d.rt.CheckUploads(context.Background(), ev); err != nil {
 		t.Fatalf("upload-check: %v", err)
 	}
+	// The same object as EventBridge delivers it (template.yaml's route) finds its verdict given.
+	bridge := fmt.Sprintf(`{"version":"0","detail-type":"Object Created","source":"aws.s3","detail":{"bucket":{"name":%q},"object":{"key":%q}}}`,
+		d.rt.Env.Bucket, blobs3.Prefix+key.String())
+	if err := d.rt.CheckUploadEvent(context.Background(), json.RawMessage(bridge)); err != nil {
+		t.Fatalf("upload-check (EventBridge): %v", err)
+	}
 }
 
 // wantRefused: the upload is refused with a reason containing why, and its object is gone.

@@ -2,6 +2,7 @@ package awsrt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -11,6 +12,41 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/blobs3"
 )
+
+// CheckUploadEvent is the upload-check function's handler: the bucket's ObjectCreated events as
+// EventBridge delivers them (template.yaml: an S3 notification straight to the function would
+// make the bucket and the function's role name each other, a cycle CloudFormation refuses), or
+// as S3 sends them to a function it notifies itself ({"Records": [...]}), the same facts either way.
+func (rt *Runtime) CheckUploadEvent(ctx context.Context, raw json.RawMessage) error {
+	var probe struct {
+		DetailType string          `json:"detail-type"`
+		Detail     json.RawMessage `json:"detail"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return fmt.Errorf("awsrt: check uploads: %w", err)
+	}
+	if probe.DetailType == "" {
+		var ev events.S3Event
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return fmt.Errorf("awsrt: check uploads: %w", err)
+		}
+		return rt.CheckUploads(ctx, ev)
+	}
+	var d struct {
+		Bucket struct{ Name string } `json:"bucket"`
+		Object struct{ Key string }  `json:"object"`
+	}
+	if err := json.Unmarshal(probe.Detail, &d); err != nil {
+		return fmt.Errorf("awsrt: check uploads: %w", err)
+	}
+	name := "ObjectCreated:Put"
+	if probe.DetailType != "Object Created" {
+		name = probe.DetailType
+	}
+	var r events.S3EventRecord
+	r.EventName, r.S3.Bucket.Name, r.S3.Object.Key = name, d.Bucket.Name, d.Object.Key
+	return rt.CheckUploads(ctx, events.S3Event{Records: []events.S3EventRecord{r}})
+}
 
 // CheckUploads is the upload-check function: S3 sends it an ObjectCreated event for every object
 // put under uploads/ (template.yaml), and it gives each its verdict (upload.Service.Check): the
