@@ -285,7 +285,7 @@ func (s *Service) storedImage(ctx context.Context, space, code, path, id string)
 		case u.State == UploadRefused:
 			return Errorf(code, "%s: upload %s was refused: %s; call request_upload for a new address and send a valid image", path, id, u.Refusal)
 		case s.UploadVerdictWait <= 0 || !time.Now().Before(deadline):
-			return Errorf(code, "%s: upload %s is not stored: run the command request_upload returned (with FILE replaced by the image's path), check that it succeeded, then name the upload again", path, id)
+			return Errorf(code, "%s: no stored upload %q in this space yet: run the command request_upload returned (with FILE replaced by the image's path), check that it succeeded, then name the upload again", path, id)
 		}
 		select {
 		case <-ctx.Done():
