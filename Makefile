@@ -123,7 +123,8 @@ LAMBDA_DIRS = \
   WsDefaultFunction=ws-default \
   StreamFanoutFunction=stream-fanout \
   McpFunction=mcp \
-  SweeperFunction=sweeper
+  SweeperFunction=sweeper \
+  UploadCheckFunction=upload-check
 LAMBDAS = $(foreach f,$(LAMBDA_DIRS),$(firstword $(subst =, ,$(f))))
 lambda_dir = $(patsubst $(1)=%,%,$(filter $(1)=%,$(LAMBDA_DIRS)))
 

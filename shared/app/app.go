@@ -6,6 +6,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -43,6 +44,14 @@ type Config struct {
 	// Blobs keeps uploaded images' bytes (a folder, or S3); nil keeps no uploads, and the tool
 	// that asks for one says so.
 	Blobs ask.Blobs
+
+	// DirectUploads sends the bytes of uploads straight to Blobs, which must then be
+	// ask.DirectBlobs (S3): tickets are presigned PUTs, the bytes are checked after they arrive
+	// (App.Uploads.Check, on S3's event), image blocks wait briefly for that verdict, and file
+	// reads redirect to presigned GETs. MaxUploadBytes is what a ticket then takes (default
+	// upload.DefaultDirectMaxBytes). Off: every byte goes through the PUT route, as locally.
+	DirectUploads  bool
+	MaxUploadBytes int64
 
 	// Hub is the in-process fan-out, where this process holds the event sockets and the waiting
 	// calls (the local binary): every change is published to it, the event socket is served
@@ -127,6 +136,10 @@ func New(cfg Config) *App {
 	if cfg.Blobs != nil {
 		svc.Uploads = store
 		a.Uploads = &upload.Service{Store: store, Blobs: cfg.Blobs, Now: svc.Now, Logger: cfg.Logger}
+		if d, ok := cfg.Blobs.(ask.DirectBlobs); ok && cfg.DirectUploads {
+			a.Uploads.Direct, a.Uploads.MaxBytes = d, cmp.Or(cfg.MaxUploadBytes, upload.DefaultDirectMaxBytes)
+			svc.UploadVerdictWait = UploadVerdictWait
+		}
 	}
 	a.API = &httpapi.Server{
 		Service: svc, Gate: a.Gate, Logger: cfg.Logger, Tickets: store, Hub: cfg.Hub,
@@ -183,6 +196,12 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 		mux.ServeHTTP(w, r)
 	})
 }
+
+// UploadVerdictWait is how long an image block naming an upload still being checked waits for
+// the verdict, where uploads go straight to S3: S3 delivers its event to the checker within a
+// second or so, and the check takes a moment more; an agent that names the upload right after
+// its command finished should not be refused for that.
+const UploadVerdictWait = 10 * time.Second
 
 // perKey is a bound of max per key; none (nil) for zero.
 func perKey(max int) *limit.PerKey {

@@ -92,6 +92,16 @@ func UploadNotClaimed(id string) *Error {
 	return Errorf(EUploadGone, "upload %s is not being stored: it was not claimed, or is stored already", id)
 }
 
+// RefuseRefusal is what RefuseUpload answers for an upload it did not move, as read after its
+// conditional write: nil for one refused already (refusing twice, as a repeated S3 event does, is
+// no error); EUploadGone for a stored one, whose bytes were checked and are shown.
+func (u *Upload) RefuseRefusal() error {
+	if u.State == UploadRefused {
+		return nil
+	}
+	return Errorf(EUploadGone, "upload %s is %s: it cannot be refused", u.ID, u.State)
+}
+
 // ClaimRefusal says why an upload that exists cannot be claimed at now, as a store sees it after
 // its conditional claim failed: used already, being uploaded, or expired (in that order, so that
 // a stored upload is never reported as merely expired). An upload that could be claimed gets a
@@ -102,6 +112,8 @@ func (u *Upload) ClaimRefusal(now time.Time) *Error {
 		return Errorf(EUploadGone, "this upload address was used already")
 	case u.State == UploadClaimed:
 		return Errorf(EUploadGone, "an upload to this address is already in progress")
+	case u.State == UploadRefused:
+		return Errorf(EUploadGone, "the image sent to this address was refused: %s", u.Refusal)
 	case Expired(u.ExpiresAt, now):
 		return Errorf(EUploadGone, "this upload address expired at %s", FormatTime(u.ExpiresAt))
 	}

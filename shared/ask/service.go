@@ -23,6 +23,9 @@ type Service struct {
 	// Uploads are the stored images that image blocks name; nil where the deployment keeps none,
 	// and then every image block is refused.
 	Uploads UploadStore
+	// UploadVerdictWait is how long an image block naming an upload whose bytes are still being
+	// checked (they went straight to S3) waits for the verdict; zero: none is waited for.
+	UploadVerdictWait time.Duration
 
 	// Changes hears of every committed change, after the commit. Local: the in-process hub that
 	// wakes waiters and feeds sockets. On AWS it is nil: the DynamoDB stream carries changes.

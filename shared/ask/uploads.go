@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -47,12 +48,17 @@ const UploadGrace = 24 * time.Hour
 // UploadState is where an upload stands. A ticket starts pending; a PUT claims it (only one PUT
 // can), and it becomes stored once its bytes are in blob storage. A PUT that fails after claiming
 // releases the claim, so the ticket can be used again until it expires.
+//
+// Where the bytes go straight to blob storage (S3 on AWS), they are checked after they arrive: the
+// checker claims the ticket, and then marks it stored, or refused with the reason. Refused is
+// final: the agent learns why from the image block that names it, and asks for a new ticket.
 type UploadState string
 
 const (
 	UploadPending UploadState = "pending"
 	UploadClaimed UploadState = "claimed"
 	UploadStored  UploadState = "stored"
+	UploadRefused UploadState = "refused"
 )
 
 // Upload is an upload ticket and, once the PUT has happened, the stored image it became.
@@ -67,6 +73,7 @@ type Upload struct {
 	CreatedAt   time.Time
 	ExpiresAt   time.Time // a PUT at or after it is refused with EUploadGone
 	StoredAt    *time.Time
+	Refusal     string // once refused: why, for the agent (such as "the body is not a PNG image: …")
 }
 
 // UploadStore keeps uploads. Adapters: sqlite (local) and dynamo (DynamoDB, on AWS); each passes
@@ -99,6 +106,21 @@ type UploadStore interface {
 	// StoredUpload returns a stored upload of this space, or an *Error with EUploadNotFound: for
 	// an unknown id, an upload not stored yet, and another space's upload alike.
 	StoredUpload(ctx context.Context, space, id string) (*Upload, error)
+
+	// UploadByID returns an upload of this space in whatever state, or an *Error with
+	// EUploadNotFound (an unknown id, or another space's upload).
+	UploadByID(ctx context.Context, space, id string) (*Upload, error)
+
+	// UploadByBlob returns the upload whose bytes are under key (UploadBlobKey of its space and
+	// id), in whatever state, or an *Error with EUploadNotFound. It is how the checker of bytes
+	// that went straight to blob storage finds their ticket: an object's key names the space only
+	// by its hash.
+	UploadByBlob(ctx context.Context, key BlobKey) (*Upload, error)
+
+	// RefuseUpload moves a pending or claimed upload to refused, with the reason. A refused
+	// upload is left as it is (nil); a stored one too, and the call returns an *Error with
+	// EUploadGone; an unknown id gets EUploadNotFound.
+	RefuseUpload(ctx context.Context, space, id, reason string) error
 }
 
 // uploadIDPrefix starts every upload id.
@@ -125,6 +147,16 @@ func ValidUploadID(id string) bool {
 // upload record, so a blob's name never comes from a request: Dir is a hash of the space (32 hex
 // digits) and Name a valid upload id. The zero BlobKey is invalid and every adapter refuses it.
 type BlobKey struct{ dir, name string }
+
+// ParseBlobKey is the key whose Dir and Name are dir and name, as an object's key names them,
+// if they have the shapes UploadBlobKey makes: 32 lower-case hex digits and an upload id. It
+// finds no upload by itself: UploadStore.UploadByBlob says whether one has the key.
+func ParseBlobKey(dir, name string) (BlobKey, error) {
+	if len(dir) != 32 || strings.Trim(dir, "0123456789abcdef") != "" || !ValidUploadID(name) {
+		return BlobKey{}, fmt.Errorf("ask: %q/%q is not an upload's blob key", dir, name)
+	}
+	return BlobKey{dir: dir, name: name}, nil
+}
 
 // UploadBlobKey is the key of an upload's bytes.
 func UploadBlobKey(space, uploadID string) (BlobKey, error) {
@@ -172,6 +204,36 @@ type Blobs interface {
 	OpenBlob(ctx context.Context, key BlobKey) (io.ReadCloser, BlobInfo, error)
 }
 
+// PresignedRequest is a request anyone holding URL may make until Expires, sending Headers as
+// they are (they are signed in).
+type PresignedRequest struct {
+	URL     string
+	Headers map[string]string
+	Expires time.Time
+}
+
+// DirectBlobs is blob storage that clients reach themselves with presigned URLs (S3 on AWS): the
+// bytes of an upload go straight to it, never through Loopback, and are checked after they arrive
+// (upload.Service.Check); a stored image is read from it the same way. Adapter: blobs3.
+type DirectBlobs interface {
+	Blobs
+
+	// PresignPut signs a PUT of the blob under key with info.ContentType, create-only (a second
+	// PUT is refused while the blob exists), for at most ttl: less when the signing credentials
+	// expire sooner. The request's Expires says when it stops working.
+	PresignPut(ctx context.Context, key BlobKey, info BlobInfo, ttl time.Duration) (*PresignedRequest, error)
+
+	// PresignGet signs a GET of the blob under key whose response says info.ContentType and names
+	// the file filename, for at most ttl.
+	PresignGet(ctx context.Context, key BlobKey, info BlobInfo, filename string, ttl time.Duration) (*PresignedRequest, error)
+
+	// StatBlob says what is under key and when it arrived (ErrBlobNotFound, wrapped, for nothing).
+	StatBlob(ctx context.Context, key BlobKey) (BlobInfo, time.Time, error)
+
+	// DeleteBlob deletes the blob under key; no blob there is no error.
+	DeleteBlob(ctx context.Context, key BlobKey) error
+}
+
 // checkImages refuses image blocks that do not name a stored upload of the space. Each list is a
 // path, such as `content` or `sections[0].points[2].content`, and its blocks; the error names
 // the block, with code.
@@ -192,16 +254,45 @@ func (s *Service) checkImages(ctx context.Context, space, code string, lists ...
 			if !ValidUploadID(b.UploadID) {
 				return Errorf(code, "%s: no stored upload %q in this space: upload ids look like up_… and come from request_upload", path, b.UploadID)
 			}
-			_, err := s.Uploads.StoredUpload(ctx, space, b.UploadID)
-			if ErrorCode(err) == EUploadNotFound {
-				return Errorf(code, "%s: no stored upload %q in this space: call request_upload, run its command with the image, then name the uploadId it returned", path, b.UploadID)
-			} else if err != nil {
+			if err := s.storedImage(ctx, space, code, path, b.UploadID); err != nil {
 				return err
 			}
 			found[b.UploadID] = true
 		}
 	}
 	return nil
+}
+
+// uploadVerdictPoll is how often an image block waiting for its upload's verdict reads it.
+const uploadVerdictPoll = 200 * time.Millisecond
+
+// storedImage refuses an image block at path unless it names a stored upload of the space. Where
+// bytes are checked after they arrive (UploadVerdictWait), an upload still pending is waited for
+// a little: the agent ran the command a moment ago and the checker is reading the bytes. A refused
+// upload is refused with its reason, so the agent learns what was wrong with the image.
+func (s *Service) storedImage(ctx context.Context, space, code, path, id string) error {
+	deadline := time.Now().Add(s.UploadVerdictWait) // real time: a test's clock may stand still
+	for {
+		u, err := s.Uploads.UploadByID(ctx, space, id)
+		if ErrorCode(err) == EUploadNotFound {
+			return Errorf(code, "%s: no stored upload %q in this space: call request_upload, run its command with the image, then name the uploadId it returned", path, id)
+		} else if err != nil {
+			return err
+		}
+		switch {
+		case u.State == UploadStored:
+			return nil
+		case u.State == UploadRefused:
+			return Errorf(code, "%s: upload %s was refused: %s; call request_upload for a new address and send a valid image", path, id, u.Refusal)
+		case s.UploadVerdictWait <= 0 || !time.Now().Before(deadline):
+			return Errorf(code, "%s: no stored upload %q in this space yet: run the command request_upload returned (with FILE replaced by the image's path), check that it succeeded, then name the upload again", path, id)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(uploadVerdictPoll):
+		}
+	}
 }
 
 // blockList is a list of blocks and where it is in an input.

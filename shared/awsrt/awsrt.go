@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -40,8 +41,13 @@ import (
 type Env struct {
 	// Table is the DynamoDB table (LOOPBACK_TABLE). Required.
 	Table string
-	// Bucket is the S3 bucket of uploaded images (LOOPBACK_BUCKET); "" keeps no uploads.
+	// Bucket is the S3 bucket of uploaded images (LOOPBACK_BUCKET); "" keeps no uploads. Uploads
+	// go straight to it with presigned PUTs, and are checked on its ObjectCreated events
+	// (CheckUploads).
 	Bucket string
+	// MaxUploadBytes is what an upload ticket takes (LOOPBACK_MAX_UPLOAD_BYTES, template.yaml's
+	// MaxUploadBytes parameter); default upload.DefaultDirectMaxBytes.
+	MaxUploadBytes int64
 	// ConnectionsURL is the WebSocket API's @connections endpoint, its stage URL over https
 	// (LOOPBACK_CONNECTIONS_URL): https://{api}.execute-api.{region}.amazonaws.com/{stage}.
 	ConnectionsURL string
@@ -100,6 +106,13 @@ func EnvFromOS() (Env, error) {
 			}
 			*d.to = t
 		}
+	}
+	if v := os.Getenv("LOOPBACK_MAX_UPLOAD_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return e, fmt.Errorf("LOOPBACK_MAX_UPLOAD_BYTES=%q: want a number of bytes such as 20971520", v)
+		}
+		e.MaxUploadBytes = n
 	}
 	if e.Table == "" {
 		return e, errors.New("LOOPBACK_TABLE is not set: the DynamoDB table's name")
@@ -186,7 +199,7 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)
-		c.Blobs = rt.Blobs
+		c.Blobs, c.DirectUploads, c.MaxUploadBytes = rt.Blobs, true, env.MaxUploadBytes
 	}
 	if env.VAPIDParameter != "" {
 		rt.SSM = ssm.NewFromConfig(cfg)

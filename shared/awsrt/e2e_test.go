@@ -4,16 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -400,13 +407,151 @@ func TestServerlessSockets(t *testing.T) {
 	}
 }
 
-// TestServerlessUploads runs an image through the AWS path: request_upload over MCP (its URL at
-// the deployment's public address), the PUT through API Gateway (base64 body) into S3, a refused
-// second PUT, and the file read back.
+// TestServerlessUploads runs images through the AWS path, straight to S3: request_upload over MCP
+// gives a presigned PUT to the bucket and a command, which is run exactly as printed (curl, a
+// path with spaces); the bucket's ObjectCreated event, in the shape S3 sends it, goes to the
+// upload-check handler; a review naming the upload (sent before the verdict, so it waits for it)
+// opens, the person's inbox reads it (snapshot, then the file: a redirect to a presigned GET on
+// the deployment's origin, followed as CloudFront would to the bucket). The same command again is
+// refused by S3 (412, a non-zero exit); an SVG labelled PNG is deleted and refused, and a review
+// naming it is refused with the reason; bytes that arrive after the ticket expired are refused
+// (moto does not enforce a presigned URL's expiry: the checker compares the object's
+// LastModified with the ticket's expiry, which is also what catches it on S3 past the grace).
 func TestServerlessUploads(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("curl is needed to run the printed command: install curl")
+	}
 	d := deploy(t)
+	ctx := context.Background()
 	token := d.owner(t, "sp_images", "ada")
 	agent, _, _ := d.agent(t, token)
+	dir := filepath.Join(t.TempDir(), "screen shots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var png1 bytes.Buffer
+	png.Encode(&png1, image.NewGray(image.Rect(0, 0, 3, 2)))
+
+	tk := requestUpload(t, agent)
+	if tk.MaxBytes != 20<<20 {
+		t.Errorf("maxBytes = %d, want 20 MiB (the AWS default)", tk.MaxBytes)
+	}
+	if u, err := url.Parse(tk.UploadURL); err != nil || !strings.HasPrefix(u.Path, "/"+d.rt.Env.Bucket+"/uploads/") ||
+		u.Query().Get("X-Amz-Signature") == "" || !strings.Contains(u.Query().Get("X-Amz-SignedHeaders"), "if-none-match") {
+		t.Fatalf("uploadUrl %q: want a presigned PUT into the bucket, If-None-Match signed in", tk.UploadURL)
+	}
+	if !strings.Contains(tk.Command, `-H 'If-None-Match: *'`) || !strings.Contains(tk.Command, `-H 'Content-Type: image/png'`) {
+		t.Fatalf("the command does not send the signed headers: %s", tk.Command)
+	}
+	if left := time.Until(tk.ExpiresAt); left > ask.UploadTTL || left < ask.UploadTTL-time.Minute {
+		t.Errorf("the ticket expires in %s, want %s", left, ask.UploadTTL)
+	}
+	line, out, err := runCommand(t, tk.Command, writeFile(t, dir, "after fix.png", png1.Bytes()))
+	if err != nil {
+		t.Fatalf("%s\n→ %v: %s", line, err, out)
+	}
+
+	// The review is sent before the verdict: it waits for it.
+	var req mcp.CallToolRequest
+	req.Params.Name = "request_review"
+	req.Params.Arguments = map[string]any{"title": "The fix", "project": "alpha", "content": []map[string]any{
+		{"type": "image", "uploadId": tk.UploadID, "caption": "after the fix"},
+	}}
+	review := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := agent.CallTool(ctx, req)
+		if err != nil {
+			t.Errorf("request_review: %v", err)
+		}
+		review <- res
+	}()
+	time.Sleep(500 * time.Millisecond)
+	d.objectCreated(t, tk.UploadID, "sp_images")
+
+	var id string
+	eventually(t, "the review opens", func() bool {
+		snap, err := d.rt.Service.Snapshot(ctx, "sp_images")
+		if err == nil && len(snap.Open) == 1 {
+			id = snap.Open[0].ID
+		}
+		return id != ""
+	})
+	shown := callAPI(t, d.rt, "GET", "/api/v1/asks/"+id, token, nil)
+	var a ask.Ask
+	if json.Unmarshal(shown.Body, &a); a.Review == nil || len(a.Review.Content) != 1 || a.Review.Content[0].UploadID != tk.UploadID {
+		t.Fatalf("the review shows %s", shown.Body)
+	}
+	file := callAPI(t, d.rt, "GET", "/api/v1/files/"+tk.UploadID, token, nil)
+	loc := file.Header.Get("Location")
+	if file.Status != http.StatusFound || !strings.HasPrefix(loc, "/uploads/") || file.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("GET file = %d %v, want a 302 to a presigned GET on this origin", file.Status, file.Header)
+	}
+	// S3's response overrides are signed in (moto ignores response-content-disposition).
+	q, _ := url.Parse(loc)
+	if q.Query().Get("response-content-type") != "image/png" || !strings.Contains(q.Query().Get("response-content-disposition"), tk.UploadID+".png") ||
+		q.Query().Get("X-Amz-Signature") == "" {
+		t.Fatalf("the redirect %s: want a presigned GET with the type and file name", loc)
+	}
+	body, header := d.cloudFront(t, loc)
+	if !bytes.Equal(body, png1.Bytes()) || header.Get("Content-Type") != "image/png" {
+		t.Fatalf("the redirected read: %d bytes, %v", len(body), header)
+	}
+	other := d.owner(t, "sp_elsewhere", "bob")
+	if res := callAPI(t, d.rt, "GET", "/api/v1/files/"+tk.UploadID, other, nil); res.Status != http.StatusNotFound {
+		t.Fatalf("another space's GET = %d", res.Status)
+	}
+	if res := callAPI(t, d.rt, "POST", "/api/v1/asks/"+id+"/reply", token, []byte(`{"outcome":"approved"}`), "Content-Type", "application/json"); res.Status != http.StatusOK {
+		t.Fatalf("reply = %d %s", res.Status, res.Body)
+	}
+	if res := <-review; res == nil || res.IsError {
+		t.Fatalf("request_review = %+v", res)
+	}
+
+	// The same command again: S3 refuses it (If-None-Match: *), curl says so and exits non-zero.
+	if _, out, err := runCommand(t, tk.Command, writeFile(t, dir, "after fix.png", png1.Bytes())); err == nil || !strings.Contains(out, "PreconditionFailed") {
+		t.Fatalf("the command a second time: %v, %s", err, out)
+	}
+	d.objectCreated(t, tk.UploadID, "sp_images") // a repeated event changes nothing
+	if u, err := d.rt.Store.StoredUpload(ctx, "sp_images", tk.UploadID); err != nil || u.Size != int64(png1.Len()) {
+		t.Fatalf("after a repeated event: %+v, %v", u, err)
+	}
+
+	// An SVG labelled PNG: S3 takes it (it checks no bytes), the checker deletes and refuses it.
+	svg := requestUpload(t, agent)
+	svgFile := writeFile(t, dir, "logo.png", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`))
+	if _, out, err := runCommand(t, svg.Command, svgFile); err != nil {
+		t.Fatalf("the SVG's PUT: %v %s", err, out)
+	}
+	d.objectCreated(t, svg.UploadID, "sp_images")
+	d.wantRefused(t, svg.UploadID, "SVG")
+	req.Params.Arguments = map[string]any{"title": "Logo", "project": "alpha", "content": []map[string]any{
+		{"type": "image", "uploadId": svg.UploadID},
+	}}
+	res, err := agent.CallTool(ctx, req)
+	if err != nil || !res.IsError || !strings.Contains(toolText(res), "refused") || !strings.Contains(toolText(res), "SVG") {
+		t.Fatalf("a review naming the refused SVG = %v, %v", toolText(res), err)
+	}
+
+	// Bytes sent after the ticket expired: refused, by the object's LastModified.
+	d.rt.Uploads.TTL, d.rt.Uploads.ArrivalGrace = time.Second, -1
+	late := requestUpload(t, agent)
+	time.Sleep(2500 * time.Millisecond) // LastModified is to the second
+	if _, out, err := runCommand(t, late.Command, writeFile(t, dir, "late.png", png1.Bytes())); err != nil {
+		t.Fatalf("the late PUT (moto does not enforce expiry): %v %s", err, out)
+	}
+	d.objectCreated(t, late.UploadID, "sp_images")
+	d.wantRefused(t, late.UploadID, "after its upload address expired")
+}
+
+// ticket is the UploadTicket request_upload returned.
+type ticket struct {
+	UploadID, UploadURL, Command string
+	ExpiresAt                    time.Time
+	MaxBytes                     int64
+}
+
+func requestUpload(t *testing.T, agent *client.Client) ticket {
+	t.Helper()
 	var req mcp.CallToolRequest
 	req.Params.Name = "request_upload"
 	req.Params.Arguments = map[string]any{"contentType": "image/png"}
@@ -414,38 +559,98 @@ func TestServerlessUploads(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("request_upload = %v, %v", res, err)
 	}
-	var tk struct{ UploadID, UploadURL string }
-	json.Unmarshal(mustJSON(t, res.StructuredContent), &tk)
-	u, err := url.Parse(tk.UploadURL)
-	if err != nil || u.Host != inboxHost || u.Scheme != "https" {
-		t.Fatalf("uploadUrl %q: want it at https://%s (X-Loopback-Host)", tk.UploadURL, inboxHost)
-	}
-	var png1 bytes.Buffer
-	png.Encode(&png1, image.NewGray(image.Rect(0, 0, 3, 2)))
-	put := callAPI(t, d.rt, "PUT", u.Path, "", png1.Bytes(), "Content-Type", "image/png")
-	if put.Status != http.StatusCreated {
-		t.Fatalf("PUT = %d %s", put.Status, put.Body)
-	}
-	if again := callAPI(t, d.rt, "PUT", u.Path, "", png1.Bytes(), "Content-Type", "image/png"); again.Status != http.StatusGone {
-		t.Fatalf("a second PUT = %d %s, want 410", again.Status, again.Body)
-	}
-	file := callAPI(t, d.rt, "GET", "/api/v1/files/"+tk.UploadID, token, nil)
-	if file.Status != http.StatusOK || !bytes.Equal(file.Body, png1.Bytes()) || file.Header.Get("Content-Type") != "image/png" ||
-		file.Header.Get("Content-Security-Policy") == "" {
-		t.Fatalf("GET file = %d %s, %d bytes", file.Status, file.Header, len(file.Body))
-	}
-	other := d.owner(t, "sp_elsewhere", "bob")
-	if res := callAPI(t, d.rt, "GET", "/api/v1/files/"+tk.UploadID, other, nil); res.Status != http.StatusNotFound {
-		t.Fatalf("another space's GET = %d", res.Status)
-	}
-	// Routes API Gateway sends to the $default function answer with the contract's Problems.
-	if res := callAPI(t, d.rt, "GET", "/api/v1/nothing", token, nil); res.Status != http.StatusNotFound {
-		t.Fatalf("GET /api/v1/nothing = %d", res.Status)
-	}
-	// The sweeper runs on the same table.
-	if _, err := d.rt.Sweep(context.Background()); err != nil {
+	var tk ticket
+	if err := json.Unmarshal(mustJSON(t, res.StructuredContent), &tk); err != nil {
 		t.Fatal(err)
 	}
+	return tk
+}
+
+func writeFile(t *testing.T, dir, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runCommand runs a ticket's command as printed, FILE replaced by path, and returns its output.
+func runCommand(t *testing.T, command, path string) (line, out string, err error) {
+	t.Helper()
+	line = strings.ReplaceAll(command, "FILE", path)
+	b, err := exec.Command("sh", "-c", line).CombinedOutput()
+	return line, string(b), err
+}
+
+func toolText(res *mcp.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	var out []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			out = append(out, tc.Text)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// objectCreated delivers to the upload-check handler the event S3 sends when an object is put
+// under the upload's key (its shape: Records[].eventName, s3.bucket.name, s3.object.key
+// form-encoded), as the bucket's notification would.
+func (d *deployment) objectCreated(t *testing.T, uploadID, space string) {
+	t.Helper()
+	key, err := ask.UploadBlobKey(space, uploadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev lambdaevents.S3Event
+	raw := fmt.Sprintf(`{"Records":[{"eventVersion":"2.1","eventSource":"aws:s3","awsRegion":"us-east-1","eventName":"ObjectCreated:Put",
+		"s3":{"s3SchemaVersion":"1.0","bucket":{"name":%q,"arn":"arn:aws:s3:::%s"},"object":{"key":%q,"size":1}}}]}`,
+		d.rt.Env.Bucket, d.rt.Env.Bucket, url.QueryEscape(blobs3.Prefix+key.String()))
+	if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.rt.CheckUploads(context.Background(), ev); err != nil {
+		t.Fatalf("upload-check: %v", err)
+	}
+	// The same object as EventBridge delivers it (template.yaml's route) finds its verdict given.
+	bridge := fmt.Sprintf(`{"version":"0","detail-type":"Object Created","source":"aws.s3","detail":{"bucket":{"name":%q},"object":{"key":%q}}}`,
+		d.rt.Env.Bucket, blobs3.Prefix+key.String())
+	if err := d.rt.CheckUploadEvent(context.Background(), json.RawMessage(bridge)); err != nil {
+		t.Fatalf("upload-check (EventBridge): %v", err)
+	}
+}
+
+// wantRefused: the upload is refused with a reason containing why, and its object is gone.
+func (d *deployment) wantRefused(t *testing.T, uploadID, why string) {
+	t.Helper()
+	u, err := d.rt.Store.UploadByID(context.Background(), "sp_images", uploadID)
+	if err != nil || u.State != ask.UploadRefused || !strings.Contains(u.Refusal, why) {
+		t.Fatalf("upload %s = %+v, %v; want it refused (%s)", uploadID, u, err, why)
+	}
+	key, _ := ask.UploadBlobKey("sp_images", uploadID)
+	if _, _, err := d.rt.Blobs.StatBlob(context.Background(), key); !errors.Is(err, ask.ErrBlobNotFound) {
+		t.Fatalf("the refused object is still there: %v", err)
+	}
+}
+
+// cloudFront follows a file read's redirect as the deployment's CloudFront does: /uploads/* goes
+// to the bucket with its query (the presigned GET), and nosniff and the sandbox CSP are added.
+// (moto is addressed path-style: the bucket's name goes first.)
+func (d *deployment) cloudFront(t *testing.T, location string) ([]byte, http.Header) {
+	t.Helper()
+	resp, err := http.Get(moto.URL + "/" + d.rt.Env.Bucket + location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the presigned GET = %d %s", resp.StatusCode, b)
+	}
+	return b, resp.Header
 }
 
 // TestServerlessQuietWait: a blocking call with nothing to report (no progress token) ends within

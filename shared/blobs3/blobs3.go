@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -109,35 +110,136 @@ func (b *Blobs) OpenBlob(ctx context.Context, key ask.BlobKey) (io.ReadCloser, a
 	return out.Body, ask.BlobInfo{ContentType: aws.ToString(out.ContentType), Size: aws.ToInt64(out.ContentLength)}, nil
 }
 
-// PresignedPut is a URL that uploads one blob with PUT, and the headers the PUT must send as they
-// are (they are signed).
-type PresignedPut struct {
-	URL     string
-	Method  string
-	Headers http.Header
-	Expires time.Time
+var _ ask.DirectBlobs = (*Blobs)(nil)
+
+// credentialMargin is how long before its credentials expire a presigned URL stops: S3 refuses a
+// URL once the credentials that signed it are gone, so a URL must not promise longer.
+const credentialMargin = time.Minute
+
+// presignTTL bounds ttl by the lifetime of the client's credentials (a Lambda's role session
+// lasts hours, but a laptop's may end in minutes).
+func (b *Blobs) presignTTL(ctx context.Context, ttl time.Duration) (time.Duration, error) {
+	creds, err := b.client.Options().Credentials.Retrieve(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("blobs3: presign: credentials: %w", err)
+	}
+	if creds.CanExpire {
+		if left := time.Until(creds.Expires) - credentialMargin; left < ttl {
+			ttl = left
+		}
+	}
+	if ttl < time.Second {
+		return 0, errors.New("blobs3: presign: the signing credentials expire too soon")
+	}
+	return ttl.Truncate(time.Second), nil
 }
 
-// PresignPut signs a PUT of the blob under key for whoever holds the URL, until expires: the
-// Content-Type and the exact Content-Length are signed in, and so is If-None-Match: *, which
-// makes S3 create the object only if there is none, so the first PUT wins and a second gets
-// 412. (A presigned URL can otherwise be used again and again until it expires.) S3 does not
-// check the bytes: whoever serves the upload checks them after the PUT. For the serverless
-// uploads path (docs/design/uploads.md, "Later: S3 presigned PUTs").
-func (b *Blobs) PresignPut(ctx context.Context, key ask.BlobKey, info ask.BlobInfo, expires time.Duration) (*PresignedPut, error) {
+// PresignPut signs a PUT of the blob under key for whoever holds the URL: the Content-Type is
+// signed in (S3 refuses another with 403), and so is If-None-Match: *, which makes S3 create the
+// object only if there is none, so the first PUT wins and a second gets 412 (a presigned URL can
+// otherwise be used again and again until it expires). An info.Size above zero is signed in as
+// the exact Content-Length; an upload ticket cannot know it, and its size is checked after the
+// PUT (upload.Service.Check). S3 does not check the bytes either.
+func (b *Blobs) PresignPut(ctx context.Context, key ask.BlobKey, info ask.BlobInfo, ttl time.Duration) (*ask.PresignedRequest, error) {
 	name, err := objectKey(key)
 	if err != nil {
 		return nil, err
 	}
-	req, err := s3.NewPresignClient(b.client).PresignPutObject(ctx, &s3.PutObjectInput{
+	if ttl, err = b.presignTTL(ctx, ttl); err != nil {
+		return nil, err
+	}
+	in := &s3.PutObjectInput{
 		Bucket: aws.String(b.bucket), Key: aws.String(name),
-		ContentType: aws.String(info.ContentType), ContentLength: aws.Int64(info.Size),
-		IfNoneMatch: aws.String("*"),
-	}, s3.WithPresignExpires(expires))
+		ContentType: aws.String(info.ContentType), IfNoneMatch: aws.String("*"),
+	}
+	if info.Size > 0 {
+		in.ContentLength = aws.Int64(info.Size)
+	}
+	signedAt := time.Now()
+	req, err := s3.NewPresignClient(b.client).PresignPutObject(ctx, in, s3.WithPresignExpires(ttl))
 	if err != nil {
 		return nil, fmt.Errorf("blobs3: presign %s: %w", key, err)
 	}
-	return &PresignedPut{URL: req.URL, Method: req.Method, Headers: req.SignedHeader, Expires: time.Now().Add(expires)}, nil
+	return presigned(req.URL, req.SignedHeader, signedAt.Add(ttl)), nil
+}
+
+// PresignGet signs a GET of the blob under key for ttl (bounded by the credentials), with S3's
+// response overrides signed in: the response says info.ContentType whatever the object's
+// metadata says, is shown inline under filename, and is kept only by the browser that asked.
+// S3 cannot add X-Content-Type-Options or a Content-Security-Policy: the deployment's CloudFront
+// adds them on the path these URLs are served at (template.yaml, docs/design/uploads.md).
+func (b *Blobs) PresignGet(ctx context.Context, key ask.BlobKey, info ask.BlobInfo, filename string, ttl time.Duration) (*ask.PresignedRequest, error) {
+	name, err := objectKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if ttl, err = b.presignTTL(ctx, ttl); err != nil {
+		return nil, err
+	}
+	signedAt := time.Now()
+	req, err := s3.NewPresignClient(b.client).PresignGetObject(ctx, &s3.GetObjectInput{
+		Bucket: aws.String(b.bucket), Key: aws.String(name),
+		ResponseContentType:        aws.String(info.ContentType),
+		ResponseContentDisposition: aws.String(`inline; filename="` + filename + `"`),
+		ResponseCacheControl:       aws.String(fmt.Sprintf("private, max-age=%d", int(ttl/time.Second))),
+	}, s3.WithPresignExpires(ttl))
+	if err != nil {
+		return nil, fmt.Errorf("blobs3: presign %s: %w", key, err)
+	}
+	return presigned(req.URL, req.SignedHeader, signedAt.Add(ttl)), nil
+}
+
+// presigned is a request with the headers its sender must send: the signed ones but Host (the
+// URL's) and Content-Length (the body's).
+func presigned(url string, signed http.Header, expires time.Time) *ask.PresignedRequest {
+	h := map[string]string{}
+	for k, vs := range signed {
+		if len(vs) == 0 || strings.EqualFold(k, "Host") || strings.EqualFold(k, "Content-Length") {
+			continue
+		}
+		h[http.CanonicalHeaderKey(k)] = vs[0]
+	}
+	return &ask.PresignedRequest{URL: url, Headers: h, Expires: expires}
+}
+
+// StatBlob reads the object's head: its type, size and when S3 received it (LastModified, to the
+// second). No object under key wraps ask.ErrBlobNotFound.
+func (b *Blobs) StatBlob(ctx context.Context, key ask.BlobKey) (ask.BlobInfo, time.Time, error) {
+	name, err := objectKey(key)
+	if err != nil {
+		return ask.BlobInfo{}, time.Time{}, err
+	}
+	out, err := b.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(name)})
+	var missing *types.NotFound
+	if errors.As(err, &missing) {
+		return ask.BlobInfo{}, time.Time{}, fmt.Errorf("blobs3: head %s: %w", key, ask.ErrBlobNotFound)
+	} else if err != nil {
+		return ask.BlobInfo{}, time.Time{}, fmt.Errorf("blobs3: head %s: %w", key, err)
+	}
+	return ask.BlobInfo{ContentType: aws.ToString(out.ContentType), Size: aws.ToInt64(out.ContentLength)}, aws.ToTime(out.LastModified), nil
+}
+
+// DeleteBlob deletes the object under key (S3 answers a delete of nothing with success too).
+func (b *Blobs) DeleteBlob(ctx context.Context, key ask.BlobKey) error {
+	name, err := objectKey(key)
+	if err != nil {
+		return err
+	}
+	if _, err := b.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(name)}); err != nil {
+		return fmt.Errorf("blobs3: delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// KeyOf is the blob key an object key (as an S3 event names it, once URL-decoded) stands for:
+// uploads/<32 hex digits>/<upload id>, and nothing else.
+func KeyOf(objectKey string) (ask.BlobKey, error) {
+	rest, ok := strings.CutPrefix(objectKey, Prefix)
+	dir, name, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 {
+		return ask.BlobKey{}, fmt.Errorf("blobs3: %q is not an upload's object key", objectKey)
+	}
+	return ask.ParseBlobKey(dir, name)
 }
 
 // CreateBucket makes a private bucket for blobs: every kind of public access blocked, objects

@@ -286,7 +286,7 @@ func TestItemsRecordRevision(t *testing.T) {
 		types_[typ.Value]++
 		_, expiring := it[dynamo.TTLAttribute].(*types.AttributeValueMemberN)
 		switch typ.Value {
-		case "upload", "uploadToken":
+		case "upload", "uploadToken", "uploadBlob":
 			// Pending uploads expire; stored ones stay as long as asks show them.
 			isStored := strings.Contains(pk, stored.ID) || strings.Contains(pk, "73746f72656420746f6b656e") // hex of "stored token"
 			if expiring == isStored {
@@ -307,7 +307,7 @@ func TestItemsRecordRevision(t *testing.T) {
 	}
 	same(t, "the items by type", map[string]int{
 		"ask": 2, "open": 1, "closed": 1, "credential": 1, "token": 1, "ticket": 1, "task": 1, "lease": 1,
-		"upload": 2, "uploadToken": 2,
+		"upload": 2, "uploadToken": 2, "uploadBlob": 2,
 	}, types_)
 
 	// The ticket's TTL is its expiry rounded up to the second.

@@ -24,15 +24,21 @@ var _ ask.UploadStore = (*Store)(nil)
 //	                                           is one conditional write on this item
 //	pk UPTOKEN#<hex of token hash> sk UPTOKEN  which upload a token opens: {space, id}. Its key is
 //	                                           the hash alone, so a hash is stored once in all spaces
+//	pk UPBLOB#<space hash>/<id>   sk UPBLOB    whose bytes an object key names: {space, id}, for the
+//	                                           checker of bytes that went straight to S3, whose
+//	                                           event names the space only by its hash
 //
 // Both carry expiresAt (TTL) a day past the ticket's expiry while it is not stored, so that a late
 // PUT is still told "gone" and then DynamoDB clears what nobody came back for; storing the upload
-// removes it from both, in one transaction: stored uploads stay as long as asks show them.
+// removes it from all of them, in one transaction: stored uploads stay as long as asks show them.
 const (
 	skUpload        = "UPLOAD"
 	skUploadToken   = "UPTOKEN"
 	prefixUpload    = "UPLOAD#"
 	prefixUpToken   = "UPTOKEN#"
+	skUploadBlob    = "UPBLOB"
+	prefixUpBlob    = "UPBLOB#"
+	attrRefusal     = "refusal"
 	attrContentType = "contentType"
 	attrMaxBytes    = "maxBytes"
 	attrState       = "state"
@@ -44,6 +50,7 @@ func uploadPK(space, id string) string { return prefixUpload + space + "#" + id 
 func uploadTokenPK(hash []byte) string { return prefixUpToken + hex.EncodeToString(hash) }
 func uploadKey(space, id string) item  { return key(uploadPK(space, id), skUpload) }
 func uploadTokenKey(hash []byte) item  { return key(uploadTokenPK(hash), skUploadToken) }
+func uploadBlobKey(k ask.BlobKey) item { return key(prefixUpBlob+k.String(), skUploadBlob) }
 
 // CreateUpload stores a new upload ticket (pending unless u.State says otherwise): the upload and
 // its token, in one transaction. An id already stored in the space, or a token hash already
@@ -64,15 +71,24 @@ func (s *Store) CreateUpload(ctx context.Context, u *ask.Upload) error {
 	up[attrContentType], up[attrMaxBytes] = str(u.ContentType), num(u.MaxBytes)
 	up[attrState], up[attrSize] = str(string(state)), num(u.Size)
 	up[attrCreatedAt], up[attrExpires] = str(formatTime(u.CreatedAt)), str(formatTime(u.ExpiresAt))
+	if u.Refusal != "" {
+		up[attrRefusal] = str(u.Refusal)
+	}
 	tok := newItem(uploadTokenPK(u.TokenHash), skUploadToken, "uploadToken")
 	tok[attrSpace], tok[attrID] = str(u.Space), str(u.ID)
+	bk, err := ask.UploadBlobKey(u.Space, u.ID)
+	if err != nil {
+		return fmt.Errorf("dynamodb: create upload: %w", err)
+	}
+	blob := newItem(prefixUpBlob+bk.String(), skUploadBlob, "uploadBlob")
+	blob[attrSpace], blob[attrID] = str(u.Space), str(u.ID)
 	if u.StoredAt != nil {
 		up[attrStoredAt] = str(formatTime(*u.StoredAt))
 	} else {
 		up[attrTTL] = ttl(u.ExpiresAt.Add(ask.UploadGrace))
-		tok[attrTTL] = up[attrTTL]
+		tok[attrTTL], blob[attrTTL] = up[attrTTL], up[attrTTL]
 	}
-	taken, err := s.putNew(ctx, up, tok)
+	taken, err := s.putNew(ctx, up, tok, blob)
 	if taken {
 		return fmt.Errorf("dynamodb: create upload: upload %s (or its token) is %w (%v)", u.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
@@ -224,13 +240,22 @@ func (s *Store) MarkUploadStored(ctx context.Context, space, id string, size int
 			ExpressionAttributeValues: item{":rev": num(buildinfo.Revision), ":space": str(space), ":id": str(id)},
 		}},
 	}
+	if bk, err := ask.UploadBlobKey(space, id); err == nil {
+		ops = append(ops, types.TransactWriteItem{Update: &types.Update{
+			TableName: s.table, Key: uploadBlobKey(bk),
+			UpdateExpression:          aws.String("SET #revision = :rev REMOVE #" + attrTTL),
+			ConditionExpression:       aws.String("attribute_exists(#pk)"),
+			ExpressionAttributeNames:  names(attrRevision, attrTTL, attrPK),
+			ExpressionAttributeValues: item{":rev": num(buildinfo.Revision)},
+		}})
+	}
 	for attempt := 0; ; attempt++ {
 		_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: ops})
 		r := cancelReasons(err)
 		switch {
 		case err == nil:
 			return nil
-		case len(r) == 2 && r[0] == "ConditionalCheckFailed":
+		case len(r) > 0 && r[0] == "ConditionalCheckFailed":
 			return gone
 		case onlyConflicts(r) && attempt < maxConflictRetries:
 			if err := backoff(ctx, attempt); err != nil {
@@ -254,6 +279,70 @@ func (s *Store) StoredUpload(ctx context.Context, space, id string) (*ask.Upload
 	return u, nil
 }
 
+// UploadByID returns an upload of a space, whatever its state.
+func (s *Store) UploadByID(ctx context.Context, space, id string) (*ask.Upload, error) {
+	return s.getUpload(ctx, space, id)
+}
+
+// UploadByBlob finds an upload by its blob key: the UPBLOB item (which names the upload), then
+// the upload, both read strongly consistently.
+func (s *Store) UploadByBlob(ctx context.Context, k ask.BlobKey) (*ask.Upload, error) {
+	if k.IsZero() {
+		return nil, ask.UploadNotFound()
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: s.table, Key: uploadBlobKey(k), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: find upload by blob: %w", err)
+	}
+	if out.Item == nil {
+		return nil, ask.UploadNotFound()
+	}
+	space, _ := getString(out.Item, attrSpace)
+	id, _ := getString(out.Item, attrID)
+	if want, err := ask.UploadBlobKey(space, id); err != nil || want != k {
+		return nil, ask.UploadNotFound()
+	}
+	return s.getUpload(ctx, space, id)
+}
+
+// RefuseUpload moves a pending or claimed upload to refused, with the reason, in one conditional
+// UpdateItem. The upload keeps its TTL: DynamoDB forgets it a day after its ticket expired.
+func (s *Store) RefuseUpload(ctx context.Context, space, id, reason string) error {
+	if reason == "" {
+		return errors.New("dynamodb: refuse upload: no reason")
+	}
+	if !usable(space, id) {
+		return ask.UploadNotFound()
+	}
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: uploadKey(space, id),
+		UpdateExpression:         aws.String("SET #state = :refused, #refusal = :reason, #revision = :rev"),
+		ConditionExpression:      aws.String("attribute_exists(#pk) AND (#state = :pending OR #state = :claimed)"),
+		ExpressionAttributeNames: names(attrState, attrRefusal, attrRevision, attrPK),
+		ExpressionAttributeValues: item{
+			":refused": str(string(ask.UploadRefused)), ":reason": str(reason),
+			":pending": str(string(ask.UploadPending)), ":claimed": str(string(ask.UploadClaimed)),
+			":rev": num(buildinfo.Revision),
+		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if e, failed := isConditionFailed(err); failed {
+		if e.Item == nil {
+			return ask.UploadNotFound()
+		}
+		u, err := decodeUpload(e.Item)
+		if err != nil {
+			return err
+		}
+		return u.RefuseRefusal()
+	} else if err != nil {
+		return fmt.Errorf("dynamodb: refuse upload: %w", err)
+	}
+	return nil
+}
+
 func decodeUpload(it item) (*ask.Upload, error) {
 	u := &ask.Upload{}
 	u.Space, _ = getString(it, attrSpace)
@@ -268,6 +357,7 @@ func decodeUpload(it item) (*ask.Upload, error) {
 	u.ContentType, _ = getString(it, attrContentType)
 	state, _ := getString(it, attrState)
 	u.State = ask.UploadState(state)
+	u.Refusal, _ = getString(it, attrRefusal)
 	var err error
 	if u.MaxBytes, _, err = getInt(it, attrMaxBytes); err != nil {
 		return fail(err)

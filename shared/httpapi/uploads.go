@@ -5,10 +5,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/upload"
 )
 
 // UploadReadTimeout bounds how long one PUT may take to send its body. The PUT claims its ticket
@@ -46,8 +46,26 @@ func (s *Server) storeUpload(w http.ResponseWriter, r *http.Request) {
 // readFile: GET /api/v1/files/{uploadId} — a stored image of the caller's space, as its own type.
 // The bytes never change, so browsers may keep them for a year; only the person's browser, since
 // they are behind credentials.
+//
+// Where the bytes live in S3 (AWS), the answer is a 302 to a short-lived presigned GET on the
+// deployment's own origin (upload.Service.Link), after the same checks: the bytes never pass
+// through a Lambda (whose response would be capped at 6 MB), and CloudFront puts nosniff and the
+// sandbox CSP on S3's answer. The redirect itself carries them too, and is never kept.
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
-	body, u, err := s.Uploads.Open(r.Context(), gate.CredentialFrom(r.Context()).Space, r.PathValue("uploadId"))
+	space, id := gate.CredentialFrom(r.Context()).Space, r.PathValue("uploadId")
+	if link, _, err := s.Uploads.Link(r.Context(), space, id); err != nil {
+		s.writeError(w, r, err)
+		return
+	} else if link != "" {
+		h := w.Header()
+		h.Set("Location", link)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", FileCSP)
+		h.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusFound)
+		return
+	}
+	body, u, err := s.Uploads.Open(r.Context(), space, id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -59,7 +77,7 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", FileCSP)
 	h.Set("Cache-Control", "private, max-age=31536000, immutable")
-	h.Set("Content-Disposition", `inline; filename="`+u.ID+"."+strings.TrimPrefix(u.ContentType, "image/")+`"`)
+	h.Set("Content-Disposition", `inline; filename="`+upload.FileName(u)+`"`)
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return

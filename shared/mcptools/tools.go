@@ -111,7 +111,7 @@ func (h *Handler) addTools() {
 	), h.inboxLink)
 
 	h.mcp.AddTool(mcp.NewTool("request_upload",
-		mcp.WithDescription(fmt.Sprintf(`Get a one-time address to upload an image (png, jpeg, webp or gif; at most maxBytes, %d MiB) that you want to show the person: a screenshot, a chart, a before/after. Run the returned command with FILE replaced by the image's path; it sends the file with PUT, needs no credentials, and prints the receipt. The address works once, for %d minutes. Then show the image with an image block, {"type": "image", "uploadId": "<uploadId>", "caption": "..."}, in request_review, send_briefing, answer_briefing or answer_follow_up.`, ask.MaxUploadBytes>>20, int(ask.UploadTTL/time.Minute))),
+		mcp.WithDescription(fmt.Sprintf(`Get a one-time address to upload an image (png, jpeg, webp or gif; at most maxBytes, %d MiB) that you want to show the person: a screenshot, a chart, a before/after. Run the returned command with FILE replaced by the image's path; it sends the file with PUT, needs no credentials, and exits non-zero printing why if the upload is refused. The address works once, for %d minutes. Then show the image with an image block, {"type": "image", "uploadId": "<uploadId>", "caption": "..."}, in request_review, send_briefing, answer_briefing or answer_follow_up.`, h.cfg.Uploads.Limit()>>20, int(ask.UploadTTL/time.Minute))),
 		mcp.WithToolTitle("Upload an image"),
 		rawInputSchema(contract.MustToolSchema("UploadRequest")),
 		mcp.WithRawOutputSchema(contract.MustToolSchema("UploadTicket")),

@@ -101,7 +101,7 @@ func TestPragmas(t *testing.T) {
 		check(pool, "PRAGMA busy_timeout", "5000")
 		check(pool, "PRAGMA foreign_keys", "1")
 		check(pool, "PRAGMA synchronous", "1") // NORMAL
-		check(pool, "PRAGMA user_version", "6")
+		check(pool, "PRAGMA user_version", "7")
 	}
 	check("r", "PRAGMA query_only", "1")
 	check("w", "PRAGMA query_only", "0")

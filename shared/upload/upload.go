@@ -41,6 +41,14 @@ type Service struct {
 	// TTL is how long a ticket lasts; default ask.UploadTTL.
 	TTL    time.Duration
 	Logger *slog.Logger // default slog.Default()
+
+	// Direct, when set (S3 on AWS), is where a ticket sends the bytes: its URL is a presigned PUT
+	// straight to it, the bytes are checked after they arrive (Check), and reads redirect to a
+	// presigned GET (Link). Nil: the bytes go through Put, as locally. See direct.go.
+	Direct ask.DirectBlobs
+	// ArrivalGrace is how long after its ticket's expiry an object may have arrived (Check);
+	// default DefaultArrivalGrace, negative: none.
+	ArrivalGrace time.Duration
 }
 
 func (s *Service) now() time.Time {
@@ -55,6 +63,15 @@ func (s *Service) maxBytes() int64 {
 		return s.MaxBytes
 	}
 	return ask.MaxUploadBytes
+}
+
+// Limit is the most a ticket takes (MaxBytes or its default); ask.MaxUploadBytes on a nil
+// Service, so that a deployment without uploads still describes the tool the same way.
+func (s *Service) Limit() int64 {
+	if s == nil {
+		return ask.MaxUploadBytes
+	}
+	return s.maxBytes()
 }
 
 func (s *Service) ttl() time.Duration {
@@ -151,6 +168,9 @@ func (s *Service) Issue(ctx context.Context, space, contentType, publicURL strin
 	}
 	if !validSpace(space) {
 		return nil, fmt.Errorf("upload: space %q cannot be put in an upload URL", space)
+	}
+	if s.Direct != nil {
+		return s.issueDirect(ctx, space, contentType)
 	}
 	token, hash := NewToken()
 	now := s.now()

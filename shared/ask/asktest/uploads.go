@@ -29,6 +29,9 @@ func TestUploadStore(t *testing.T, open func(t *testing.T) ask.UploadStore) {
 		{"MarkStored", testUploadMarkStored},
 		{"MarkStoredNeedsClaim", testUploadMarkStoredNeedsClaim},
 		{"RacingClaims", testUploadRace},
+		{"ByIDAndBlob", testUploadByIDAndBlob},
+		{"Refuse", testUploadRefuse},
+		{"RefuseNeverStored", testUploadRefuseStored},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -244,6 +247,111 @@ func testUploadRace(t *testing.T, s ask.UploadStore) {
 		if wins != 1 {
 			t.Fatalf("round %d: %d of %d racing claims won, want exactly 1", round, wins, n)
 		}
+	}
+}
+
+// testUploadByIDAndBlob: an upload is found by its space and id, and by its blob key, in every
+// state; another space's id, and a key of another space's hash or another id, find nothing.
+func testUploadByIDAndBlob(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	u := newUpload()
+	want := *u
+	createUpload(t, s, u)
+	got, err := s.UploadByID(ctx, u.Space, u.ID)
+	if err != nil {
+		t.Fatalf("UploadByID: %v", err)
+	}
+	same(t, "the pending upload by id", &want, got)
+	key, err := ask.UploadBlobKey(u.Space, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.UploadByBlob(ctx, key)
+	if err != nil {
+		t.Fatalf("UploadByBlob: %v", err)
+	}
+	same(t, "the pending upload by blob key", &want, got)
+
+	_, err = s.UploadByID(ctx, newSpace(), u.ID)
+	wantCode(t, err, ask.EUploadNotFound, "UploadByID in another space")
+	_, err = s.UploadByID(ctx, u.Space, ask.NewUploadID())
+	wantCode(t, err, ask.EUploadNotFound, "UploadByID of an unknown id")
+	other, _ := ask.UploadBlobKey(newSpace(), u.ID)
+	_, err = s.UploadByBlob(ctx, other)
+	wantCode(t, err, ask.EUploadNotFound, "UploadByBlob of the id under another space's hash")
+	unknown, _ := ask.UploadBlobKey(u.Space, ask.NewUploadID())
+	_, err = s.UploadByBlob(ctx, unknown)
+	wantCode(t, err, ask.EUploadNotFound, "UploadByBlob of an unknown id")
+	_, err = s.UploadByBlob(ctx, ask.BlobKey{})
+	wantCode(t, err, ask.EUploadNotFound, "UploadByBlob of the zero key")
+
+	if _, err := s.ClaimUpload(ctx, u.Space, u.ID, base); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkUploadStored(ctx, u.Space, u.ID, 99, at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.UploadByBlob(ctx, key); err != nil || got.State != ask.UploadStored || got.Size != 99 {
+		t.Fatalf("UploadByBlob of the stored upload = %+v, %v", got, err)
+	}
+}
+
+// testUploadRefuse: a pending or a claimed upload can be refused, with its reason; refused is
+// final (no claim, no store), and refusing it again is no error and keeps the first reason.
+func testUploadRefuse(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	for _, claimed := range []bool{false, true} {
+		u := newUpload()
+		createUpload(t, s, u)
+		if claimed {
+			if _, err := s.ClaimUpload(ctx, u.Space, u.ID, base); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const reason = "the body is not a PNG image: it looks like SVG"
+		if err := s.RefuseUpload(ctx, u.Space, u.ID, reason); err != nil {
+			t.Fatalf("RefuseUpload (claimed %v): %v", claimed, err)
+		}
+		want := *u
+		want.State, want.Refusal = ask.UploadRefused, reason
+		got, err := s.UploadByID(ctx, u.Space, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(t, "the refused upload", &want, got)
+		if err := s.RefuseUpload(ctx, u.Space, u.ID, "another reason"); err != nil {
+			t.Fatalf("RefuseUpload a second time: %v", err)
+		}
+		if got, _ := s.UploadByID(ctx, u.Space, u.ID); got == nil || got.Refusal != reason {
+			t.Fatalf("after a second refusal: %+v, want the first reason kept", got)
+		}
+		_, err = s.ClaimUpload(ctx, u.Space, u.ID, base)
+		wantRefusal(t, err, want.ClaimRefusal(base), "ClaimUpload of a refused upload")
+		err = s.MarkUploadStored(ctx, u.Space, u.ID, 1, base)
+		wantRefusal(t, err, ask.UploadNotClaimed(u.ID), "MarkUploadStored of a refused upload")
+		_, err = s.StoredUpload(ctx, u.Space, u.ID)
+		wantCode(t, err, ask.EUploadNotFound, "StoredUpload of a refused upload")
+	}
+	err := s.RefuseUpload(ctx, newSpace(), ask.NewUploadID(), "why")
+	wantCode(t, err, ask.EUploadNotFound, "RefuseUpload of an unknown upload")
+}
+
+// testUploadRefuseStored: a stored upload is never refused: its bytes were checked and asks show
+// them (a late or repeated S3 event must not take them away).
+func testUploadRefuseStored(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	u := newUpload()
+	createUpload(t, s, u)
+	if _, err := s.ClaimUpload(ctx, u.Space, u.ID, base); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkUploadStored(ctx, u.Space, u.ID, 7, base); err != nil {
+		t.Fatal(err)
+	}
+	err := s.RefuseUpload(ctx, u.Space, u.ID, "late")
+	wantCode(t, err, ask.EUploadGone, "RefuseUpload of a stored upload")
+	if got, err := s.StoredUpload(ctx, u.Space, u.ID); err != nil || got.Refusal != "" {
+		t.Fatalf("StoredUpload after a refused refusal = %+v, %v", got, err)
 	}
 }
 

@@ -1,0 +1,242 @@
+package upload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// On AWS the bytes of an upload go straight to S3 (Service.Direct): a ticket's URL is a presigned
+// PUT that binds what S3 can bind (the key, the Content-Type, create-only, the expiry), and what
+// S3 cannot check (that the bytes are an image of that type, within maxBytes, sent before the
+// ticket expired) is checked after they arrive: S3's ObjectCreated event runs Check, which marks
+// the upload stored or deletes the object and marks the upload refused with the reason. Nothing
+// shows an upload until it is stored, and an image block naming one still being checked waits a
+// little for the verdict (ask.Service.UploadVerdictWait). See docs/design/uploads.md.
+
+// DefaultDirectMaxBytes is what a ticket takes on AWS unless the deployment says otherwise
+// (template.yaml's MaxUploadBytes): the bytes no longer pass through a Lambda's 6 MB payload, and
+// an image within MaxImagePixels rarely needs more.
+const DefaultDirectMaxBytes = 20 << 20
+
+// FileLinkTTL is how long the presigned GET a file read redirects to works: the inbox follows
+// the redirect at once.
+const FileLinkTTL = 5 * time.Minute
+
+// DefaultArrivalGrace is how long after its ticket expired an object may have arrived and still be
+// checked: S3 checks a presigned URL's expiry when a request starts, and a large body sent just
+// before then is finished (and dated, LastModified, to the second) a little later.
+const DefaultArrivalGrace = time.Minute
+
+func (s *Service) arrivalGrace() time.Duration {
+	if s.ArrivalGrace != 0 {
+		return max(s.ArrivalGrace, 0)
+	}
+	return DefaultArrivalGrace
+}
+
+// issueDirect makes a ticket whose URL is a presigned PUT straight to blob storage. The ticket's
+// expiry is the URL's, which the blob storage may make shorter than the TTL (its signing
+// credentials expire sooner). The ticket still has a token hash, as every ticket has, but the
+// token is never given out: the presigned URL is the credential.
+func (s *Service) issueDirect(ctx context.Context, space, contentType string) (*Ticket, error) {
+	id := ask.NewUploadID()
+	key, err := ask.UploadBlobKey(space, id)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.Direct.PresignPut(ctx, key, ask.BlobInfo{ContentType: contentType}, s.ttl())
+	if err != nil {
+		return nil, err
+	}
+	_, hash := NewToken()
+	u := &ask.Upload{
+		ID: id, Space: space, TokenHash: hash, ContentType: contentType, MaxBytes: s.maxBytes(),
+		State: ask.UploadPending, CreatedAt: s.now(), ExpiresAt: ask.Truncate(p.Expires),
+	}
+	if err := s.Store.CreateUpload(ctx, u); err != nil {
+		return nil, err
+	}
+	return &Ticket{UploadID: u.ID, UploadURL: p.URL, ExpiresAt: u.ExpiresAt, MaxBytes: u.MaxBytes,
+		Command: DirectCommand(p.URL, p.Headers)}, nil
+}
+
+// DirectCommand is the ready-to-run upload to a presigned URL: curl PUTs FILE with the signed
+// headers (Content-Type first, then the others by name: If-None-Match: *), prints nothing when S3
+// took it, and exits non-zero printing S3's XML error when S3 refused it (403 for another type or
+// an expired URL, 412 when the URL was used already).
+func DirectCommand(link string, headers map[string]string) string {
+	names := make([]string, 0, len(headers))
+	for k := range headers {
+		if k != "Content-Type" {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	cmd := "curl --fail-with-body -sS -X PUT -H " + shellQuote("Content-Type: "+headers["Content-Type"])
+	for _, k := range names {
+		cmd += " -H " + shellQuote(k+": "+headers[k])
+	}
+	return cmd + ` --data-binary "@FILE" ` + shellQuote(link)
+}
+
+// Check gives the verdict on the object that arrived in blob storage under key: S3's
+// ObjectCreated event calls it, at least once per object (a repeated event finds the verdict
+// given and does nothing). A pending upload is claimed as of when the object arrived, so bytes
+// sent after the ticket expired are refused; then the bytes are checked as a PUT's are (size,
+// CheckImage) and the upload marked stored, or the object deleted and the upload marked refused
+// with the reason. An object under a refused upload (the URL used again after the refusal deleted
+// the first) is deleted. A stored upload is never touched. An error means nothing was decided: the
+// claim is released, and the event's retry checks again.
+func (s *Service) Check(ctx context.Context, key ask.BlobKey) (*ask.Upload, error) {
+	if s.Direct == nil {
+		return nil, errors.New("upload: check: this deployment takes no uploads straight to blob storage")
+	}
+	u, err := s.Store.UploadByBlob(ctx, key)
+	if ask.ErrorCode(err) == ask.EUploadNotFound {
+		// No ticket names it (any more): leave it, and say so; a lifecycle rule clears strays.
+		s.logger().WarnContext(ctx, "an uploaded object no ticket names", "key", key.String())
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	switch u.State {
+	case ask.UploadStored, ask.UploadClaimed:
+		return u, nil // decided already, or being decided by another delivery of the event
+	case ask.UploadRefused:
+		return u, s.Direct.DeleteBlob(ctx, key)
+	}
+	info, arrived, err := s.Direct.StatBlob(ctx, key)
+	if errors.Is(err, ask.ErrBlobNotFound) {
+		return u, nil // deleted since: a verdict was given
+	} else if err != nil {
+		return nil, err
+	}
+	claimed, err := s.Store.ClaimUpload(ctx, u.Space, u.ID, arrived.Add(-s.arrivalGrace()))
+	if ask.ErrorCode(err) == ask.EUploadGone {
+		now, rerr := s.Store.UploadByID(ctx, u.Space, u.ID)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if now.State != ask.UploadPending {
+			return now, nil // another delivery claimed it
+		}
+		reason := fmt.Sprintf("the image arrived at %s, after its upload address expired at %s", ask.FormatTime(arrived), ask.FormatTime(u.ExpiresAt))
+		return s.refuse(ctx, now, key, reason)
+	} else if err != nil {
+		return nil, err
+	}
+	out, err := s.verdict(ctx, claimed, key, info)
+	if err != nil {
+		if rerr := s.Store.ReleaseUpload(context.WithoutCancel(ctx), u.Space, u.ID); rerr != nil {
+			s.logger().WarnContext(ctx, "releasing an upload after a failed check", "upload", u.ID, "err", rerr)
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// verdict checks the bytes of a claimed upload and records what was found.
+func (s *Service) verdict(ctx context.Context, u *ask.Upload, key ask.BlobKey, info ask.BlobInfo) (*ask.Upload, error) {
+	switch {
+	case !strings.EqualFold(info.ContentType, u.ContentType):
+		return s.refuse(ctx, u, key, fmt.Sprintf("the image was sent as %q; its ticket is for %s", info.ContentType, u.ContentType))
+	case info.Size > u.MaxBytes:
+		return s.refuse(ctx, u, key, message(tooLarge(u, info.Size)))
+	}
+	rc, _, err := s.Direct.OpenBlob(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	b, err := readLimited(rc, info.Size, u.MaxBytes)
+	rc.Close()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > u.MaxBytes {
+		return s.refuse(ctx, u, key, message(tooLarge(u, -1)))
+	}
+	if err := CheckImage(u.ContentType, b); err != nil {
+		var e *ask.Error
+		if !errors.As(err, &e) {
+			return nil, err
+		}
+		return s.refuse(ctx, u, key, e.Message)
+	}
+	at := s.now()
+	if err := s.Store.MarkUploadStored(ctx, u.Space, u.ID, int64(len(b)), at); err != nil {
+		return nil, err
+	}
+	u.State, u.Size, u.StoredAt = ask.UploadStored, int64(len(b)), &at
+	return u, nil
+}
+
+// refuse marks the upload refused, then deletes its object: a refused upload's object is never
+// shown, and if the delete fails the event's retry deletes it.
+func (s *Service) refuse(ctx context.Context, u *ask.Upload, key ask.BlobKey, reason string) (*ask.Upload, error) {
+	if err := s.Store.RefuseUpload(ctx, u.Space, u.ID, reason); err != nil {
+		return nil, err
+	}
+	s.logger().InfoContext(ctx, "upload refused", "upload", u.ID, "reason", reason)
+	u.State, u.Refusal = ask.UploadRefused, reason
+	return u, s.Direct.DeleteBlob(ctx, key)
+}
+
+// Link is where a stored upload of space is read on a deployment whose blobs clients reach
+// themselves: a presigned GET of its object, as a path and query on the deployment's own origin
+// (CloudFront sends /uploads/* to the bucket, and adds nosniff and the sandbox CSP there; the
+// inbox's fetch then stays same-origin, which its CSP's connect-src 'self' requires). The same
+// refusals as Open: EUploadNotFound for anything but a stored upload of this space. "" when the
+// deployment has no Direct blobs: read with Open.
+func (s *Service) Link(ctx context.Context, space, id string) (string, *ask.Upload, error) {
+	if s.Direct == nil {
+		return "", nil, nil
+	}
+	if !ask.ValidUploadID(id) {
+		return "", nil, ask.Errorf(ask.EUploadNotFound, "there is no stored upload %q", id)
+	}
+	u, err := s.Store.StoredUpload(ctx, space, id)
+	if ask.ErrorCode(err) == ask.EUploadNotFound {
+		return "", nil, ask.Errorf(ask.EUploadNotFound, "there is no stored upload %q", id)
+	} else if err != nil {
+		return "", nil, err
+	}
+	key, err := ask.UploadBlobKey(u.Space, u.ID)
+	if err != nil {
+		return "", nil, err
+	}
+	p, err := s.Direct.PresignGet(ctx, key, ask.BlobInfo{ContentType: u.ContentType, Size: u.Size}, FileName(u), FileLinkTTL)
+	if err != nil {
+		return "", nil, err
+	}
+	link, err := url.Parse(p.URL)
+	if err != nil {
+		return "", nil, fmt.Errorf("upload: a presigned GET that is no URL: %w", err)
+	}
+	// From the object's prefix on: a path-style URL (an emulator's) starts with the bucket.
+	path := link.EscapedPath()
+	if i := strings.LastIndex(path, "/"+key.String()); i > 0 {
+		path = path[strings.LastIndex(path[:i], "/"):]
+	}
+	return path + "?" + link.RawQuery, u, nil
+}
+
+// FileName is the name a stored upload is shown and saved under, such as up_….png.
+func FileName(u *ask.Upload) string {
+	return u.ID + "." + strings.TrimPrefix(u.ContentType, "image/")
+}
+
+// message is what an *ask.Error says, without its code: a refusal's reason.
+func message(err error) string {
+	var e *ask.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
+}
