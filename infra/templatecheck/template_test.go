@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-		"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/samtemplate"
 )
 
