@@ -210,3 +210,9 @@ func (t *tail) String() string {
 	}
 	return "  " + strings.Join(t.lines, "\n  ")
 }
+
+// SerialClient is an HTTP client that sends one request at a time, for an emulator this process
+// did not start (AWS_ENDPOINT_URL): see the top of this file.
+func SerialClient() aws.HTTPClient {
+	return &serialClient{mu: &sync.Mutex{}, c: &http.Client{Timeout: time.Minute}}
+}

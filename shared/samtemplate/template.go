@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -133,10 +134,8 @@ func Parse(b []byte) (*Template, error) {
 			}
 		case "AWS::ApiGatewayV2::Integration":
 			// IntegrationUri: !Sub "arn:…:functions/${WsConnectFunction.Arn}/invocations"
-			if _, rest, ok := strings.Cut(Scalar(Get(props, "IntegrationUri")), "${"); ok {
-				if fn, _, ok := strings.Cut(rest, ".Arn}"); ok {
-					integrations[id] = fn
-				}
+			if m := integrationFunction.FindStringSubmatch(Scalar(Get(props, "IntegrationUri"))); m != nil {
+				integrations[id] = m[1]
 			}
 		case "AWS::ApiGatewayV2::Route":
 			// Target: !Sub "integrations/${EventsConnectIntegration}"
@@ -159,6 +158,8 @@ func Parse(b []byte) (*Template, error) {
 	}
 	return tmpl, errors.Join(errs...)
 }
+
+var integrationFunction = regexp.MustCompile(`\$\{(\w+)\.Arn\}`)
 
 func readFunction(id string, res *yaml.Node, globalTimeout int) (*Function, error) {
 	props := Get(res, "Properties")
