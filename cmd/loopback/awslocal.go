@@ -201,4 +201,3 @@ func localOwner() ask.Actor {
 	}
 	return ask.Actor{ID: "owner", Name: name}
 }
-
