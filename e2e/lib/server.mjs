@@ -10,19 +10,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { serverCommand } from './target.mjs';
+
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** The binary under test: $LOOPBACK_BIN, or ../bin/loopback from e2e/. */
 export const BIN = process.env.LOOPBACK_BIN ? resolve(process.env.LOOPBACK_BIN) : resolve(here, '../../bin/loopback');
-
-/**
- * What the binary runs: `serve` (the default), or `aws-local` with LOOPBACK_E2E_TARGET=aws-local —
- * the AWS deployment's own Lambdas behind local API Gateways (template.yaml), on the moto_server
- * at $AWS_ENDPOINT_URL or one started here for the whole run (so a restarted server finds its
- * table again). Each server gets a table and a bucket of its own.
- */
-export const TARGET = process.env.LOOPBACK_E2E_TARGET || 'serve';
-const TEMPLATE = resolve(here, '../../template.yaml');
 
 const STARTUP_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 15_000;
@@ -70,18 +63,8 @@ export class LoopbackServer {
     }
   }
 
-  async #command(addr) {
-    if (TARGET === 'serve') return { args: ['serve', '--addr', addr, '--data', this.dataDir, ...this.args], env: {} };
-    if (TARGET !== 'aws-local') throw new Error(`LOOPBACK_E2E_TARGET=${TARGET}: want serve or aws-local`);
-    this.table ??= `loopback-e2e-${randomBytes(4).toString('hex')}`;
-    return {
-      args: ['aws-local', '--addr', addr, '--data', this.dataDir, '--template', TEMPLATE, '--table', this.table, '--bucket', `${this.table}-uploads`, ...this.args],
-      env: await motoEnv(),
-    };
-  }
-
   async #spawn(addr) {
-    const command = await this.#command(addr);
+    const command = await serverCommand(this, addr);
     const child = spawn(BIN, command.args, {
       env: { ...process.env, ...command.env, LOOPBACK_TOKEN: this.token },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -174,35 +157,6 @@ export class LoopbackServer {
 /** Starts a server; see LoopbackServer. */
 export async function startServer(options) {
   return new LoopbackServer(options).start();
-}
-
-let moto;
-
-/** The environment that points aws-local at moto: $AWS_ENDPOINT_URL's, or one started once for the run. */
-function motoEnv() {
-  const creds = { AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: 'testing', AWS_REGION: 'us-east-1' };
-  if (process.env.AWS_ENDPOINT_URL) return Promise.resolve({ ...creds, ...pick(process.env, Object.keys(creds)) });
-  moto ??= new Promise((resolve, reject) => {
-    const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', '0'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, PYTHONUNBUFFERED: '1' } });
-    running.add(child);
-    const timer = setTimeout(() => reject(new Error('moto_server did not say where it listens within 30 s')), 30_000);
-    child.once('error', (err) => reject(new Error(`starting moto_server (make setup puts it in .venv/bin): ${err.message}`)));
-    lines(child.stderr, (line) => {
-      const m = /Running on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        // It lives as long as the test process, and keeps nothing waiting for it (killed on exit).
-        child.unref();
-        child.stderr.unref();
-        resolve({ ...creds, AWS_ENDPOINT_URL: m[1] });
-      }
-    });
-  });
-  return moto;
-}
-
-function pick(env, names) {
-  return Object.fromEntries(names.filter((n) => env[n]).map((n) => [n, env[n]]));
 }
 
 function lines(stream, onLine) {
