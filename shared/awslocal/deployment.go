@@ -60,8 +60,8 @@ type Deployment struct {
 	Calls map[string]*Calls
 	// Runtimes are the functions' runtimes, by logical ID.
 	Runtimes map[string]*awsrt.Runtime
-	// MCPRuntime is the MCP function's: its waits end on Shutdown.
-	MCPRuntime *awsrt.Runtime
+	// mcp are the MCP function's instances: their waits end on Shutdown.
+	mcp *instances
 
 	schedules  []schedule
 	streamPoll time.Duration
@@ -205,9 +205,9 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 			if f.URLInvokeMode != "RESPONSE_STREAM" {
 				errs = append(errs, fmt.Errorf("%s's function URL has InvokeMode %q; only RESPONSE_STREAM is served", f.ID, f.URLInvokeMode))
 			}
-			d.MCP = NewFunctionURL(rt.MCP(), timeout)
-			d.MCP.ForwardHost = true
-			d.MCPRuntime = rt
+			// An instance per invocation in flight, each on a runtime of its own (instances.go).
+			d.mcp = &instances{start: func() (*awsrt.Runtime, error) { return awsrt.New(cfg, ae) }}
+			d.MCP = &FunctionURL{Invoke: d.mcp.Invoke, Timeout: timeout, ForwardHost: true}
 		}
 		for _, expr := range f.Schedules {
 			roles++
@@ -279,10 +279,10 @@ func (d *Deployment) Run(ctx context.Context) {
 // Shutdown ends every MCP wait with the result that tells its agent to call await_reply, as
 // the local binary does when it stops; Drain, after the server has shut down, lets the waits'
 // bookkeeping land.
-func (d *Deployment) Shutdown() { d.MCPRuntime.App.Waiter.Shutdown() }
+func (d *Deployment) Shutdown() { d.mcp.each(func(rt *awsrt.Runtime) { rt.App.Waiter.Shutdown() }) }
 
 // Drain waits for the MCP waits' bookkeeping.
-func (d *Deployment) Drain() { d.MCPRuntime.App.Waiter.Drain() }
+func (d *Deployment) Drain() { d.mcp.each(func(rt *awsrt.Runtime) { rt.App.Waiter.Drain() }) }
 
 // Close stops the @connections endpoint.
 func (d *Deployment) Close() {
