@@ -50,13 +50,13 @@ test-soak: build
 test-e2e: build e2e/node_modules/.package-lock.json
 	cd e2e && npm test
 
-## test-e2e-aws: the MCP suite and part of the browser suite against `loopback aws-local` on moto
-# The browser suite's first tests only (AWS_WEB_TESTS): its live tests do not yet pass on
-# aws-local (see issue 18's report), and the whole would add minutes.
-AWS_WEB_TESTS = serves the inbox|takes the token from the link|shows who is signed in|cannot be switched
+## test-e2e-aws: the MCP suite and the inbox's browser tests against `loopback aws-local` on moto
+# The browser suite's inbox.test.mjs only (about 90 s here): push.test.mjs needs pushes to reach
+# a stand-in on 127.0.0.1, which only a test-only variable allows and template.yaml rightly does
+# not give the fan-out; screenshots.test.mjs photographs the same inbox again.
 test-e2e-aws: build e2e/node_modules/.package-lock.json web/node_modules/.package-lock.json
 	cd e2e && LOOPBACK_E2E_TARGET=aws-local npm test
-	cd web && LOOPBACK_E2E_TARGET=aws-local node --test --test-concurrency=1 --test-timeout=120000 --test-name-pattern='$(AWS_WEB_TESTS)' test/e2e/inbox.test.mjs
+	cd web && LOOPBACK_E2E_TARGET=aws-local node --test --test-concurrency=1 --test-timeout=120000 test/e2e/inbox.test.mjs
 
 # e2e/node_modules, installed again only when e2e/package-lock.json changes.
 e2e/node_modules/.package-lock.json: e2e/package-lock.json
