@@ -2,6 +2,7 @@
 // socket and the inbox, all on one port. No AWS account needed.
 //
 //	loopback serve [--addr 127.0.0.1:8080] [--data DIR]
+//	loopback aws-local [--addr 127.0.0.1:8080] [--data DIR] [--template template.yaml] [--aws]
 //	loopback token create [--person] --name NAME [--data DIR]
 //	loopback token list [--data DIR]
 //	loopback token revoke ID [--data DIR]
@@ -38,6 +39,9 @@ const usage = `Loopback: agents ask, a person answers, the agent's call returns 
 
 Usage:
   loopback serve [--addr 127.0.0.1:8080] [--data DIR]   run Loopback locally
+  loopback aws-local [--addr 127.0.0.1:8080] [--template template.yaml]
+                                                         the AWS deployment's own Lambdas on this machine,
+                                                         on moto (AWS_ENDPOINT_URL, or started here) or --aws
   loopback token create --name NAME [--data DIR]         an agent's credential (MCP only), printed once
   loopback token create --person --name NAME             a teammate's credential (inbox and replies)
                                                          (token commands take --store/--table like serve)
@@ -60,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
+	case "aws-local":
+		return awsLocal(ctx, args[1:], stdout, stderr)
 	case "token":
 		return token(ctx, args[1:], stdout, stderr)
 	case "version":

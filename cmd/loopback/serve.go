@@ -43,11 +43,7 @@ func openDataDir(ctx context.Context, c storageConfig) (*dataDir, *backend, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	name := os.Getenv("USER")
-	if name == "" {
-		name = "owner"
-	}
-	return &dataDir{db: b.store, owner: ask.Actor{ID: "owner", Name: name}, dir: c.dir}, b, nil
+	return &dataDir{db: b.store, owner: localOwner(), dir: c.dir}, b, nil
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { serverCommand } from './target.mjs';
+
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** The binary under test: $LOOPBACK_BIN, or ../bin/loopback from e2e/. */
@@ -61,9 +63,10 @@ export class LoopbackServer {
     }
   }
 
-  #spawn(addr) {
-    const child = spawn(BIN, ['serve', '--addr', addr, '--data', this.dataDir, ...this.args], {
-      env: { ...process.env, LOOPBACK_TOKEN: this.token },
+  async #spawn(addr) {
+    const command = await serverCommand(this, addr);
+    const child = spawn(BIN, command.args, {
+      env: { ...process.env, ...command.env, LOOPBACK_TOKEN: this.token },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     running.add(child);

@@ -86,20 +86,25 @@ const (
 )
 
 // EnvFromOS reads Env from the process's environment.
-func EnvFromOS() (Env, error) {
+func EnvFromOS() (Env, error) { return EnvFrom(os.Getenv) }
+
+// EnvFrom reads Env from an environment: a function's own on Lambda, or what template.yaml
+// gives each function under aws-local (shared/awslocal), so that a variable the template forgets
+// is missing there too.
+func EnvFrom(getenv func(string) string) (Env, error) {
 	e := Env{
-		Table:          os.Getenv("LOOPBACK_TABLE"),
-		Bucket:         os.Getenv("LOOPBACK_BUCKET"),
-		ConnectionsURL: os.Getenv("LOOPBACK_CONNECTIONS_URL"),
-		PublicURL:      os.Getenv("LOOPBACK_PUBLIC_URL"),
-		VAPIDParameter: os.Getenv("LOOPBACK_VAPID_PARAMETER"),
-		PushLoopback:   os.Getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
+		Table:          getenv("LOOPBACK_TABLE"),
+		Bucket:         getenv("LOOPBACK_BUCKET"),
+		ConnectionsURL: getenv("LOOPBACK_CONNECTIONS_URL"),
+		PublicURL:      getenv("LOOPBACK_PUBLIC_URL"),
+		VAPIDParameter: getenv("LOOPBACK_VAPID_PARAMETER"),
+		PushLoopback:   getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
 	}
 	for _, d := range []struct {
 		name string
 		to   *time.Duration
 	}{{"LOOPBACK_MAX_WAIT", &e.MaxWait}, {"LOOPBACK_PROGRESS", &e.Progress}, {"LOOPBACK_POLL", &e.Poll}, {"LOOPBACK_QUIET_MAX_WAIT", &e.QuietMaxWait}} {
-		if v := os.Getenv(d.name); v != "" {
+		if v := getenv(d.name); v != "" {
 			t, err := time.ParseDuration(v)
 			if err != nil || t <= 0 {
 				return e, fmt.Errorf("%s=%q: want a duration such as 14m30s", d.name, v)

@@ -11,6 +11,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
+import { serverCommand, tokenCommand } from '../../../../e2e/lib/target.mjs';
+
 const here = dirname(fileURLToPath(import.meta.url));
 export const BIN = process.env.LOOPBACK_BIN ? resolve(process.env.LOOPBACK_BIN) : resolve(here, '../../../../bin/loopback');
 
@@ -42,9 +44,10 @@ export class Server {
     }
   }
 
-  #spawn(addr) {
-    const child = spawn(BIN, ['serve', '--addr', addr, '--data', this.dataDir, ...this.args], {
-      env: { ...process.env, LOOPBACK_TOKEN: this.token },
+  async #spawn(addr) {
+    const command = await serverCommand(this, addr);
+    const child = spawn(BIN, command.args, {
+      env: { ...process.env, ...command.env, LOOPBACK_TOKEN: this.token },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     running.add(child);
@@ -115,8 +118,9 @@ export class Server {
    * --name NAME [--person] --data DIR`, while the server runs. Returns the token it prints once.
    */
   async createToken(name, { person = false } = {}) {
-    const args = ['token', 'create', ...(person ? ['--person'] : []), '--name', name, '--data', this.dataDir];
-    const { stdout } = await promisify(execFile)(BIN, args);
+    const where = await tokenCommand(this);
+    const args = ['token', 'create', ...(person ? ['--person'] : []), '--name', name, ...where.args];
+    const { stdout } = await promisify(execFile)(BIN, args, { env: { ...process.env, ...where.env } });
     const m = /^\s+(lb_\S+)\s*$/m.exec(stdout);
     if (!m) throw new Error(`no token in the output of loopback ${args.join(' ')}:\n${stdout}`);
     return m[1];

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package awstest
+package awslocal
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package awstest
+package awslocal
 
 import "os/exec"
 

@@ -1,0 +1,170 @@
+package awslocal_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/coder/websocket"
+
+	"github.com/loopback-hq/loopback/shared/awslocal"
+	"github.com/loopback-hq/loopback/shared/awsrt"
+	"github.com/loopback-hq/loopback/shared/awstest"
+	"github.com/loopback-hq/loopback/shared/blobs3"
+	"github.com/loopback-hq/loopback/shared/dynamo"
+	"github.com/loopback-hq/loopback/shared/samtemplate"
+)
+
+var moto *awstest.Server
+
+func TestMain(m *testing.M) { awstest.Main(m, &moto) }
+
+func loadTemplate(t *testing.T) *samtemplate.Template {
+	t.Helper()
+	tmpl, err := samtemplate.Load(filepath.Join("..", "..", "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl
+}
+
+// TestDeployment: template.yaml's functions behind the local API Gateways over real HTTP — the
+// HTTP API's routes (and $default's 404 Problem for a route the template lacks), a real
+// WebSocket whose snapshot comes from the stream's fan-out through @connections — and no call
+// of any function outside what its policy allows.
+func TestDeployment(t *testing.T) {
+	ctx := context.Background()
+	table, bucket := awstest.Name("awslocal"), awstest.Name("awslocal-images")
+	if err := dynamo.CreateTable(ctx, moto.DynamoDB(), table); err != nil {
+		t.Fatal(err)
+	}
+	if err := blobs3.CreateBucket(ctx, moto.S3(), bucket); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	d, err := awslocal.New(ctx, awslocal.Options{Template: loadTemplate(t), Config: moto.Config(), Table: table, Bucket: bucket,
+		Parameters: map[string]string{"PublicUrl": base}, StreamPoll: 50 * time.Millisecond, Logger: slog.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	srv := httptest.NewUnstartedServer(d.Handler(http.NotFoundHandler()))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	run, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(run) }()
+	t.Cleanup(func() { stop(); <-done })
+
+	token, _, err := awsrt.Bootstrap(ctx, dynamo.New(moto.DynamoDB(), table), "sp_local", "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(method, path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if status, body := call("GET", "/api/v1/whoami"); status != 200 || !strings.Contains(body, `"space":"sp_local"`) {
+		t.Fatalf("GET /api/v1/whoami = %d %s", status, body)
+	}
+	if status, body := call("GET", "/api/v1/no-such-route"); status != 404 || !strings.Contains(body, `"code":"route.not_found"`) {
+		t.Fatalf("GET /api/v1/no-such-route = %d %s, want $default's 404 Problem", status, body)
+	}
+	status, body := call("POST", "/api/v1/events/tickets")
+	if status != 201 {
+		t.Fatalf("POST /api/v1/events/tickets = %d %s", status, body)
+	}
+	var tk struct{ Ticket string }
+	json.Unmarshal([]byte(body), &tk)
+
+	dial, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	conn, res, err := websocket.Dial(dial, "ws"+strings.TrimPrefix(base, "http")+"/api/v1/events", &websocket.DialOptions{
+		Subprotocols: []string{"loopback.v1", "loopback.ticket." + tk.Ticket},
+		HTTPHeader:   http.Header{"Origin": {base}},
+	})
+	if err != nil {
+		t.Fatalf("opening the event socket: %v (%v)", err, res)
+	}
+	defer conn.CloseNow()
+	if conn.Subprotocol() != "loopback.v1" {
+		t.Errorf("$connect selected %q, want loopback.v1", conn.Subprotocol())
+	}
+	_, frame, err := conn.Read(dial)
+	if err != nil {
+		t.Fatalf("no snapshot on the socket: %v", err)
+	}
+	if !strings.Contains(string(frame), `"type":"snapshot"`) {
+		t.Fatalf("first frame = %s, want the snapshot", frame)
+	}
+	// A message from the client closes the socket ($default, through @connections).
+	conn.Write(dial, websocket.MessageText, []byte(`{"type":"hello"}`))
+	if _, _, err := conn.Read(dial); err == nil {
+		t.Fatal("the socket stayed open after a client message")
+	}
+
+	for id, calls := range d.Calls {
+		if m := calls.Missing(); len(m) > 0 {
+			t.Errorf("%s used %v, which template.yaml does not allow it", id, m)
+		}
+	}
+	if used := d.Calls["WsConnectFunction"].Used(); !slices.Contains(used, "dynamodb:PutItem") {
+		t.Errorf("WsConnectFunction's calls = %v, want its PutItem of the connection among them", used)
+	}
+}
+
+// TestCallsWarnOfMissingActions: a call the function's policy does not allow is named — here a
+// Query of an index by a function allowed Query on the table only.
+func TestCallsWarnOfMissingActions(t *testing.T) {
+	ctx := context.Background()
+	table := awstest.Name("awslocal-iam")
+	if err := dynamo.CreateTable(ctx, moto.DynamoDB(), table); err != nil {
+		t.Fatal(err)
+	}
+	calls := &awslocal.Calls{Logger: slog.Default(), Function: &samtemplate.Function{ID: "Narrow", Statements: []samtemplate.Statement{
+		{Actions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Resource: "!GetAtt AskTable.Arn"},
+	}}}
+	cfg := moto.Config()
+	cfg.APIOptions = append(cfg.APIOptions, calls.Middleware)
+	db := dynamodb.NewFromConfig(cfg)
+	key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "a"}, "sk": &types.AttributeValueMemberS{Value: "b"}}
+	if _, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(table), IndexName: aws.String("head"),
+		KeyConditionExpression: aws.String("head = :h"), ExpressionAttributeValues: map[string]types.AttributeValue{":h": &types.AttributeValueMemberS{Value: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: key}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := calls.Missing(), []string{"dynamodb:PutItem", "dynamodb:Query on an index"}; !slices.Equal(got, want) {
+		t.Errorf("missing = %v, want %v", got, want)
+	}
+}
