@@ -138,8 +138,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("settling waiting flags: %w", err)
 	}
-	printWelcome(stdout, base, token, agentToken)
+	// The log line first: whoever waits for the welcome finds the log already saying where.
 	logger.Info("serving", "addr", ln.Addr().String(), "data", *data, "store", stored.where)
+	printWelcome(stdout, base, token, agentToken)
 	go sweep(ctx, lb, stored.cleanup, logger)
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
