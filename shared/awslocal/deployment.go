@@ -60,8 +60,12 @@ type Deployment struct {
 	Calls map[string]*Calls
 	// Runtimes are the functions' runtimes, by logical ID.
 	Runtimes map[string]*awsrt.Runtime
+	// S3 is the front of the emulator's S3 (s3.go); nil against a real account.
+	S3 *S3Front
 	// mcp are the MCP function's instances: their waits end on Shutdown.
 	mcp *instances
+	// buckets are the uploads buckets the origin serves (CloudFront's /uploads/*).
+	buckets []string
 
 	schedules  []schedule
 	streamPoll time.Duration
@@ -118,6 +122,15 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 		}
 	}
 
+	base := o.Config.Copy()
+	if o.Config.BaseEndpoint != nil {
+		// An emulator: its S3 gets a front that does what S3 and EventBridge do around a bucket.
+		if d.S3, err = NewS3Front(*o.Config.BaseEndpoint, o.Logger); err != nil {
+			d.Close()
+			return nil, err
+		}
+		base.BaseEndpoint = &d.S3.URL
+	}
 	d.API = &HTTPAPI{APIID: "httpapi", ForwardHost: true, Logger: o.Logger}
 	d.Events = &WebSocketAPI{Connections: d.Connections, APIID: "eventsapi", Stage: stage, ForwardHost: true, Logger: o.Logger}
 	vapid := map[string]bool{}
@@ -152,7 +165,7 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 			continue
 		}
 		calls := &Calls{Function: f, Logger: o.Logger}
-		cfg := o.Config.Copy()
+		cfg := base.Copy()
 		cfg.APIOptions = append(cfg.APIOptions, calls.Middleware)
 		rt, err := awsrt.New(cfg, ae)
 		if err != nil {
@@ -209,6 +222,15 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 			d.mcp = &instances{start: func() (*awsrt.Runtime, error) { return awsrt.New(cfg, ae) }}
 			d.MCP = &FunctionURL{Invoke: d.mcp.Invoke, Timeout: timeout, ForwardHost: true}
 		}
+		if f.ObjectCreated {
+			roles++
+			if d.S3 == nil {
+				o.Logger.Warn("new uploads reach no checker here: against a real account, S3's events go to the deployed rule", "function", f.ID)
+			} else {
+				d.S3.OnObjectCreated(rt.CheckUploadEvent)
+				d.buckets = append(d.buckets, ae.Bucket)
+			}
+		}
 		for _, expr := range f.Schedules {
 			roles++
 			every, err := rate(expr)
@@ -247,6 +269,9 @@ func (d *Deployment) Handler(inbox http.Handler) http.Handler {
 	mux.Handle("/api/", d.API)
 	mux.Handle("/mcp", d.MCP)
 	mux.Handle("/", inbox)
+	if len(d.buckets) > 0 {
+		mux.Handle("GET /uploads/", d.S3.Origin(d.buckets[0])) // a file read's presigned GET
+	}
 	return mux
 }
 
@@ -284,10 +309,13 @@ func (d *Deployment) Shutdown() { d.mcp.each(func(rt *awsrt.Runtime) { rt.App.Wa
 // Drain waits for the MCP waits' bookkeeping.
 func (d *Deployment) Drain() { d.mcp.each(func(rt *awsrt.Runtime) { rt.App.Waiter.Drain() }) }
 
-// Close stops the @connections endpoint.
+// Close stops the @connections endpoint and the S3 front.
 func (d *Deployment) Close() {
 	if d.connSrv != nil {
 		d.connSrv.Close()
+	}
+	if d.S3 != nil {
+		d.S3.Close()
 	}
 }
 

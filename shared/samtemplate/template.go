@@ -50,6 +50,9 @@ type Function struct {
 	Stream *StreamSource
 	// Schedules are its Schedule events' expressions, such as rate(1 minute).
 	Schedules []string
+	// ObjectCreated says an EventBridgeRule event sends it S3's "Object Created" events (source
+	// aws.s3), the upload checker's.
+	ObjectCreated bool
 	// HasURL says it has a FunctionUrlConfig; URLInvokeMode is its InvokeMode.
 	HasURL        bool
 	URLInvokeMode string
@@ -192,6 +195,15 @@ func readFunction(id string, res *yaml.Node, globalTimeout int) (*Function, erro
 			f.Stream = s
 		case "Schedule":
 			f.Schedules = append(f.Schedules, Scalar(Get(p, "Schedule")))
+		case "EventBridgeRule":
+			pat := Get(p, "Pattern")
+			for _, src := range Items(Get(pat, "source")) {
+				for _, dt := range Items(Get(pat, "detail-type")) {
+					if Scalar(src) == "aws.s3" && Scalar(dt) == "Object Created" {
+						f.ObjectCreated = true
+					}
+				}
+			}
 		}
 	}
 	var err error

@@ -115,11 +115,19 @@ export function png(w = 480, h = 270) {
   ]);
 }
 
-/** Uploads a PNG as an agent does: request_upload, then PUT to the ticket's URL. Returns the uploadId. */
+/**
+ * Uploads a PNG as an agent does: request_upload, then PUT to the ticket's URL with the headers its
+ * printed command sends. Returns the uploadId. The contract's route answers 201; on the AWS path the
+ * URL is a presigned S3 PUT (create-only, If-None-Match: *), which S3 answers 200, and the upload is
+ * checked after (an image block naming it waits for the verdict).
+ */
 export async function uploadPng(agent, bytes = png()) {
   const ticket = await agent.call('request_upload', { contentType: 'image/png' });
-  const res = await fetch(ticket.uploadUrl, { method: 'PUT', headers: { 'Content-Type': 'image/png' }, body: bytes });
-  if (res.status !== 201) throw new Error(`upload: ${res.status} ${await res.text()}`);
+  const headers = { 'Content-Type': 'image/png' };
+  if (/If-None-Match: \*/.test(ticket.command)) headers['If-None-Match'] = '*';
+  const res = await fetch(ticket.uploadUrl, { method: 'PUT', headers, body: bytes });
+  const route = new URL(ticket.uploadUrl).pathname.startsWith('/api/v1/uploads/');
+  if (res.status !== (route ? 201 : 200)) throw new Error(`upload: ${res.status} ${await res.text()}`);
   return ticket.uploadId;
 }
 
