@@ -21,7 +21,7 @@ func (d *DB) CreateAsk(ctx context.Context, a *ask.Ask) error {
 // createAsks stores new asks in one transaction; each gets version 1 once it commits.
 func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 	rows := make([]ask.Ask, len(asks))
-	err := d.writeTx(ctx, func(tx *sql.Tx) error {
+	err := d.writeTx(ctx, func(tx *Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO asks
 			(space, id, kind, status, version, revision, created_at, updated_at, closed_at, credential_id, body)
 			VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)`)
@@ -86,7 +86,7 @@ func (d *DB) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
 // forward a microsecond at a time until it is free, and updatedAt moves with it.
 func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 	row := *a
-	err := d.writeTx(ctx, func(tx *sql.Tx) error {
+	err := d.writeTx(ctx, func(tx *Tx) error {
 		var version int
 		var closedAt sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT version, closed_at FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID).
@@ -136,7 +136,7 @@ func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 
 // closeUniquely gives a closed ask a close time no other ask of its space has. stored is the close
 // time already stored for it (invalid for a new or open ask); an unchanged close time is kept.
-func closeUniquely(ctx context.Context, tx *sql.Tx, a *ask.Ask, stored sql.NullString) error {
+func closeUniquely(ctx context.Context, tx *Tx, a *ask.Ask, stored sql.NullString) error {
 	if a.ClosedAt == nil || (stored.Valid && stored.String == formatTime(*a.ClosedAt)) {
 		return nil
 	}

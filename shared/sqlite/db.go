@@ -36,8 +36,8 @@ const busyTimeout = 5 * time.Second
 
 // DB is Loopback's SQLite store.
 type DB struct {
-	w *sql.DB // one connection; every transaction on it is BEGIN IMMEDIATE
-	r *sql.DB // readers; the same pool as w for an in-memory database
+	w *pool // one connection; every transaction on it is BEGIN IMMEDIATE
+	r *pool // readers; the same pool as w for an in-memory database
 }
 
 var (
@@ -59,12 +59,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if path == Memory {
 		// Every connection to an in-memory database is a database of its own: keep exactly one,
 		// for good, and read through it too.
-		d.w = pool("file:loopback-"+ask.NewID()+"?mode=memory&"+params, 1)
+		d.w = openPool("file:loopback-"+ask.NewID()+"?mode=memory&"+params, 1)
 		d.r = d.w
 	} else {
 		dsn := path + "?" + params + "&_journal_mode=WAL&_synchronous=NORMAL"
-		d.w = pool(dsn, 1)
-		d.r = pool(dsn+"&_query_only=1", max(4, runtime.GOMAXPROCS(0)))
+		d.w = openPool(dsn, 1)
+		d.r = openPool(dsn+"&_query_only=1", max(4, runtime.GOMAXPROCS(0)))
 	}
 	if err := d.init(ctx, path); err != nil {
 		d.Close()
@@ -73,7 +73,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	return d, nil
 }
 
-func pool(dsn string, conns int) *sql.DB {
+func openPool(dsn string, conns int) *pool {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		panic(err) // only when the driver is not registered, and it is imported above
@@ -82,7 +82,7 @@ func pool(dsn string, conns int) *sql.DB {
 	db.SetMaxIdleConns(conns)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	return db
+	return newPool(db)
 }
 
 // Close closes the database.
@@ -108,7 +108,7 @@ func (d *DB) init(ctx context.Context, path string) error {
 			return fmt.Errorf("sqlite: open %s: journal mode is %s, want wal", path, mode)
 		}
 	}
-	if err := migrate(ctx, d.w); err != nil {
+	if err := migrate(ctx, d.w.DB); err != nil {
 		return fmt.Errorf("sqlite: migrate %s: %w", path, err)
 	}
 	return nil
@@ -167,11 +167,12 @@ func migrate(ctx context.Context, w *sql.DB) error {
 }
 
 // writeTx runs fn in a write transaction and commits it if fn returns nil.
-func (d *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (d *DB) writeTx(ctx context.Context, fn func(tx *Tx) error) error {
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
+	defer d.w.keep(context.WithoutCancel(ctx), tx) // after the rollback below: the connection is free
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
 		return err

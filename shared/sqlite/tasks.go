@@ -52,7 +52,7 @@ func (d *DB) FinishTask(ctx context.Context, t *ask.Task) (*ask.Task, error) {
 		return nil, fmt.Errorf("sqlite: finish task %s: status %q is not terminal", t.ID, t.Status)
 	}
 	var stored *ask.Task
-	err := d.writeTx(ctx, func(tx *sql.Tx) error {
+	err := d.writeTx(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE tasks SET status = ?, message = ?, result = ?, updated_at = ?, revision = ?
 			WHERE space = ? AND id = ? AND status = 'working'`,
 			t.Status, t.Message, t.Result, formatTime(t.UpdatedAt), buildinfo.Revision, t.Space, t.ID)
