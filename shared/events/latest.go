@@ -9,11 +9,13 @@ import "github.com/loopback-hq/loopback/shared/ask"
 type Latest map[string]int
 
 // Admit reports whether a is newer than anything sent for its id, and if so records it as sent.
-func (l Latest) Admit(a *ask.Ask) bool {
-	if v, ok := l[a.ID]; ok && a.Version <= v {
+func (l Latest) Admit(a *ask.Ask) bool { return l.admit(a.ID, a.Version) }
+
+func (l Latest) admit(id string, version int) bool {
+	if v, ok := l[id]; ok && version <= v {
 		return false
 	}
-	l[a.ID] = a.Version
+	l[id] = version
 	return true
 }
 
@@ -30,9 +32,7 @@ func (l Latest) AdmitSnapshot(s *ask.Snapshot) {
 func (l Latest) AdmitWire(s *ask.WireSnapshot) {
 	for _, list := range [][]ask.WireAsk{s.Open, s.Recent} {
 		for _, a := range list {
-			if v, ok := l[a.ID]; !ok || a.Version > v {
-				l[a.ID] = a.Version
-			}
+			l.admit(a.ID, a.Version)
 		}
 	}
 }
