@@ -9,6 +9,12 @@
 // replies. Memory per socket is the server's growth, with every socket open and idle, divided by
 // the number of sockets: resident set size (from /proc), and heap and goroutines (from the
 // server's pprof endpoint, --debug-addr) after a forced GC.
+//
+// Then it measures the floor in the same run, with the same clients: a bare WebSocket server
+// (floor.go: this program run with -floor-serve, the same WebSocket library Loopback uses, no
+// store, no gate, no JSON) that, on each POST, writes the body as one message to every socket.
+// The posted frame is as long as Loopback's ask.updated was. Loopback's figures are then given as
+// ratios to the floor's.
 package main
 
 import (
@@ -40,6 +46,7 @@ import (
 )
 
 var (
+	withFloor   bool
 	heapProfile *string
 	cpuProfile  *string
 	idle        *time.Duration
@@ -55,7 +62,14 @@ func main() {
 	cpuProfile = flag.String("cpuprofile", "", "save a CPU profile of the server while it fans replies out (the first replies/10 seconds) to this file")
 	idle = flag.Duration("idle", 5*time.Second, "how long the sockets sit idle before the server's memory is measured")
 	heapProfile = flag.String("heapprofile", "", "save the server's heap profile, with every socket open and idle, to this file")
+	floorServe := flag.Bool("floor-serve", false, "be the floor's bare WebSocket server (what the benchmark starts for its floor)")
+	noFloor := flag.Bool("no-floor", false, "skip the floor")
 	flag.Parse()
+	if *floorServe {
+		serveFloor()
+		return
+	}
+	withFloor = !*noFloor
 	if err := run(*bin, *sockets, *replies, *warmup); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -96,53 +110,153 @@ func run(bin string, sockets, replies, warmup int) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--debug-addr", debugAddr, "--max-sockets", "100000")
-	cmd.Env = append(os.Environ(), "LOOPBACK_TOKEN="+token)
+	srv, err := start(bin, []string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--debug-addr", debugAddr, "--max-sockets", "100000"}, "LOOPBACK_TOKEN="+token)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	srv.debug = "http://" + debugAddr
+	lb, err := fanout(srv, sockets, len(ids), warmup, func(i int) (*http.Request, []byte) {
+		req, _ := newReply(srv.base, ids[i])
+		return req, []byte(`"id":"` + ids[i] + `"`)
+	})
+	if err != nil {
+		return err
+	}
+	srv.stop()
+
+	fmt.Printf("\n%d sockets, %d replies (after %d warm-up), %s/%s, %d CPUs, server %s\n",
+		sockets, replies, warmup, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), bin)
+	fmt.Printf("reply → last socket has ask.updated: p50 %v  p99 %v  max %v\n", pct(lb.lat, 50), pct(lb.lat, 99), pct(lb.lat, 100))
+	fmt.Printf("reply → HTTP 200 (for comparison):   p50 %v  p99 %v\n", pct(lb.http, 50), pct(lb.http, 99))
+	lb.printMemory(sockets)
+	if !withFloor {
+		return nil
+	}
+
+	// The floor: the same clients on a bare server that writes a frame of the same length.
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	floor, err := start(self, []string{"-floor-serve"})
+	if err != nil {
+		return err
+	}
+	defer floor.stop()
+	frameLen := lb.frameLen
+	fl, err := fanout(floor, sockets, len(ids), warmup, func(i int) (*http.Request, []byte) {
+		id := fmt.Sprintf("floor-%06d", i)
+		frame := []byte(`{"type":"ask.updated","ask":{"id":"` + id + `","status":"closed","pad":"`)
+		frame = append(frame, bytes.Repeat([]byte("x"), max(0, frameLen-len(frame)-3))...)
+		frame = append(frame, `"}}`...)
+		req, _ := http.NewRequest("POST", floor.base+"/fire", bytes.NewReader(frame))
+		return req, []byte(`"id":"` + id + `"`)
+	})
+	if err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
+	fmt.Printf("\nfloor (a bare WebSocket server writing a %d-byte frame to every socket, same clients):\n", frameLen)
+	fmt.Printf("post → last socket has the frame:    p50 %v  p99 %v  max %v\n", pct(fl.lat, 50), pct(fl.lat, 99), pct(fl.lat, 100))
+	fl.printMemory(sockets)
+	fmt.Printf("\nLoopback / floor: p50 %.2f×  p99 %.2f×;  RSS per socket %.2f×\n",
+		ratio(pct(lb.lat, 50), pct(fl.lat, 50)), ratio(pct(lb.lat, 99), pct(fl.lat, 99)),
+		float64(lb.rss1-lb.rss0)/float64(max(1, fl.rss1-fl.rss0)))
+	return nil
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(1, b)) }
+
+// server is a process the benchmark started: Loopback, or the floor.
+type server struct {
+	cmd   *exec.Cmd
+	base  string
+	debug string // pprof, when served
+	once  sync.Once
+}
+
+func start(bin string, args []string, env ...string) (*server, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = io.Discard
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	}()
-	base, err := readBase(out)
-	if err != nil {
-		return err
+	s := &server{cmd: cmd}
+	if s.base, err = readBase(out); err != nil {
+		s.stop()
+		return nil, err
 	}
 	go io.Copy(io.Discard, out)
-	debug := "http://" + debugAddr
-	pid := cmd.Process.Pid
+	return s, nil
+}
 
+func (s *server) stop() {
+	s.once.Do(func() {
+		s.cmd.Process.Signal(os.Interrupt)
+		s.cmd.Wait()
+	})
+}
+
+// measured is what one fan-out run saw.
+type measured struct {
+	lat, http                []time.Duration
+	rss0, rss1, heap0, heap1 int64
+	g0, g1                   int
+	frameLen                 int
+}
+
+func (m measured) printMemory(sockets int) {
+	n := int64(sockets)
+	fmt.Printf("server RSS:  %.1f MiB → %.1f MiB: %.1f KiB per socket\n", mib(m.rss0), mib(m.rss1), float64(m.rss1-m.rss0)/1024/float64(n))
+	if m.heap0 > 0 {
+		fmt.Printf("server heap+stacks: %.1f MiB → %.1f MiB: %.1f KiB per socket (heap and goroutine stacks in use, after a GC)\n", mib(m.heap0), mib(m.heap1), float64(m.heap1-m.heap0)/1024/float64(n))
+		fmt.Printf("goroutines:  %d → %d: %.1f per socket\n", m.g0, m.g1, float64(m.g1-m.g0)/float64(n))
+	}
+}
+
+// fanout opens the sockets on srv, measures its memory with them idle, then sends each of n
+// triggers (the first warmup not counted) and times it until every socket has the frame that
+// holds its marker (and "status":"closed").
+func fanout(srv *server, sockets, n, warmup int, trigger func(i int) (*http.Request, []byte)) (m measured, err error) {
+	ctx := context.Background()
+	pid := srv.cmd.Process.Pid
 	time.Sleep(500 * time.Millisecond)
-	rss0, heap0, g0, err := measure(pid, debug)
-	if err != nil {
-		return err
+	if m.rss0, m.heap0, m.g0, err = measure(pid, srv.debug); err != nil {
+		return m, err
 	}
 
-	// Open the sockets; each reader notes when it sees the ask.updated of the ask being timed.
+	// Open the sockets; each reader notes when it sees the frame being timed.
 	type target struct {
 		id   []byte
 		seen atomic.Int64 // sockets that have it
 		done chan struct{}
 		last atomic.Int64 // unix nanos of the last socket to see it
+		len  atomic.Int64
 	}
 	var current atomic.Pointer[target]
 	var opened sync.WaitGroup
 	conns := make([]*websocket.Conn, sockets)
-	start := time.Now()
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.CloseNow()
+			}
+		}
+	}()
+	began := time.Now()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	for i := range sockets {
-		c, _, err := websocket.Dial(ctx, base+"/api/v1/events", &websocket.DialOptions{
+		c, _, err := websocket.Dial(ctx, srv.base+"/api/v1/events", &websocket.DialOptions{
 			Subprotocols: []string{"loopback.v1"}, HTTPClient: client,
 			HTTPHeader: http.Header{"Authorization": {"Bearer " + token}},
 		})
 		if err != nil {
-			return fmt.Errorf("socket %d: %w", i, err)
+			return m, fmt.Errorf("socket %d: %w", i, err)
 		}
 		c.SetReadLimit(16 << 20)
 		conns[i] = c
@@ -162,6 +276,7 @@ func run(bin string, sockets, replies, warmup int) error {
 				t := current.Load()
 				if t != nil && bytes.HasPrefix(b, []byte(`{"type":"ask.updated"`)) && bytes.Contains(b, t.id) && bytes.Contains(b, []byte(`"status":"closed"`)) {
 					now := time.Now().UnixNano()
+					t.len.Store(int64(len(b)))
 					if t.seen.Add(1) == int64(sockets) {
 						t.last.Store(now)
 						close(t.done)
@@ -171,72 +286,54 @@ func run(bin string, sockets, replies, warmup int) error {
 		}()
 	}
 	opened.Wait()
-	fmt.Printf("opened %d sockets (every snapshot received) in %v\n", sockets, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("opened %d sockets on %s (every first frame received) in %v\n", sockets, srv.base, time.Since(began).Round(time.Millisecond))
 	time.Sleep(*idle) // idle
-	rss1, heap1, g1, err := measure(pid, debug)
-	if err != nil {
-		return err
+	if m.rss1, m.heap1, m.g1, err = measure(pid, srv.debug); err != nil {
+		return m, err
 	}
-	if *heapProfile != "" {
-		if err := saveProfile(debug+"/debug/pprof/heap?gc=1", *heapProfile); err != nil {
-			return err
+	if *heapProfile != "" && srv.debug != "" {
+		if err := saveProfile(srv.debug+"/debug/pprof/heap?gc=1", *heapProfile); err != nil {
+			return m, err
 		}
 	}
 
 	profiled := make(chan error, 1)
-	if *cpuProfile != "" {
-		secs := max(1, replies/10)
+	if *cpuProfile != "" && srv.debug != "" {
+		secs := max(1, (n-warmup)/10)
 		go func() {
-			profiled <- saveProfile(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", debug, secs), *cpuProfile)
+			profiled <- saveProfile(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", srv.debug, secs), *cpuProfile)
 		}()
 	} else {
 		profiled <- nil
 	}
-	var lat, http []time.Duration
-	for i, id := range ids {
-		t := &target{id: []byte(`"id":"` + id + `"`), done: make(chan struct{})}
+	for i := range n {
+		req, marker := trigger(i)
+		t := &target{id: marker, done: make(chan struct{})}
 		current.Store(t)
 		sent := time.Now()
-		req, _ := newReply(base, id)
 		res, err := client.Do(req)
 		if err != nil {
-			return err
+			return m, err
 		}
 		io.Copy(io.Discard, res.Body)
 		res.Body.Close()
 		if res.StatusCode != 200 {
-			return fmt.Errorf("reply %d: %s", i, res.Status)
+			return m, fmt.Errorf("trigger %d: %s", i, res.Status)
 		}
 		answered := time.Since(sent)
 		select {
 		case <-t.done:
 		case <-time.After(30 * time.Second):
-			return fmt.Errorf("reply %d: only %d of %d sockets got it", i, t.seen.Load(), sockets)
+			return m, fmt.Errorf("trigger %d: only %d of %d sockets got it", i, t.seen.Load(), sockets)
 		}
 		if i >= warmup {
-			lat = append(lat, time.Duration(t.last.Load()-sent.UnixNano()))
-			http = append(http, answered)
+			m.lat = append(m.lat, time.Duration(t.last.Load()-sent.UnixNano()))
+			m.http = append(m.http, answered)
 		}
+		m.frameLen = int(t.len.Load())
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := <-profiled; err != nil {
-		return err
-	}
-	for _, c := range conns {
-		c.CloseNow()
-	}
-
-	fmt.Printf("\n%d sockets, %d replies (after %d warm-up), %s/%s, %d CPUs, server %s\n",
-		sockets, replies, warmup, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), bin)
-	fmt.Printf("reply → last socket has ask.updated: p50 %v  p99 %v  max %v\n", pct(lat, 50), pct(lat, 99), pct(lat, 100))
-	fmt.Printf("reply → HTTP 200 (for comparison):   p50 %v  p99 %v\n", pct(http, 50), pct(http, 99))
-	n := int64(sockets)
-	fmt.Printf("server RSS:  %.1f MiB → %.1f MiB: %.1f KiB per socket\n", mib(rss0), mib(rss1), float64(rss1-rss0)/1024/float64(n))
-	if heap0 > 0 {
-		fmt.Printf("server heap+stacks: %.1f MiB → %.1f MiB: %.1f KiB per socket (heap and goroutine stacks in use, after a GC)\n", mib(heap0), mib(heap1), float64(heap1-heap0)/1024/float64(n))
-		fmt.Printf("goroutines:  %d → %d: %.1f per socket\n", g0, g1, float64(g1-g0)/float64(n))
-	}
-	return nil
+	return m, <-profiled
 }
 
 func saveProfile(url, file string) error {

@@ -31,8 +31,10 @@ type Subscription struct {
 	space string
 	askID string // "" for every ask of the space; else a watcher (Watch), whose changes coalesce
 	c     chan ask.Change
-	done  chan struct{}
-	once  sync.Once
+	// deliver, when set (SubscribeFunc), takes each change instead of c.
+	deliver func(ask.Change) bool
+	done    chan struct{}
+	once    sync.Once
 }
 
 // C delivers changes in commit order.
@@ -65,6 +67,14 @@ func (h *Hub) Subscribe(space string, queue int) *Subscription {
 	return h.add(&Subscription{space: space, c: make(chan ask.Change, queue)})
 }
 
+// SubscribeFunc follows every change of a space, in order, by calling deliver with each one, under
+// the hub's lock: deliver must not block and must not call the hub. When it returns false (its
+// own queue is full) the subscription is dropped (Done closes), as Subscribe's is. A subscriber
+// that holds no goroutine while idle (an event socket) queues and writes on its own terms.
+func (h *Hub) SubscribeFunc(space string, deliver func(ask.Change) bool) *Subscription {
+	return h.add(&Subscription{space: space, deliver: deliver})
+}
+
 // Watch wakes its receiver whenever an ask changes. Wake-ups coalesce: a waiter that has not yet
 // looked keeps one pending wake-up, the change of the newest version published, which is all it
 // needs. The ask in it is the published copy, shared by every watcher of that ask (read it, never
@@ -94,6 +104,12 @@ func (h *Hub) Publish(c ask.Change) {
 	var dropped []*Subscription
 	h.mu.Lock()
 	for s := range h.subs[topic{c.Ask.Space, ""}] {
+		if s.deliver != nil {
+			if !s.deliver(c) {
+				dropped = append(dropped, s)
+			}
+			continue
+		}
 		select {
 		case s.c <- c:
 		default:

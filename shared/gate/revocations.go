@@ -34,12 +34,35 @@ type credentialRef struct{ space, id string }
 
 type watched struct {
 	holders int
-	revoked chan struct{}
+	// revoked ends when the credential is revoked: a context rather than a bare channel, so that
+	// a holder can have a function called then without a goroutine waiting for it (OnRevoke).
+	revoked context.Context
+	revoke  context.CancelFunc
 }
 
 // Watch returns a channel that is closed once credential c is revoked, and a stop to call when
 // the holder is done with it.
 func (r *Revocations) Watch(c *ask.Credential) (revoked <-chan struct{}, stop func()) {
+	ctx, stop := r.watch(c)
+	if ctx == nil {
+		return nil, stop
+	}
+	return ctx.Done(), stop
+}
+
+// OnRevoke calls f, once and in a goroutine of its own, when credential c is revoked, holding no
+// goroutine until then (an idle event socket has none to spare). stop, called when the holder is
+// done, stops watching; f may already have run.
+func (r *Revocations) OnRevoke(c *ask.Credential, f func()) (stop func()) {
+	ctx, unwatch := r.watch(c)
+	if ctx == nil {
+		return unwatch
+	}
+	stopCall := context.AfterFunc(ctx, f)
+	return func() { stopCall(); unwatch() }
+}
+
+func (r *Revocations) watch(c *ask.Credential) (revoked context.Context, stop func()) {
 	if r == nil || c == nil {
 		return nil, func() {}
 	}
@@ -51,7 +74,8 @@ func (r *Revocations) Watch(c *ask.Credential) (revoked <-chan struct{}, stop fu
 	}
 	w := r.watched[ref]
 	if w == nil {
-		w = &watched{revoked: make(chan struct{})}
+		w = &watched{}
+		w.revoked, w.revoke = context.WithCancel(context.Background())
 		r.watched[ref] = w
 	}
 	w.holders++
@@ -80,7 +104,7 @@ func (r *Revocations) Revoked(space, id string) {
 	defer r.mu.Unlock()
 	ref := credentialRef{space, id}
 	if w := r.watched[ref]; w != nil {
-		close(w.revoked)
+		w.revoke()
 		delete(r.watched, ref)
 	}
 }

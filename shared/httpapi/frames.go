@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/events"
 )
@@ -19,12 +21,13 @@ type frameCache struct {
 }
 
 type encodedFrame struct {
-	once sync.Once
-	b    []byte
-	err  error
+	once     sync.Once
+	b        []byte
+	prepared *websocket.PreparedMessage // b as a WebSocket message, framed once for every socket
+	err      error
 }
 
-func (c *frameCache) encode(ch ask.Change) ([]byte, error) {
+func (c *frameCache) encode(ch ask.Change) (*encodedFrame, error) {
 	c.mu.Lock()
 	e := c.m[ch.Ask]
 	if e == nil {
@@ -38,8 +41,12 @@ func (c *frameCache) encode(ch ask.Change) ([]byte, error) {
 		c.m[ch.Ask] = e
 	}
 	c.mu.Unlock()
-	e.once.Do(func() { e.b, e.err = events.Encode(events.Frame(ch)) })
-	return e.b, e.err
+	e.once.Do(func() {
+		if e.b, e.err = events.Encode(events.Frame(ch)); e.err == nil {
+			e.prepared, e.err = websocket.NewPreparedMessage(websocket.TextMessage, e.b)
+		}
+	})
+	return e, e.err
 }
 
 // minWriteRate is the slowest a client may take frames: below it, a write times out.

@@ -1,12 +1,13 @@
 package httpapi
 
 import (
-	"context"
+	"bufio"
+	"net"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gorilla/websocket"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/events"
@@ -44,9 +45,18 @@ const (
 	closeRevoked      = "the credential that opened this socket was revoked; sign in again"
 )
 
-// CloseRevoked is the close code of a socket whose credential was revoked: 4401, in the range
-// the WebSocket protocol leaves to applications, after HTTP's 401.
-const CloseRevoked websocket.StatusCode = 4401
+// Close codes the socket sends (RFC 6455 section 7.4). CloseRevoked is a socket whose credential
+// was revoked: 4401, in the range the protocol leaves to applications, after HTTP's 401.
+const (
+	closeGoingAway     = websocket.CloseGoingAway         // 1001: the server is shutting down
+	closePolicy        = websocket.ClosePolicyViolation   // 1008: the client sent a message
+	closeInternal      = websocket.CloseInternalServerErr // 1011
+	closeTryAgainLater = websocket.CloseTryAgainLater     // 1013: too slow
+	CloseRevoked       = 4401
+)
+
+// closeWriteLimit is how long a close frame may take to write.
+const closeWriteLimit = time.Second
 
 func (c SocketConfig) withDefaults() SocketConfig {
 	if c.Queue <= 0 {
@@ -59,6 +69,19 @@ func (c SocketConfig) withDefaults() SocketConfig {
 		c.WriteTimeout = DefaultSocketWriteTimeout
 	}
 	return c
+}
+
+// upgrader upgrades the event socket with buffers sized for what it does: the client sends only
+// control frames (a small read buffer), and the server writes now and then (a write buffer
+// borrowed from a pool for each message, so an idle socket holds none).
+var upgrader = websocket.Upgrader{
+	ReadBufferSize:  512,
+	WriteBufferSize: 32 << 10,
+	WriteBufferPool: &sync.Pool{},
+	Subprotocols:    []string{Subprotocol},
+	// Origin was checked before, against the deployment's public URL rather than the Host header
+	// a proxy may have rewritten.
+	CheckOrigin: func(*http.Request) bool { return true },
 }
 
 // eventSocket: GET /api/v1/events — the event socket. Every refusal is plain HTTP with a Problem,
@@ -89,129 +112,291 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		s.errors().TooMany(w, r, "event sockets", s.SocketLimit.Max)
 		return
 	}
-	space := cred.Space
-	cfg := s.Socket.withDefaults()
+	k := &socket{srv: s, cfg: s.Socket.withDefaults(), release: release, writing: true, latest: events.Latest{}}
 
 	// Subscribe before reading the snapshot: a change committed after this moment is in the
 	// queue, and one committed before it is in the snapshot. Both may hold the same change;
-	// Latest drops whatever the client already has.
-	sub := s.Hub.Subscribe(space, cfg.Queue)
-	snap, err := s.Service.SnapshotWire(r.Context(), space)
+	// Latest drops whatever the client already has. Until the snapshot is sent, changes only
+	// queue (writing is true).
+	k.sub = s.Hub.SubscribeFunc(cred.Space, k.enqueue)
+	snap, err := s.Service.SnapshotWire(r.Context(), cred.Space)
 	if err != nil {
-		sub.Close()
-		release()
+		k.end()
 		s.writeError(w, r, err)
 		return
 	}
 	first, err := events.EncodeSnapshot(snap)
 	if err != nil {
-		sub.Close()
-		release()
+		k.end()
 		s.writeError(w, r, err)
 		return
 	}
-	latest := events.Latest{}
-	latest.AdmitWire(snap)
+	k.latest.AdmitWire(snap)
 	snap = nil
 
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols: []string{Subprotocol},
-		// Origin was checked above, against the deployment's public URL rather than the Host
-		// header a proxy may have rewritten.
-		InsecureSkipVerify: true,
-	})
+	conn, err := upgrader.Upgrade(hijackable{w}, r, nil)
 	if err != nil {
-		sub.Close()
-		release()
-		return // Accept has answered
+		k.end()
+		return // Upgrade has answered
 	}
-	// The socket lives on in a goroutine of its own, and this one (with the request, and a stack
-	// grown by reading and encoding the snapshot) ends: an idle socket costs little.
-	revoked, unwatch := s.Revocations.Watch(cred)
-	go s.pump(context.Background(), conn, sub, latest, first, cfg, revoked, func() { unwatch(); release() })
-}
-
-// pump sends the snapshot and then every newer change until the client goes, falls behind, its
-// credential is revoked, or the server shuts down (CloseSockets).
-func (s *Server) pump(ctx context.Context, conn *websocket.Conn, sub *events.Subscription, latest events.Latest, first []byte, cfg SocketConfig, revoked <-chan struct{}, unwatch func()) {
-	defer unwatch()
-	defer sub.Close()
-	defer conn.CloseNow()
-	// The client sends nothing; reading handles its pongs and close. Its context ends when the
-	// connection does.
-	gone := conn.CloseRead(ctx)
-	write := func(b []byte) error {
-		wctx, cancel := context.WithTimeout(gone, writeTimeout(cfg.WriteTimeout, len(b)))
-		defer cancel()
-		return conn.Write(wctx, websocket.MessageText, b)
-	}
-	if err := write(first); err != nil {
+	k.conn = conn
+	if err := k.write(websocket.TextMessage, first, nil); err != nil {
+		k.end()
 		return
 	}
 	first = nil
-	ping := time.NewTicker(cfg.Ping)
-	defer ping.Stop()
+	if !s.register(k) {
+		k.shut(closeGoingAway, closeShuttingDown)
+		return
+	}
+	conn.SetReadLimit(4 << 10)
+	conn.SetPongHandler(k.pong)
+	k.mu.Lock()
+	k.unwatch = s.Revocations.OnRevoke(cred, func() { k.shut(CloseRevoked, closeRevoked) })
+	k.ping = time.AfterFunc(k.cfg.Ping, k.sendPing)
+	k.mu.Unlock()
+	// The socket lives on with one goroutine, its reader, whose stack stays small; this one (with
+	// the request, and a stack grown by reading and encoding the snapshot) sends what queued
+	// meanwhile and ends. Changes are written by a goroutine started for them (flush).
+	go k.read()
+	k.flush()
+}
+
+// hijackable lets the upgrader take the connection through whatever wraps the ResponseWriter
+// (the request log's status recorder): http.ResponseController follows their Unwrap.
+type hijackable struct{ http.ResponseWriter }
+
+func (h hijackable) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(h.ResponseWriter).Hijack()
+}
+
+// socket is one open event socket. While idle it holds one goroutine (its reader, blocked in a
+// read that only control frames end), no write buffer and no queue: a change starts a writer
+// goroutine that sends what is queued and ends.
+type socket struct {
+	srv     *Server
+	cfg     SocketConfig
+	conn    *websocket.Conn
+	sub     *events.Subscription
+	release func()
+	unwatch func()
+	ping    *time.Timer
+
+	mu      sync.Mutex
+	queue   []ask.Change
+	writing bool // a goroutine is writing (or the snapshot is not sent yet): it will see the queue
+	closing bool // shut was called: nothing more is written but the close
+	pongDue bool // a ping is unanswered
+	code    int
+	reason  string
+	ended   bool
+
+	latest events.Latest // only the writer touches it
+}
+
+// enqueue takes a change from the hub (under its lock: it must not block). A socket whose queue
+// is full is dropped: its client reconnects for a fresh snapshot rather than miss a change.
+func (k *socket) enqueue(c ask.Change) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closing {
+		return true
+	}
+	if len(k.queue) >= k.cfg.Queue {
+		k.startClosing(closeTryAgainLater, closeTooSlow)
+		return false
+	}
+	k.queue = append(k.queue, c)
+	if !k.writing {
+		k.writing = true
+		go k.flush()
+	}
+	return true
+}
+
+// flush writes what is queued, until the queue is empty or the socket is closing. Only one flush
+// runs at a time (writing).
+func (k *socket) flush() {
 	for {
-		// A dropped subscription has lost a change: stop at once rather than send what is queued.
-		select {
-		case <-sub.Done():
-			conn.Close(websocket.StatusTryAgainLater, closeTooSlow)
+		k.mu.Lock()
+		if k.closing {
+			k.mu.Unlock()
+			k.finish()
 			return
-		default:
 		}
-		select {
-		case c := <-sub.C():
-			if !latest.Admit(c.Ask) {
-				continue
-			}
-			b, err := s.frames.encode(c)
-			if err != nil {
-				s.Logger.Error("encoding an event", "ask", c.Ask.ID, "err", err)
-				conn.Close(websocket.StatusInternalError, "internal error; reconnect")
-				return
-			}
-			if err := write(b); err != nil {
-				return
-			}
-		case <-sub.Done():
-			conn.Close(websocket.StatusTryAgainLater, closeTooSlow)
+		if len(k.queue) == 0 {
+			k.queue = nil // an idle socket keeps no queue
+			k.writing = false
+			k.mu.Unlock()
 			return
-		case <-ping.C:
-			pctx, cancel := context.WithTimeout(gone, cfg.Ping)
-			err := conn.Ping(pctx)
-			cancel()
-			if err != nil {
-				return
-			}
-		case <-gone.Done():
-			return
-		case <-s.closing():
-			conn.Close(websocket.StatusGoingAway, closeShuttingDown)
-			return
-		case <-revoked:
-			conn.Close(CloseRevoked, closeRevoked)
+		}
+		c := k.queue[0]
+		k.queue[0] = ask.Change{}
+		k.queue = k.queue[1:]
+		k.mu.Unlock()
+
+		if !k.latest.Admit(c.Ask) {
+			continue
+		}
+		f, err := k.srv.frames.encode(c)
+		if err != nil {
+			k.srv.Logger.Error("encoding an event", "ask", c.Ask.ID, "err", err)
+			k.shut(closeInternal, "internal error; reconnect")
+			continue
+		}
+		if err := k.write(0, f.b, f.prepared); err != nil {
+			k.end()
 			return
 		}
 	}
+}
+
+// write sends one message, within the write timeout for its size.
+func (k *socket) write(kind int, b []byte, prepared *websocket.PreparedMessage) error {
+	if err := k.conn.SetWriteDeadline(time.Now().Add(writeTimeout(k.cfg.WriteTimeout, len(b)))); err != nil {
+		return err
+	}
+	if prepared != nil {
+		return k.conn.WritePreparedMessage(prepared)
+	}
+	return k.conn.WriteMessage(kind, b)
+}
+
+// read handles the client's control frames (pongs, its close) until the connection ends. The
+// client has nothing to say on this socket: a message from it closes the socket.
+func (k *socket) read() {
+	for {
+		if _, _, err := k.conn.NextReader(); err != nil {
+			k.end()
+			return
+		}
+		k.shut(closePolicy, "this socket only sends; the client sends nothing")
+	}
+}
+
+// sendPing pings the client every Ping. A client that has not answered the last ping by the time
+// of the next is disconnected.
+func (k *socket) sendPing() {
+	k.mu.Lock()
+	gone := k.pongDue || k.ended
+	k.pongDue = true
+	k.mu.Unlock()
+	if gone {
+		k.end()
+		return
+	}
+	if err := k.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(k.cfg.Ping)); err != nil {
+		k.end()
+		return
+	}
+	k.mu.Lock()
+	if !k.ended {
+		k.ping.Reset(k.cfg.Ping)
+	}
+	k.mu.Unlock()
+}
+
+// pong notes the client's answer to a ping (called by the reader).
+func (k *socket) pong(string) error {
+	k.mu.Lock()
+	k.pongDue = false
+	k.mu.Unlock()
+	return nil
+}
+
+// shut closes the socket with a code and a reason, once what is being written now is written.
+func (k *socket) shut(code int, reason string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.startClosing(code, reason)
+}
+
+func (k *socket) startClosing(code int, reason string) {
+	if k.closing {
+		return
+	}
+	k.closing, k.code, k.reason = true, code, reason
+	k.queue = nil
+	if !k.writing {
+		k.writing = true // the closer is now the writer
+		go k.finish()
+	}
+}
+
+// finish sends the close frame (the writer's last message) and ends the socket.
+func (k *socket) finish() {
+	k.mu.Lock()
+	code, reason := k.code, k.reason
+	k.mu.Unlock()
+	msg := websocket.FormatCloseMessage(code, reason)
+	k.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(closeWriteLimit))
+	k.end()
+}
+
+// end releases everything the socket holds; the first call does it, later ones nothing.
+func (k *socket) end() {
+	k.mu.Lock()
+	if k.ended {
+		k.mu.Unlock()
+		return
+	}
+	k.ended, k.closing, k.queue = true, true, nil
+	ping, unwatch := k.ping, k.unwatch
+	k.mu.Unlock()
+	k.sub.Close()
+	if ping != nil {
+		ping.Stop()
+	}
+	if unwatch != nil {
+		unwatch()
+	}
+	if k.conn != nil {
+		k.conn.Close()
+		k.srv.unregister(k)
+	}
+	k.release()
 }
 
 // sockets is the event sockets' shared state in a Server.
 type sockets struct {
-	closingInit sync.Once
-	closingCh   chan struct{}
-	closingDone sync.Once
-	frames      frameCache
+	socketsMu sync.Mutex
+	open      map[*socket]struct{}
+	shutDown  bool
+	frames    frameCache
 }
 
-func (s *Server) closing() <-chan struct{} {
-	s.closingInit.Do(func() { s.closingCh = make(chan struct{}) })
-	return s.closingCh
+// register records an open socket, so that CloseSockets reaches it; false once shutting down.
+func (s *Server) register(k *socket) bool {
+	s.socketsMu.Lock()
+	defer s.socketsMu.Unlock()
+	if s.shutDown {
+		return false
+	}
+	if s.open == nil {
+		s.open = map[*socket]struct{}{}
+	}
+	s.open[k] = struct{}{}
+	return true
+}
+
+func (s *Server) unregister(k *socket) {
+	s.socketsMu.Lock()
+	delete(s.open, k)
+	s.socketsMu.Unlock()
 }
 
 // CloseSockets tells every event socket that the server is going away (close code 1001), so
 // clients reconnect elsewhere or later. http.Server.Shutdown does not wait for upgraded
 // connections: register this with its RegisterOnShutdown.
 func (s *Server) CloseSockets() {
-	s.closing()
-	s.closingDone.Do(func() { close(s.closingCh) })
+	s.socketsMu.Lock()
+	s.shutDown = true
+	open := make([]*socket, 0, len(s.open))
+	for k := range s.open {
+		open = append(open, k)
+	}
+	s.socketsMu.Unlock()
+	for _, k := range open {
+		k.shut(closeGoingAway, closeShuttingDown)
+	}
 }
