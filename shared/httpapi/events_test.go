@@ -179,6 +179,30 @@ func TestKeepalive(t *testing.T) {
 	}
 }
 
+// The client has nothing to say on the socket: a message from it closes the socket with 1008, and
+// the socket's subscription goes with it.
+func TestSocketRefusesClientMessages(t *testing.T) {
+	s := newSocketServer(t, httpapi.SocketConfig{}, "")
+	conn := dial(t, s, eventstest.Options{})
+	eventstest.MustNext(t, conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := conn.Write(ctx, websocket.MessageText, []byte(`{"type":"hello"}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := conn.Read(ctx)
+	if st := websocket.CloseStatus(err); st != websocket.StatusPolicyViolation {
+		t.Fatalf("the socket ended with %v (status %d), want 1008", err, st)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.hub.Len() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := s.hub.Len(); n != 0 {
+		t.Errorf("hub has %d subscriptions after the socket closed, want 0", n)
+	}
+}
+
 // Origin must be the deployment's own, compared by scheme and host, without default ports.
 func TestSocketOrigin(t *testing.T) {
 	s := newSocketServer(t, httpapi.SocketConfig{}, "https://Inbox.Example.com:443/")
