@@ -232,6 +232,11 @@ func TestExtensionRefusals(t *testing.T) {
 		{"another credential's task", modernCall{token: d.issue(t, "local", ask.RoleAgent, ask.Actor{ID: "agent:b"}, ask.Actor{ID: "owner"}), method: "tasks/get", tasks: true, params: get}, mcp.INVALID_PARAMS, 400},
 		{"tasks/list", modernCall{method: "tasks/list", tasks: true, params: map[string]any{}}, mcp.METHOD_NOT_FOUND, 404},
 		{"tasks/result", modernCall{method: "tasks/result", tasks: true, params: get}, mcp.METHOD_NOT_FOUND, 404},
+		{"a taskId that is not a string", modernCall{method: "tasks/get", tasks: true, params: map[string]any{"taskId": 5}}, mcp.INVALID_PARAMS, 400},
+		{"no taskId", modernCall{method: "tasks/cancel", tasks: true, params: map[string]any{}}, mcp.INVALID_PARAMS, 400},
+		{"tasks/update without inputResponses", modernCall{method: "tasks/update", tasks: true, params: get}, mcp.INVALID_PARAMS, 400},
+		{"tasks/update with inputResponses not an object", modernCall{method: "tasks/update", tasks: true, params: map[string]any{"taskId": id, "inputResponses": []any{}}}, mcp.INVALID_PARAMS, 400},
+		{"task notifications without the extension", modernCall{method: "subscriptions/listen", params: map[string]any{"notifications": map[string]any{"taskIds": []string{id}}}}, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, 400},
 		{"tools/call without Mcp-Name", modernCall{method: "tools/call", tasks: true, params: map[string]any{"name": "ask_question", "arguments": question("x")}, headers: map[string]string{mcp.HeaderName: ""}}, mcp.HEADER_MISMATCH, 400},
 	} {
 		res := d.modern(t, tc.call)
