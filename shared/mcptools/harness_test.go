@@ -49,6 +49,8 @@ type deployOpts struct {
 	// DBPath is the SQLite file; default a new file in t.TempDir(). Pass another deployment's
 	// path to build a second instance (or a restarted one) on the same database.
 	DBPath string
+	// Now is the deployment's clock; default the real one.
+	Now ask.Clock
 }
 
 // deployment is one running Loopback instance.
@@ -109,6 +111,7 @@ func newTestDeployment(t *testing.T, opts deployOpts) *deployment {
 		Storage: db, Blobs: blobs, Hub: hub, PublicURL: srv.URL,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Wait:   app.Wait{MaxWait: opts.MaxWait, Progress: opts.Progress, TaskPoll: opts.TaskPoll},
+		Now:    opts.Now,
 	})
 	svc, agents := lb.Service, lb.MCP
 	handler = lb.Handler(nil)
