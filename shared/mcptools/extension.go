@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/reqlog"
 )
 
 // MCP 2026-07-28 and the Tasks extension, io.modelcontextprotocol/tasks (SEP-2663, the spec in
@@ -394,6 +396,7 @@ func writeModernError(w http.ResponseWriter, id json.RawMessage, e *rpcError) {
 		mcp.INVALID_REQUEST, mcp.INVALID_PARAMS, mcp.PARSE_ERROR:
 		status = http.StatusBadRequest
 	}
+	reqlog.LineOf(w).Add(slog.Int("rpc_error", e.Code))
 	writeJSONRPC(w, status, map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 }
 

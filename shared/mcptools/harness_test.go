@@ -32,6 +32,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/mcptools"
+	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/sqlite"
 )
 
@@ -51,6 +52,8 @@ type deployOpts struct {
 	DBPath string
 	// Now is the deployment's clock; default the real one.
 	Now ask.Clock
+	// Log receives the deployment's log, as JSON lines (Lambda's format, redacted); default none.
+	Log io.Writer
 }
 
 // deployment is one running Loopback instance.
@@ -107,9 +110,13 @@ func newTestDeployment(t *testing.T, opts deployOpts) *deployment {
 	srv.Start()
 	// Wired as `loopback serve` wires it (shared/app), on this server's address.
 	hub := events.NewHub()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if opts.Log != nil {
+		logger = slog.New(redact.New(slog.NewJSONHandler(opts.Log, nil)))
+	}
 	lb := app.New(app.Config{
 		Storage: db, Blobs: blobs, Hub: hub, PublicURL: srv.URL,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: logger,
 		Wait:   app.Wait{MaxWait: opts.MaxWait, Progress: opts.Progress, TaskPoll: opts.TaskPoll},
 		Now:    opts.Now,
 	})
