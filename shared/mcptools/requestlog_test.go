@@ -77,7 +77,9 @@ func TestRequestLog(t *testing.T) {
 		t.Fatalf("no log line for %s in:\n%s", what, all)
 		return nil
 	}
-	created := find("the task-creating call", func(l map[string]any) bool { return l["rpc"] == "tools/call" && l["tool"] == "ask_question" && l["protocol"] == mcp.ProtocolVersion20260728 })
+	created := find("the task-creating call", func(l map[string]any) bool {
+		return l["rpc"] == "tools/call" && l["tool"] == "ask_question" && l["protocol"] == mcp.ProtocolVersion20260728
+	})
 	if created["msg"] != "mcp" || created["client"] != "ext-test 1.0" || created["status"] != 200.0 || created["rpc_error"] != nil {
 		t.Errorf("the task-creating call's line: %v", created)
 	}
