@@ -114,55 +114,61 @@ for (const generation of ['modern', 'legacy']) {
   });
 }
 
-test('2026-07-28: cancelling a task stops following; the ask stays for the person', async () => {
-  const { session, close } = await taskSession(server, 'modern');
-  try {
-    const execution = await session.callTool('ask_question', { question: 'Keep this?', project: 'tasks-cancel' }, { task: { preference: 'prefer' } });
-    assert.equal(execution.kind, 'task');
-    const ask = await openAsk(server, 'tasks-cancel', (a) => a.waiting);
-    await execution.cancel();
-    for (let i = 0; i < 200; i++) {
-      const { body } = await server.fetchApi('GET', `/asks/${ask.id}`);
-      if (!body.waiting) break;
-      await sleep(25);
-    }
-    const { body } = await server.fetchApi('GET', `/asks/${ask.id}`);
-    assert.equal(body.status, 'awaiting_human', 'the ask is still open');
-    assert.equal(body.waiting, false, 'nobody follows it after the cancel');
-  } finally {
-    await close();
-  }
-});
+const LABEL = { modern: '2026-07-28', legacy: '2025-11-25' };
 
-test('2026-07-28: a task survives a restart of the binary', async () => {
-  const restarting = await new LoopbackServer().start();
-  try {
-    let { client, session, close } = await taskSession(restarting, 'modern');
-    const execution = await session.callTool('ask_question', { question: 'Still there after a restart?', project: 'tasks-restart' }, { task: { preference: 'prefer' } });
-    assert.equal(execution.kind, 'task');
-    let reference;
-    await execution.handoff((r) => { reference = r; });
-    // The agent goes away with its reference kept (closing the session would cancel the task:
-    // ext-tasks cancels every execution it still holds when a session closes).
-    await client.close();
-    const ask = await openAsk(restarting, 'tasks-restart');
-
-    const addr = restarting.addr;
-    await restarting.restart();
-    assert.equal(restarting.addr, addr);
-    await reply(restarting, ask.id, { outcome: 'answered', selected: [], text: 'yes, still here' });
-
-    ({ session, close } = await taskSession(restarting, 'modern'));
+for (const generation of ['modern', 'legacy']) {
+  test(`${LABEL[generation]}: cancelling a task stops following; the ask stays for the person`, async () => {
+    const { session, close } = await taskSession(server, generation);
+    const project = `tasks-cancel-${generation}`;
     try {
-      const resumed = await session.resumeTask(reference);
-      const { outcome } = await resumed.settle();
-      const tr = toolReply(outcome);
-      assert.equal(tr.askId, ask.id);
-      assert.equal(tr.reply.text, 'yes, still here');
+      const execution = await session.callTool('ask_question', { question: 'Keep this?', project }, { task: { preference: 'prefer' } });
+      assert.equal(execution.kind, 'task');
+      const ask = await openAsk(server, project, (a) => a.waiting);
+      await execution.cancel();
+      for (let i = 0; i < 200; i++) {
+        const { body } = await server.fetchApi('GET', `/asks/${ask.id}`);
+        if (!body.waiting) break;
+        await sleep(25);
+      }
+      const { body } = await server.fetchApi('GET', `/asks/${ask.id}`);
+      assert.equal(body.status, 'awaiting_human', 'the ask is still open');
+      assert.equal(body.waiting, false, 'nobody follows it after the cancel');
     } finally {
       await close();
     }
-  } finally {
-    await restarting.dispose();
-  }
-});
+  });
+
+  test(`${LABEL[generation]}: a task survives a restart of the binary`, async () => {
+    const restarting = await new LoopbackServer().start();
+    const project = `tasks-restart-${generation}`;
+    try {
+      let { client, session, close } = await taskSession(restarting, generation);
+      const execution = await session.callTool('ask_question', { question: 'Still there after a restart?', project }, { task: { preference: 'prefer' } });
+      assert.equal(execution.kind, 'task');
+      let reference;
+      await execution.handoff((r) => { reference = r; });
+      // The agent goes away with its reference kept (closing the session would cancel the task:
+      // ext-tasks cancels every execution it still holds when a session closes).
+      await client.close();
+      const ask = await openAsk(restarting, project);
+
+      const addr = restarting.addr;
+      await restarting.restart();
+      assert.equal(restarting.addr, addr);
+      await reply(restarting, ask.id, { outcome: 'answered', selected: [], text: 'yes, still here' });
+
+      ({ session, close } = await taskSession(restarting, generation));
+      try {
+        const resumed = await session.resumeTask(reference);
+        const { outcome } = await resumed.settle();
+        const tr = toolReply(outcome);
+        assert.equal(tr.askId, ask.id);
+        assert.equal(tr.reply.text, 'yes, still here');
+      } finally {
+        await close();
+      }
+    } finally {
+      await restarting.dispose();
+    }
+  });
+}

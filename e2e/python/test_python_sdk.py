@@ -34,6 +34,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LOOPBACK_BIN", ROOT / "bin" / "loopback"))
 OWNER = "lb_python-e2e-owner-token-0123456789abcdefghij"
 MODES = {"default": "auto", "legacy": "legacy"}
+# The revision each mode must end up speaking with Loopback.
+PROTOCOL = {"default": "2026-07-28", "legacy": "2025-11-25"}
 
 
 class Server:
@@ -104,6 +106,7 @@ def test_blocking_call_answered_after_70s(server):
 
     async def ask(mode):
         async with client(server, MODES[mode]) as c:
+            assert c.protocol_version == PROTOCOL[mode], (mode, c.protocol_version)
             return await c.call_tool("ask_question", {"question": f"Deploy now? ({mode})", "project": f"py-slow-{mode}"})
 
     async def main():
@@ -150,9 +153,12 @@ def test_killed_agent_resumes_with_list_open_asks(server, mode):
 
     async def resume():
         async with client(server, MODES[mode]) as c:
+            assert c.protocol_version == PROTOCOL[mode], (mode, c.protocol_version)
             listed = reply_of(await c.call_tool("list_open_asks", {"project": project}))
             assert [x["askId"] for x in listed["asks"]] == [a["id"]], listed
-            assert listed["asks"][0]["kind"] == "question" and listed["asks"][0]["move"] == "person"
+            entry = listed["asks"][0]
+            assert entry["kind"] == "question" and entry["move"] == "person", entry
+            assert entry["title"] == "Killed mid-wait?" and entry["askedAt"] == a["createdAt"], (entry, a)
             waiting = asyncio.create_task(c.call_tool("await_reply", {"askId": listed["asks"][0]["askId"]}))
             await asyncio.to_thread(server.open_ask, project)  # followed again
             server.api_call("POST", f"/asks/{a['id']}/reply", {"outcome": "answered", "selected": [], "text": "found you"})

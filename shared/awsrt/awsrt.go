@@ -64,10 +64,11 @@ type Env struct {
 	Progress time.Duration
 	// Poll is how often a waiting call reads its ask's head (LOOPBACK_POLL). Default 1 s.
 	Poll time.Duration
-	// QuietMaxWait bounds a wait that reports no progress (LOOPBACK_QUIET_MAX_WAIT): it sends
-	// nothing until it ends, and CloudFront cuts a response that sent nothing for its origin
+	// QuietMaxWait bounds a wait that can report nothing (LOOPBACK_QUIET_MAX_WAIT): no progress
+	// token, and a client that takes no SSE, so no keepalive comment lines either. Such a response
+	// sends nothing until it ends, and CloudFront cuts a response that sent nothing for its origin
 	// read timeout (60 s at most without a quota increase; template.yaml sets 60 s on /mcp).
-	// Default 50 s.
+	// Default 50 s. Every other wait streams progress or keepalives and lasts MaxWait.
 	QuietMaxWait time.Duration
 	// VAPIDParameter is the prefix of the SSM parameters holding the Web Push key pair
 	// (LOOPBACK_VAPID_PARAMETER; awsrt/push.go). Empty: no push routes, no pushes.

@@ -653,9 +653,6 @@ func (d *deployment) cloudFront(t *testing.T, location string) ([]byte, http.Hea
 	return b, resp.Header
 }
 
-// TestServerlessQuietWait: a blocking call with nothing to report (no progress token) ends within
-// QuietMaxWait, before CloudFront would cut its silent response, with the await_reply result; the
-// reply given meanwhile is kept, and await_reply returns it.
 // TestServerlessQuietWait: a wait whose client sent no progress token has nothing to report, so
 // it streams SSE comment lines instead (CloudFront would cut a response that sends nothing for
 // 60 s) and goes on past QuietMaxWait until the person replies.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/reqlog"
 )
 
 // MCP 2026-07-28 and the Tasks extension, io.modelcontextprotocol/tasks (SEP-2663, the spec in
@@ -76,6 +78,10 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, msg *rpcMe
 		writeModern(w, msg.ID, result, err)
 		return true
 	case "tasks/get", "tasks/update", "tasks/cancel":
+		if err := taskRequestParams(msg); err != nil {
+			writeModernError(w, msg.ID, err)
+			return true
+		}
 		if err := checkModern(r, msg); err != nil {
 			writeModernError(w, msg.ID, err)
 			return true
@@ -95,6 +101,24 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, msg *rpcMe
 			result, err = h.cancelExtensionTask(ctx, msg.Params.TaskID)
 		}
 		writeModern(w, msg.ID, result, err)
+		return true
+	case string(mcp.MethodSubscriptionsListen):
+		// The extension's taskIds in a listen's notifications: a client that did not declare
+		// the extension gets -32021. A declaring one gets mcp-go's acknowledgement, which agrees
+		// to no task ids (notifications/tasks are optional; Loopback's clients poll).
+		var p struct {
+			Notifications struct {
+				TaskIDs json.RawMessage `json:"taskIds"`
+			} `json:"notifications"`
+		}
+		if json.Unmarshal(msg.rawParams, &p) != nil || len(p.Notifications.TaskIDs) == 0 || string(p.Notifications.TaskIDs) == "null" || declaresTasks(msg) {
+			return false
+		}
+		if err := checkModern(r, msg); err != nil {
+			writeModernError(w, msg.ID, err)
+			return true
+		}
+		writeModernError(w, msg.ID, missingTasksCapability())
 		return true
 	case "tasks/list", "tasks/result":
 		if err := checkModern(r, msg); err != nil {
@@ -139,6 +163,27 @@ func checkModern(r *http.Request, msg *rpcMessage) *rpcError {
 			return &rpcError{Code: mcp.HEADER_MISMATCH, Message: "Mcp-Name: missing required header for method " + strconv.Quote(msg.Method) + " (the task's id)"}
 		case !ok || name != msg.Params.TaskID:
 			return &rpcError{Code: mcp.HEADER_MISMATCH, Message: "Mcp-Name: header value " + strconv.Quote(name) + " does not match params.taskId " + strconv.Quote(msg.Params.TaskID)}
+		}
+	}
+	return nil
+}
+
+// taskRequestParams checks the params of tasks/get, tasks/update and tasks/cancel as the
+// extension's schema declares them: an object with a string taskId, and for tasks/update an
+// inputResponses object. Anything else is invalid params (-32602).
+func taskRequestParams(msg *rpcMessage) *rpcError {
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(msg.rawParams, &p); err != nil || p == nil {
+		return &rpcError{Code: mcp.INVALID_PARAMS, Message: msg.Method + ": params must be an object with the taskId"}
+	}
+	var id string
+	if err := json.Unmarshal(p["taskId"], &id); err != nil || id == "" {
+		return &rpcError{Code: mcp.INVALID_PARAMS, Message: msg.Method + ": params.taskId must be the task's id, a non-empty string"}
+	}
+	if msg.Method == "tasks/update" {
+		var responses map[string]json.RawMessage
+		if err := json.Unmarshal(p["inputResponses"], &responses); err != nil || responses == nil {
+			return &rpcError{Code: mcp.INVALID_PARAMS, Message: "tasks/update: params.inputResponses must be an object of input responses keyed as the task's inputRequests were"}
 		}
 	}
 	return nil
@@ -351,6 +396,7 @@ func writeModernError(w http.ResponseWriter, id json.RawMessage, e *rpcError) {
 		mcp.INVALID_REQUEST, mcp.INVALID_PARAMS, mcp.PARSE_ERROR:
 		status = http.StatusBadRequest
 	}
+	reqlog.LineOf(w).Add(slog.Int("rpc_error", e.Code))
 	writeJSONRPC(w, status, map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 }
 

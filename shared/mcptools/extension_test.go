@@ -3,11 +3,13 @@ package mcptools_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"math"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,6 +215,54 @@ func TestExtensionTaskLifecycle(t *testing.T) {
 	}
 }
 
+// TestExtensionPollingIsFollowing: a task whose client keeps polling shows the agent waiting;
+// once the polls stop, its lease lapses (30 s after the last poll) and the sweeper clears waiting;
+// a poll after that follows the ask again.
+func TestExtensionPollingIsFollowing(t *testing.T) {
+	var offset atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	later := func(d time.Duration) { offset.Add(int64(d)) }
+	d := newTestDeployment(t, deployOpts{TaskPoll: time.Second, Now: now})
+	ctx := context.Background()
+	id := d.modern(t, modernCall{method: "tools/call", tasks: true, params: map[string]any{"name": "ask_question", "arguments": question("polls")}}).result(t)["taskId"].(string)
+	a := d.waitingAsk(t, 1)
+	poll := func() {
+		t.Helper()
+		if got := d.modern(t, modernCall{method: "tasks/get", tasks: true, params: map[string]any{"taskId": id}}).result(t); got["status"] != "working" {
+			t.Fatalf("tasks/get: %v", got)
+		}
+	}
+	reap := func() int {
+		t.Helper()
+		n, err := d.Service.ReapLeases(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// Polls keep coming, each well within the lease of the one before: always waiting.
+	for range 4 {
+		later(20 * time.Second)
+		poll()
+		if n := reap(); n != 0 || !d.getAsk(t, a.ID).Waiting {
+			t.Fatalf("polled every 20 s, yet %d leases reaped and waiting %v", n, d.getAsk(t, a.ID).Waiting)
+		}
+	}
+	// The polls stop: soon after, nobody follows the ask.
+	later(31 * time.Second)
+	if n := reap(); n != 1 {
+		t.Fatalf("31 s after the last poll %d leases reaped, want the task's", n)
+	}
+	if d.getAsk(t, a.ID).Waiting {
+		t.Fatal("the polls stopped, yet the ask shows the agent waiting")
+	}
+	// The client comes back: waiting again.
+	poll()
+	if !d.getAsk(t, a.ID).Waiting {
+		t.Fatal("polled again, yet not waiting")
+	}
+}
+
 func TestExtensionRefusals(t *testing.T) {
 	d := newTestDeployment(t, deployOpts{})
 	id := d.modern(t, modernCall{method: "tools/call", tasks: true, params: map[string]any{"name": "ask_question", "arguments": question("ext")}}).result(t)["taskId"].(string)
@@ -232,6 +282,11 @@ func TestExtensionRefusals(t *testing.T) {
 		{"another credential's task", modernCall{token: d.issue(t, "local", ask.RoleAgent, ask.Actor{ID: "agent:b"}, ask.Actor{ID: "owner"}), method: "tasks/get", tasks: true, params: get}, mcp.INVALID_PARAMS, 400},
 		{"tasks/list", modernCall{method: "tasks/list", tasks: true, params: map[string]any{}}, mcp.METHOD_NOT_FOUND, 404},
 		{"tasks/result", modernCall{method: "tasks/result", tasks: true, params: get}, mcp.METHOD_NOT_FOUND, 404},
+		{"a taskId that is not a string", modernCall{method: "tasks/get", tasks: true, params: map[string]any{"taskId": 5}}, mcp.INVALID_PARAMS, 400},
+		{"no taskId", modernCall{method: "tasks/cancel", tasks: true, params: map[string]any{}}, mcp.INVALID_PARAMS, 400},
+		{"tasks/update without inputResponses", modernCall{method: "tasks/update", tasks: true, params: get}, mcp.INVALID_PARAMS, 400},
+		{"tasks/update with inputResponses not an object", modernCall{method: "tasks/update", tasks: true, params: map[string]any{"taskId": id, "inputResponses": []any{}}}, mcp.INVALID_PARAMS, 400},
+		{"task notifications without the extension", modernCall{method: "subscriptions/listen", params: map[string]any{"notifications": map[string]any{"taskIds": []string{id}}}}, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, 400},
 		{"tools/call without Mcp-Name", modernCall{method: "tools/call", tasks: true, params: map[string]any{"name": "ask_question", "arguments": question("x")}, headers: map[string]string{mcp.HeaderName: ""}}, mcp.HEADER_MISMATCH, 400},
 	} {
 		res := d.modern(t, tc.call)

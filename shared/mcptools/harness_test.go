@@ -32,6 +32,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/mcptools"
+	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/sqlite"
 )
 
@@ -49,6 +50,10 @@ type deployOpts struct {
 	// DBPath is the SQLite file; default a new file in t.TempDir(). Pass another deployment's
 	// path to build a second instance (or a restarted one) on the same database.
 	DBPath string
+	// Now is the deployment's clock; default the real one.
+	Now ask.Clock
+	// Log receives the deployment's log, as JSON lines (Lambda's format, redacted); default none.
+	Log io.Writer
 }
 
 // deployment is one running Loopback instance.
@@ -105,10 +110,15 @@ func newTestDeployment(t *testing.T, opts deployOpts) *deployment {
 	srv.Start()
 	// Wired as `loopback serve` wires it (shared/app), on this server's address.
 	hub := events.NewHub()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if opts.Log != nil {
+		logger = slog.New(redact.New(slog.NewJSONHandler(opts.Log, nil)))
+	}
 	lb := app.New(app.Config{
 		Storage: db, Blobs: blobs, Hub: hub, PublicURL: srv.URL,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: logger,
 		Wait:   app.Wait{MaxWait: opts.MaxWait, Progress: opts.Progress, TaskPoll: opts.TaskPoll},
+		Now:    opts.Now,
 	})
 	svc, agents := lb.Service, lb.MCP
 	handler = lb.Handler(nil)

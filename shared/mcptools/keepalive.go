@@ -131,6 +131,9 @@ func (k *keepalive) Flush() {
 	}
 }
 
+// Unwrap returns the writer underneath (reqlog.LineOf, http.ResponseController).
+func (k *keepalive) Unwrap() http.ResponseWriter { return k.w }
+
 // finish sends a held JSON response as the stream's one event.
 func (k *keepalive) finish() {
 	if k == nil {

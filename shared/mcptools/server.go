@@ -85,6 +85,7 @@ func New(cfg Config) *Handler {
 		// which field broke which rule, with a stable code; decodeArgs refuses unknown fields.
 		server.WithOutputSchemaValidation(),
 		server.WithRecovery(),
+		server.WithHooks(requestLogHooks()),
 		server.WithInstructions(instructions),
 	)
 	h.addTools()
@@ -238,6 +239,25 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(ctx)
 	}
 	h.http.ServeHTTP(w, r)
+}
+
+// requestLogHooks put on the request's log line (reqlog) what only mcp-go sees: the JSON-RPC
+// error it answered with, and whether a tool's result was a tool error.
+func requestLogHooks() *server.Hooks {
+	hooks := &server.Hooks{}
+	hooks.AddOnError(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any, err error) {
+		code := mcp.INTERNAL_ERROR
+		if e, ok := err.(interface{ ToJSONRPCError() mcp.JSONRPCError }); ok {
+			code = e.ToJSONRPCError().Error.Code
+		}
+		reqlog.From(ctx).Add(slog.Int("rpc_error", code))
+	})
+	hooks.AddAfterCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest, result any) {
+		if r, ok := result.(*mcp.CallToolResult); ok && r.IsError {
+			reqlog.From(ctx).Add(slog.Bool("tool_error", true))
+		}
+	})
+	return hooks
 }
 
 // rpcMessage is the part of a JSON-RPC message Loopback looks at before mcp-go does.

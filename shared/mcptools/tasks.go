@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math"
 	"net/http"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/reqlog"
 )
 
 // revokedMessage tells an agent that its credential was revoked while it waited.
@@ -122,7 +124,9 @@ func taskTTL(raw json.RawMessage) (time.Duration, error) {
 func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, err error) {
 	resp := map[string]any{"jsonrpc": "2.0", "id": id}
 	if err != nil {
-		resp["error"] = rpcErrorOf(err)
+		e := rpcErrorOf(err)
+		reqlog.LineOf(w).Add(slog.Int("rpc_error", e.Code))
+		resp["error"] = e
 	} else {
 		resp["result"] = result
 	}

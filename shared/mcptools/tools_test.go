@@ -233,10 +233,12 @@ func TestBriefingFlow(t *testing.T) {
 		"point": "1", "answer": "Two steps:",
 		"points": []map[string]any{{"title": "Move the data"}, {"title": "Switch the reads", "detail": "behind a flag"}},
 	}}})
-	d.waitFor(t, id, true)
+	// The answer's turn is one change (the ask awaiting the person, and followed): wait for it,
+	// not for waiting alone, which send_briefing's call may still hold while it lets go.
+	eventually(t, "the answer to be recorded", func() bool { return d.getAsk(t, id).Status == string(ask.AwaitingHuman) })
 	a := d.getAsk(t, id)
-	if a.Status != string(ask.AwaitingHuman) {
-		t.Fatalf("after the answer the briefing is %s", a.Status)
+	if !a.Waiting {
+		t.Fatal("after the answer nobody follows the briefing")
 	}
 	last := a.Thread[len(a.Thread)-1]
 	subs, _ := last["points"].([]any)

@@ -113,6 +113,9 @@ func TestToolsListSchemas(t *testing.T) {
 			if !strings.Contains(description, "await_reply") || !strings.Contains(description, "waits") {
 				t.Errorf("the description does not say the call waits and what to do after: %q", description)
 			}
+			if !strings.Contains(description, "list_open_asks") || !strings.Contains(description, "timeout") {
+				t.Errorf("the description does not say how to resume after a client's timeout (list_open_asks): %q", description)
+			}
 		})
 	}
 

@@ -63,9 +63,9 @@ type Waiter struct {
 	Progress time.Duration // how often progress is reported and the lease renewed
 	MaxWait  time.Duration // how long one call waits before it tells the agent to call await_reply
 
-	// QuietMaxWait, when set, bounds instead a wait that reports no progress (Wait's progress is
-	// nil: the client sent no progressToken, or tasks/result). Such a response sends nothing
-	// until it ends, and a proxy in front may cut it first: CloudFront ends a response that sent
+	// QuietMaxWait, when set, bounds instead a wait that reports nothing (Wait's progress is nil:
+	// the client sent no progressToken and takes no SSE, so not even keepalive comment lines go
+	// out; keepalive.go). Such a response sends nothing until it ends, and a proxy in front may cut it first: CloudFront ends a response that sent
 	// nothing for its origin read timeout (60 s at most by default). Zero: MaxWait.
 	QuietMaxWait time.Duration
 

@@ -47,7 +47,7 @@ func Middleware(logger *slog.Logger, msg string, next http.Handler) http.Handler
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		line := &Line{}
-		rec := &Writer{ResponseWriter: w}
+		rec := &Writer{ResponseWriter: w, line: line}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), lineKey{}, line)))
 		status := rec.status
 		if status == 0 {
@@ -74,6 +74,23 @@ type Writer struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	line   *Line
+}
+
+// LineOf returns the Line of the logged request w answers, through any writers wrapped around
+// Middleware's (each with an Unwrap method); nil if w answers no logged request.
+func LineOf(w http.ResponseWriter) *Line {
+	for w != nil {
+		if rec, ok := w.(*Writer); ok {
+			return rec.line
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return nil
+		}
+		w = u.Unwrap()
+	}
+	return nil
 }
 
 // WriteHeader implements http.ResponseWriter.
