@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/push"
 	"github.com/loopback-hq/loopback/shared/push/pushtest"
 )
 
@@ -77,7 +78,7 @@ func TestWebPush(t *testing.T) {
 		t.Errorf("the notice: %+v", got)
 	}
 	m := ps.Received(phoneURL)[0]
-	if m.Claims.Aud != ps.URL() || m.Claims.Sub != "mailto:loopback@localhost" || m.TTL <= 0 || m.Urgency != "high" || m.Topic != got.AskID {
+	if m.Claims.Aud != ps.URL() || m.Claims.Sub != push.DefaultSubscriber || m.TTL <= 0 || m.Urgency != "high" || m.Topic != got.AskID {
 		t.Errorf("the push request: %+v", m)
 	}
 	ps.WaitFor(t, laptopURL, 1, 10*time.Second)

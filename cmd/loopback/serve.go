@@ -103,7 +103,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("setting up Web Push: %w", err)
 	}
 	pushLoopback := os.Getenv(PushLoopbackEnv) == "1"
-	pusher := &push.Sender{Keys: vapid, Store: a.db, Subscriber: pushSubscriber(base), Logger: logger, AllowLoopback: pushLoopback}
+	pusher := &push.Sender{Keys: vapid, Store: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
 	// This process holds the sockets and the waits: the hub reaches both.
 	lb := app.New(app.Config{
 		Storage: a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: push.NewQueue(ctx, pusher, 2, 1024),
@@ -212,15 +212,6 @@ func serveProfiles(addr string, logger *slog.Logger) {
 // PushLoopbackEnv, set to 1, lets push subscriptions and pushes reach loopback addresses over
 // http: for the tests' stand-in push service only. Never set it on a deployment.
 const PushLoopbackEnv = "LOOPBACK_PUSH_TEST_LOOPBACK"
-
-// pushSubscriber is the contact a push service sees in the VAPID JWT: the deployment's address
-// when it is https, or else an address of the local machine.
-func pushSubscriber(base string) string {
-	if strings.HasPrefix(base, "https://") {
-		return base
-	}
-	return "loopback@localhost"
-}
 
 func envOr(name, fallback string) string {
 	if v := os.Getenv(name); v != "" {

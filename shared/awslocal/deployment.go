@@ -39,6 +39,10 @@ type Options struct {
 	// Env overrides variables of one function's environment, by logical ID; a variable the
 	// template does not give the function is refused, so that overrides cannot hide a gap.
 	Env map[string]map[string]string
+	// PushLoopback gives every function the tests' switch that lets push subscriptions and pushes
+	// reach a stand-in push service on 127.0.0.1 (LOOPBACK_PUSH_TEST_LOOPBACK=1), which no
+	// deployment has: for tests only.
+	PushLoopback bool
 	// StreamPoll is how often the stream is read (default 250 ms: Lambda polls a shard about four
 	// times a second).
 	StreamPoll time.Duration
@@ -150,6 +154,9 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 		}
 		for k, v := range o.Env[f.ID] {
 			env[k] = v
+		}
+		if o.PushLoopback {
+			env["LOOPBACK_PUSH_TEST_LOOPBACK"] = "1"
 		}
 		if p := env["LOOPBACK_VAPID_PARAMETER"]; p != "" && !vapid[p] {
 			// make bootstrap's part on AWS: the deployment's Web Push key pair in SSM.

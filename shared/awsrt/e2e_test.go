@@ -46,6 +46,12 @@ type deployment struct {
 	conns *connections
 	pump  *pump
 	table string
+
+	// stream is the fan-out's handler the pump calls; delivered, every batch it was handed (a
+	// test hands one again, as Lambda does when it retries a batch).
+	stream    func(context.Context, lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error)
+	mu        sync.Mutex
+	delivered []lambdaevents.DynamoDBEvent
 }
 
 const inboxHost = "inbox.example.test" // the CloudFront domain, as X-Loopback-Host carries it
@@ -79,8 +85,13 @@ func deployWith(t *testing.T, change func(*awsrt.Env)) *deployment {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &deployment{rt: rt, conns: conns, table: table}
-	d.pump = newPump(t, moto.Config(), moto.DynamoDB(), table, rt.Stream())
+	d := &deployment{rt: rt, conns: conns, table: table, stream: rt.Stream()}
+	d.pump = newPump(t, moto.Config(), moto.DynamoDB(), table, func(ctx context.Context, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
+		d.mu.Lock()
+		d.delivered = append(d.delivered, ev)
+		d.mu.Unlock()
+		return d.stream(ctx, ev)
+	})
 	d.pump.run(50 * time.Millisecond)
 	return d
 }

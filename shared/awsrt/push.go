@@ -99,11 +99,3 @@ func (v *vapid) load(ctx context.Context, private bool) (push.Keys, error) {
 	}
 	return v.keys, nil
 }
-
-// pushSubscriber is the contact push services see in the VAPID JWT: the deployment's address.
-func pushSubscriber(publicURL string) string {
-	if publicURL != "" {
-		return publicURL
-	}
-	return "loopback@localhost"
-}

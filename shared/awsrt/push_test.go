@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -19,7 +20,8 @@ import (
 // key pair in SSM (made once); the api-push handler serves the public key and stores a device's
 // subscription; an ask that opens reaches the stream fan-out, which pushes it to the device
 // through the stand-in push service (VAPID checked against the key the device subscribed with,
-// the payload decrypted with the device's keys); a push service's 410 forgets the subscription.
+// the payload decrypted with the device's keys), once although the stream delivers the batch
+// again; a push service's 429 is retried; its 410 forgets the subscription.
 func TestServerlessWebPush(t *testing.T) {
 	ctx := context.Background()
 	prefix := "/loopback/" + awstest.Name("push") + "/vapid"
@@ -58,6 +60,30 @@ func TestServerlessWebPush(t *testing.T) {
 	}
 	if f := ps.Failures(); len(f) != 0 {
 		t.Fatalf("the push service refused: %v", f)
+	}
+
+	// Lambda hands a batch again (a timeout, a crash, a bisected retry): every batch the fan-out
+	// has had so far, once more. The change was pushed; it is not pushed again.
+	d.mu.Lock()
+	again := slices.Clone(d.delivered)
+	d.mu.Unlock()
+	for _, ev := range again {
+		if _, err := d.stream(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := ps.Requests(endpoint); n != 1 {
+		t.Fatalf("%d push requests after the stream delivered the batch again, want 1 (once per change)", n)
+	}
+
+	// A push service that throttles: the push is retried after its Retry-After, and arrives.
+	ps.Throttle(endpoint, 1)
+	if _, err := d.rt.Service.AskQuestion(ctx, ask.QuestionInput{Question: "Throttled?", Project: "aws-push"}, ask.Origin{Space: space}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ps.WaitFor(t, endpoint, 2, 15*time.Second); len(got) != 2 || ps.Requests(endpoint) != 3 {
+		t.Fatalf("after a 429: %d delivered in %d requests, want 2 in 3", len(got), ps.Requests(endpoint))
 	}
 
 	ps.Gone(endpoint)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -101,4 +102,33 @@ func TestTaskStore(t *testing.T) {
 
 func TestUploadStore(t *testing.T) {
 	asktest.TestUploadStore(t, func(t *testing.T) ask.UploadStore { return sharedStore(t) })
+}
+
+// TestClaimPush: a change's push is claimed once, whatever the stream delivers again: the same
+// version a second time, or an older one after a newer, is refused; a newer one wins; asks and
+// spaces are apart.
+func TestClaimPush(t *testing.T) {
+	s, ctx := sharedStore(t), context.Background()
+	until := time.Now().Add(48 * time.Hour)
+	for _, c := range []struct {
+		space, id string
+		version   int
+		want      bool
+	}{
+		{"sp_claim", "a1", 1, true},
+		{"sp_claim", "a1", 1, false},
+		{"sp_claim", "a1", 3, true},
+		{"sp_claim", "a1", 2, false},
+		{"sp_claim", "a1", 3, false},
+		{"sp_claim", "a2", 1, true},
+		{"sp_other", "a1", 1, true},
+	} {
+		got, err := s.ClaimPush(ctx, c.space, c.id, c.version, until)
+		if err != nil || got != c.want {
+			t.Errorf("ClaimPush(%s, %s, v%d) = %v, %v; want %v", c.space, c.id, c.version, got, err, c.want)
+		}
+	}
+	if _, err := s.ClaimPush(ctx, "sp#bad", "a1", 1, until); err == nil {
+		t.Error("a space with # was claimed")
+	}
 }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/buildinfo"
 )
 
 // A push subscription is one item, listed under its space:
@@ -93,4 +95,38 @@ func (s *Store) DeletePushSubscription(ctx context.Context, space, id string) er
 		return fmt.Errorf("dynamodb: delete push subscription %s: %w", id, err)
 	}
 	return nil
+}
+
+// A change's push is claimed once, in an item of its own per ask (outside the ask's partition,
+// and of a type the stream's filter does not pass):
+//
+//	pk NOTICE#<space>#<id>  sk NOTICE  version <the newest version pushed>
+//
+// The stream delivers a record at least once (a batch retried after a timeout or a crash, or
+// bisected), so the fan-out claims a change before pushing it: of two deliveries of one version,
+// or an older one after a newer, only the first claim wins.
+const prefixNotice = "NOTICE#"
+
+// ClaimPush records that the change of ask id at version is pushed, and reports whether this
+// call was the first to claim it (false: this version, or a newer one, was claimed before). The
+// claim is kept until expires (its TTL), longer than the stream keeps a record.
+func (s *Store) ClaimPush(ctx context.Context, space, id string, version int, expires time.Time) (bool, error) {
+	if !usable(space, id) {
+		return false, unusable("claim push", space, id)
+	}
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(prefixNotice+space+"#"+id, prefixNotice),
+		UpdateExpression:         aws.String("SET #type = :type, #revision = :revision, #version = :version, #" + attrTTL + " = :ttl"),
+		ConditionExpression:      aws.String("attribute_not_exists(#pk) OR #version < :version"),
+		ExpressionAttributeNames: names(attrPK, attrType, attrRevision, attrVersion, attrTTL),
+		ExpressionAttributeValues: item{
+			":type": str("notice"), ":revision": num(buildinfo.Revision), ":version": num(int64(version)), ":ttl": ttl(expires),
+		},
+	})
+	if _, failed := isConditionFailed(err); failed {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("dynamodb: claim push %s v%d: %w", id, version, err)
+	}
+	return true, nil
 }

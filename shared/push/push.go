@@ -14,9 +14,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -65,12 +67,42 @@ func LoadOrCreateKeys(file string) (Keys, error) {
 	return k, os.Rename(tmp, filepath.Clean(file))
 }
 
+// DefaultSubscriber is the VAPID contact when the deployment has no public https address of its
+// own: the project's home. Apple's push service refuses a JWT whose sub it cannot resolve (such
+// as mailto:…@localhost, 403 BadJwtToken), so a placeholder would fail every iPhone.
+const DefaultSubscriber = "https://github.com/loopback-hq/loopback"
+
+// Subscriber is the contact push services see in the VAPID JWT's sub: the deployment's address
+// when it is https on a public name, or else DefaultSubscriber.
+func Subscriber(publicURL string) string {
+	u, err := url.Parse(publicURL)
+	if err != nil || u.Scheme != "https" || !PublicName(u.Hostname()) {
+		return DefaultSubscriber
+	}
+	return strings.TrimRight(publicURL, "/")
+}
+
+// PublicName reports whether host is a name a push service can resolve: not an IP address, not a
+// single label, and not under a name reserved for local or test use.
+func PublicName(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h == "" || net.ParseIP(h) != nil || !strings.Contains(h, ".") {
+		return false
+	}
+	for _, suffix := range []string{".localhost", ".local", ".invalid", ".test", ".example", ".internal", ".lan", ".home.arpa"} {
+		if strings.HasSuffix(h, suffix) {
+			return false
+		}
+	}
+	return true
+}
+
 // Sender pushes notices to subscriptions.
 type Sender struct {
 	Keys  Keys
 	Store ask.PushStore
-	// Subscriber is the sender's contact in the VAPID JWT's sub: an https URL (the deployment's
-	// address) or an e-mail address.
+	// Subscriber is the sender's contact in the VAPID JWT's sub: an https URL (Subscriber gives
+	// the deployment's) or an e-mail address, on a name push services can resolve.
 	Subscriber string
 	Logger     *slog.Logger
 

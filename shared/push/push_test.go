@@ -107,3 +107,22 @@ func TestKeysAreKept(t *testing.T) {
 		t.Fatalf("the key pair changed on the second load: %v", err)
 	}
 }
+
+// TestSubscriber: the VAPID contact is the deployment's https address on a public name, else the
+// project's home (Apple refuses a sub it cannot resolve).
+func TestSubscriber(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://loopback.example.com/": "https://loopback.example.com",
+		"https://d1234.cloudfront.net":  "https://d1234.cloudfront.net",
+		"http://loopback.example.com":   push.DefaultSubscriber,
+		"http://127.0.0.1:8080":         push.DefaultSubscriber,
+		"https://localhost:8443":        push.DefaultSubscriber,
+		"https://192.168.1.20":          push.DefaultSubscriber,
+		"https://inbox.local":           push.DefaultSubscriber,
+		"":                              push.DefaultSubscriber,
+	} {
+		if got := push.Subscriber(in); got != want {
+			t.Errorf("Subscriber(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

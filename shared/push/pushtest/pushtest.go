@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
@@ -528,18 +529,41 @@ func (s *Service) checkVAPID(r *http.Request, sub *subscription, msg *Message) (
 }
 
 // checkSubject accepts "mailto:" and one plain address, or an https URL
-// with a host; Apple's service refuses anything else (such as the
-// "mailto:mailto:..." that a doubled prefix makes).
+// with a host, the address's domain or the URL's host a name that resolves:
+// Apple's service refuses anything else, such as the "mailto:mailto:..."
+// that a doubled prefix makes, or a placeholder like mailto:x@localhost
+// (403 BadJwtToken; web-push-libs/web-push#947).
 func checkSubject(sub string) error {
 	if addr, ok := strings.CutPrefix(sub, "mailto:"); ok {
 		a, err := mail.ParseAddress(addr)
 		if err != nil || a.Address != addr || a.Name != "" {
 			return errors.New("not mailto: and one e-mail address")
 		}
+		if _, domain, _ := strings.Cut(addr, "@"); !resolvable(domain) {
+			return fmt.Errorf("the address's domain %q does not resolve", domain)
+		}
 		return nil
 	}
 	if u, err := url.Parse(sub); err == nil && u.Scheme == "https" && u.Host != "" {
+		if !resolvable(u.Hostname()) {
+			return fmt.Errorf("the URL's host %q does not resolve", u.Hostname())
+		}
 		return nil
 	}
 	return errors.New("want mailto:<address> or an https URL")
+}
+
+// resolvable is a name a push service can look up: no IP address, no single
+// label, nothing under a name reserved for local or test use.
+func resolvable(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h == "" || net.ParseIP(h) != nil || !strings.Contains(h, ".") {
+		return false
+	}
+	for _, suffix := range []string{".localhost", ".local", ".invalid", ".test", ".example", ".internal", ".lan", ".home.arpa"} {
+		if strings.HasSuffix(h, suffix) {
+			return false
+		}
+	}
+	return true
 }

@@ -34,8 +34,6 @@ const ICONS = ['/icons/icon-192.png', '/icons/icon-512.png', '/icons/maskable-51
 let server;
 let agent;
 let browser;
-/** Whether this server has the push routes (GET /api/v1/push/key answers 200, not 404). */
-let pushRoutes = false;
 let seq = 0;
 const project = (name) => `${name}-${++seq}`;
 
@@ -44,9 +42,9 @@ before(async () => {
   server = await new Server().start();
   agent = await new Agent(server, { name: 'claude-code', version: '2.1.0' }).init();
   browser = await launch();
+  // The server has the push routes (contract revision 2): every test below relies on them.
   const key = await server.api('GET', '/push/key');
-  pushRoutes = key.status === 200;
-  if (!pushRoutes) console.log(`# this server has no push routes (GET /api/v1/push/key: ${key.status}): the bell's subscribe tests are skipped`);
+  assert.equal(key.status, 200, `GET /api/v1/push/key: ${key.status}`);
 });
 
 after(async () => {
@@ -264,19 +262,6 @@ async function fakePushManager(context, keys = browserKeys(), endpoint = 'https:
     };
     Object.defineProperty(window, '__push', { get: () => ({ ...record(), subscription: load() }) });
   }, { keys: { p256dh: keys.p256dh, auth: keys.auth }, endpoint });
-}
-
-/**
- * Where this server has no push routes yet, the three are answered for the page as the contract
- * (spec/main.tsp, Push) says, so that the bell's screens can still be drawn. Returns whether it did.
- */
-async function standInForPushRoutes(page) {
-  if (pushRoutes) return false;
-  const key = createECDH('prime256v1').generateKeys().toString('base64url');
-  await page.route('**/api/v1/push/key', (r) => r.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ publicKey: key }) }));
-  await page.route('**/api/v1/push/subscriptions', (r) => r.fulfill({ status: 201, contentType: 'application/json', body: JSON.stringify({ id: 'push_standin' }) }));
-  await page.route('**/api/v1/push/subscriptions/*', (r) => r.fulfill({ status: 204 }));
-  return true;
 }
 
 /** Signs a page in through the link, as openInbox does, on a context made by the test. */
@@ -564,7 +549,6 @@ describe('Web Push', () => {
     const cdp = await browser.newBrowserCDPSession();
     await cdp.send('Browser.setPermission', { permission: { name: 'notifications' }, setting: 'denied', origin: server.origin, browserContextId: await contextId(context) });
     const page = await context.newPage();
-    await standInForPushRoutes(page);
     await page.goto(server.origin + '/#token=' + server.token);
     await bellState(page, 'denied');
     const menu = await openBell(page);
@@ -574,7 +558,6 @@ describe('Web Push', () => {
   });
 
   it('the bell turns Web Push on and off for this device, with the server’s key and its id for the subscription', async (t) => {
-    if (!pushRoutes) return t.skip('this server has no push routes yet');
     const publicKey = (await server.api('GET', '/push/key')).body.publicKey;
     assert.equal(Buffer.from(publicKey, 'base64url').length, 65);
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -631,7 +614,6 @@ describe('Web Push', () => {
   });
 
   it('the bell shows the server’s reason when it refuses a subscription (422), and keeps none', async (t) => {
-    if (!pushRoutes) return t.skip('this server has no push routes yet');
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(['notifications'], { origin: server.origin });
     await fakePushManager(context, { p256dh: 'AAAA', auth: 'AAAA' }); // not a P-256 point, not 16 bytes
@@ -650,7 +632,6 @@ describe('Web Push', () => {
   });
 
   it('signing out takes this device off the server and out of the browser', async (t) => {
-    if (!pushRoutes) return t.skip('this server has no push routes yet');
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(['notifications'], { origin: server.origin });
     await fakePushManager(context);
@@ -671,7 +652,6 @@ describe('Web Push', () => {
 
 describe('Web Push, end to end', () => {
   it('an ask an agent opens is pushed by the server, through a push service, to the worker, and shown', async (t) => {
-    if (!pushRoutes) return t.skip('this server has no push routes yet');
     // A server of its own that may push to a push service on this machine (over http, on a loopback
     // address: for tests only).
     process.env.LOOPBACK_PUSH_TEST_LOOPBACK = '1';
@@ -693,8 +673,7 @@ describe('Web Push, end to end', () => {
       await bellState(page, 'off');
       const posted = page.waitForResponse((r) => r.url().endsWith('/api/v1/push/subscriptions') && r.request().method() === 'POST');
       await (await openBell(page)).getByRole('button', { name: 'Turn on for this device' }).click();
-      const res = await posted;
-      if (res.status() === 422) return t.skip(`this server refuses a loopback push service: ${(await res.json()).message}`);
+      assert.equal((await posted).status(), 201, 'the server stores the subscription (the tests\' switch lets it reach 127.0.0.1)');
       await bellState(page, 'on');
 
       const ownAgent = await new Agent(own, { name: 'claude-code', version: '2.1.0' }).init();
@@ -735,8 +714,6 @@ describe('screenshots', () => {
     await context.grantPermissions(['notifications'], { origin: server.origin });
     await fakePushManager(context);
     const page = await context.newPage();
-    const standIn = await standInForPushRoutes(page);
-    if (standIn) console.log('# push-bell-off/on.png: the push routes answered by the test (this server has none yet)');
     await page.goto(server.origin + '/#token=' + server.token);
     await page.locator('[data-conn="live"]').waitFor();
     await bellState(page, 'off');
