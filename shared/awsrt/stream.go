@@ -32,7 +32,7 @@ func (rt *Runtime) Stream() func(context.Context, events.DynamoDBEvent) (events.
 				return
 			}
 			once.Do(func() {
-				sender = &push.Sender{Keys: keys, Store: rt.Store, Subscriber: pushSubscriber(rt.Env.PublicURL), Logger: rt.Logger, AllowLoopback: rt.Env.PushLoopback}
+				sender = &push.Sender{Keys: keys, Store: rt.Store, Credentials: rt.Store, Subscriber: pushSubscriber(rt.Env.PublicURL), Logger: rt.Logger, AllowLoopback: rt.Env.PushLoopback}
 			})
 			sender.Notify(ctx, ch)
 		}
