@@ -103,7 +103,9 @@ func ToolMatrix(t *testing.T, svc *ask.Service, uploads ask.UploadStore, home st
 			check: func(r Role, _ int, res *mcp.CallToolResult) { reaches(r, res, isReply) },
 		},
 		"answer_follow_up": {
-			args:  func(Role, int) map[string]any { return map[string]any{"askId": open.ID, "answer": "an answer nobody asked for"} },
+			args: func(Role, int) map[string]any {
+				return map[string]any{"askId": open.ID, "answer": "an answer nobody asked for"}
+			},
 			check: func(r Role, _ int, res *mcp.CallToolResult) { reaches(r, res, refusesState) },
 		},
 		"answer_briefing": {
@@ -115,7 +117,9 @@ func ToolMatrix(t *testing.T, svc *ask.Service, uploads ask.UploadStore, home st
 		"get_inbox_link": {
 			args: func(Role, int) map[string]any { return map[string]any{"askId": open.ID} },
 			check: func(r Role, _ int, res *mcp.CallToolResult) {
-				reaches(r, res, func(text string) bool { return strings.Contains(text, "/asks/"+open.ID) && !strings.Contains(text, "token") })
+				reaches(r, res, func(text string) bool {
+					return strings.Contains(text, "/asks/"+open.ID) && !strings.Contains(text, "token")
+				})
 			},
 		},
 		"list_open_asks": {
