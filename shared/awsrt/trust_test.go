@@ -1,12 +1,15 @@
 package awsrt_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -289,5 +292,82 @@ func TestServerlessRevocation(t *testing.T) {
 	}
 	if _, err := (&gate.Gate{Credentials: d.rt.Store}).Check(ctx, creds.owner); err != nil {
 		t.Errorf("the owner's token: %v", err)
+	}
+}
+
+// syncBuffer is a log output the functions write to from many goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServerlessLogsHoldNoCredentials runs what the functions log (API requests with tokens,
+// refusals, an upload URL sent to the API route, a refused $connect by token and by ticket, MCP
+// calls handing out a presigned upload URL, the upload checker on a key that is not an upload's)
+// and greps every JSON log line of the run for each credential it used.
+func TestServerlessLogsHoldNoCredentials(t *testing.T) {
+	logs := &syncBuffer{}
+	d := deployWith(t, func(e *awsrt.Env) { e.LogOutput = logs })
+	ctx := context.Background()
+	const space = "sp_logs"
+	creds := d.credentials(t, space)
+	callAPI(t, d.rt, "GET", "/api/v1/snapshot", creds.owner, nil)
+	callAPI(t, d.rt, "GET", "/api/v1/snapshot", creds.agent, nil)
+	callAPI(t, d.rt, "GET", "/api/v1/snapshot", creds.revoked, nil)
+	upload := "lbu_" + strings.Repeat("S", 43)
+	callAPI(t, d.rt, "PUT", "/api/v1/uploads/"+space+"/"+upload, "", []byte("x"), "Content-Type", "image/png")
+	res := callAPI(t, d.rt, "POST", "/api/v1/events/tickets", creds.teammate, nil)
+	var tk struct{ Ticket string }
+	json.Unmarshal(res.Body, &tk)
+	d.rt.Sockets().Connect(ctx, wsEvent("$connect", "logs-1=", map[string]string{"Sec-WebSocket-Protocol": "loopback.v1", "Authorization": "Bearer " + creds.agent}, ""))
+	d.rt.Sockets().Connect(ctx, wsEvent("$connect", "logs-2=", map[string]string{"Sec-WebSocket-Protocol": "loopback.v1, loopback.ticket." + tk.Ticket, "Origin": "https://evil.example"}, ""))
+
+	agent, _, _ := d.agent(t, creds.agent)
+	var req mcp.CallToolRequest
+	req.Params.Name, req.Params.Arguments = "request_upload", map[string]any{"contentType": "image/png"}
+	r, err := agent.CallTool(ctx, req)
+	if err != nil || r.IsError {
+		t.Fatalf("request_upload: %v %+v", err, r)
+	}
+	var ticket struct{ UploadURL string }
+	json.Unmarshal([]byte(mcptest.Text(r)), &ticket)
+	u, err := url.Parse(ticket.UploadURL)
+	if err != nil || u.Query().Get("X-Amz-Signature") == "" {
+		t.Fatalf("the upload URL %q is not a presigned one", ticket.UploadURL)
+	}
+	// The checker, handed a key that names no upload (with the presigned URL's query in it).
+	bridge, _ := json.Marshal(map[string]any{"version": "0", "detail-type": "Object Created", "source": "aws.s3",
+		"detail": map[string]any{"bucket": map[string]string{"name": d.rt.Env.Bucket}, "object": map[string]string{"key": "uploads/nope/" + upload + "?" + u.RawQuery}}})
+	d.rt.CheckUploadEvent(ctx, bridge)
+	time.Sleep(200 * time.Millisecond)
+
+	log := logs.String()
+	if !strings.Contains(log, `"msg":"api"`) || !strings.Contains(log, `"msg":"mcp"`) {
+		t.Fatalf("the functions logged no request lines:\n%s", log)
+	}
+	secrets := map[string]string{
+		"the owner's token": creds.owner, "the teammate's token": creds.teammate, "the agent's token": creds.agent,
+		"the revoked token": creds.revoked, "an upload token": upload, "a ticket": tk.Ticket,
+		"the upload URL's signature": u.Query().Get("X-Amz-Signature"),
+	}
+	for name, secret := range secrets {
+		if secret == "" {
+			t.Fatalf("%s is empty", name)
+		}
+		if strings.Contains(log, secret) {
+			t.Errorf("%s is in the functions' log:\n%s", name, log)
+		}
 	}
 }
