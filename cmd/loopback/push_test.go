@@ -169,3 +169,45 @@ func mustJSONString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestRevokedDevicesHearNothing: a teammate who leaves (her credential revoked from another
+// process) is pushed nothing more, and the devices she subscribed are forgotten; the owner's
+// devices are still told.
+func TestRevokedDevicesHearNothing(t *testing.T) {
+	s := startServer(t, map[string]string{"LOOPBACK_TOKEN": ownerToken, PushLoopbackEnv: "1"})
+	agentToken := s.agentToken(t)
+	ps := pushtest.NewService(t)
+	var k struct{ PublicKey string }
+	json.Unmarshal(s.do(t, "GET", "/api/v1/push/key", ownerToken, "").body, &k)
+	mine, hers := mustBrowser(t), mustBrowser(t)
+	mineURL, hersURL := ps.SubscribeWithKey(mine, k.PublicKey), ps.SubscribeWithKey(hers, k.PublicKey)
+	mineID := s.subscribe(t, ownerToken, mineURL, mine)
+	adaID, ada := s.createToken(t, "--person", "--name", "ada")
+	s.subscribe(t, ada, hersURL, hers)
+
+	c := s.agent(t, agentToken)
+	askInBackground(t, c, map[string]any{"question": "Before she leaves?", "project": "offboarding"})
+	ps.WaitFor(t, mineURL, 1, 10*time.Second)
+	ps.WaitFor(t, hersURL, 1, 10*time.Second)
+
+	s.cli(t, "token", "revoke", adaID)
+	askInBackground(t, s.agent(t, agentToken), map[string]any{"question": "After she left: the salaries?", "project": "offboarding"})
+	ps.WaitFor(t, mineURL, 2, 10*time.Second)
+	_, db := s.seed(t)
+	eventually(t, "the revoked credential's device is forgotten", func() bool {
+		subs, err := db.PushSubscriptions(context.Background(), LocalSpace)
+		return err == nil && len(subs) == 1 && subs[0].ID == mineID
+	})
+	if n := len(ps.Received(hersURL)); n != 1 {
+		t.Errorf("the revoked teammate's device got %d pushes, want 1 (the one before the revoke)", n)
+	}
+}
+
+func mustBrowser(t *testing.T) *pushtest.Browser {
+	t.Helper()
+	b, err := pushtest.NewBrowser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

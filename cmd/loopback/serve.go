@@ -103,7 +103,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("setting up Web Push: %w", err)
 	}
 	pushLoopback := os.Getenv(PushLoopbackEnv) == "1"
-	pusher := &push.Sender{Keys: vapid, Store: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
+	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
 	// This process holds the sockets and the waits: the hub reaches both.
 	lb := app.New(app.Config{
 		Storage: a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: push.NewQueue(ctx, pusher, 2, 1024),

@@ -23,6 +23,8 @@ import (
 	"github.com/loopback-hq/loopback/shared/events/eventstest"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/mcptools/mcptest"
+	"github.com/loopback-hq/loopback/shared/push/pushtest"
 )
 
 // The trust model (docs/trust.md), tried against the real binary: who may do what, what a
@@ -159,44 +161,77 @@ func TestRoleMatrix(t *testing.T) {
 	}
 	readable := fresh()
 
-	// The HTTP routes: the status each role gets, in the order of roles.
-	routes := []struct {
-		method, path, body string
-		want               [5]int
-	}{
-		{"GET", "/api/v1/whoami", "", [5]int{200, 200, 200, 401, 200}},
-		{"GET", "/api/v1/snapshot", "", [5]int{200, 200, 403, 401, 200}},
-		{"GET", "/api/v1/asks", "", [5]int{200, 200, 403, 401, 200}},
-		{"GET", "/api/v1/asks/" + readable, "", [5]int{200, 200, 403, 401, 404}},
-		{"POST", "/api/v1/asks/{fresh}/reply", `{"outcome":"answered","selected":["Yes"]}`, [5]int{200, 200, 403, 401, 404}},
-		{"POST", "/api/v1/events/tickets", "", [5]int{201, 201, 403, 401, 201}},
-		{"GET", "/api/v1/files/" + tk.UploadID, "", [5]int{200, 200, 403, 401, 404}},
+	// A push subscription of this space's owner, for each DELETE (its endpoint never answers).
+	subscription := func(n int) string {
+		b, _ := pushtest.NewBrowser()
+		body, _ := json.Marshal(map[string]any{"endpoint": fmt.Sprintf("https://push.invalid/matrix-%d", n), "keys": map[string]string{"p256dh": b.P256dh(), "auth": b.Auth()}})
+		var out struct{ ID string }
+		json.Unmarshal(s.do(t, "POST", "/api/v1/push/subscriptions", ownerToken, string(body)).body, &out)
+		return out.ID
 	}
-	for _, rt := range routes {
+	pb, _ := pushtest.NewBrowser()
+	pushBody, _ := json.Marshal(map[string]any{"endpoint": "https://push.invalid/matrix", "keys": map[string]string{"p256dh": pb.P256dh(), "auth": pb.Auth()}})
+
+	// Every route of httpapi.Routes(): the status each role gets, in the order of roles. A route
+	// without a row fails the test, so a new one cannot be left out.
+	type row struct {
+		path, body string
+		want       [5]int
+	}
+	routes := map[string]row{
+		"GET /api/v1/whoami":                     {"/api/v1/whoami", "", [5]int{200, 200, 200, 401, 200}},
+		"GET /api/v1/snapshot":                   {"/api/v1/snapshot", "", [5]int{200, 200, 403, 401, 200}},
+		"GET /api/v1/asks":                       {"/api/v1/asks", "", [5]int{200, 200, 403, 401, 200}},
+		"GET /api/v1/asks/{id}":                  {"/api/v1/asks/" + readable, "", [5]int{200, 200, 403, 401, 404}},
+		"POST /api/v1/asks/{id}/reply":           {"/api/v1/asks/{fresh}/reply", `{"outcome":"answered","selected":["Yes"]}`, [5]int{200, 200, 403, 401, 404}},
+		"POST /api/v1/events/tickets":            {"/api/v1/events/tickets", "", [5]int{201, 201, 403, 401, 201}},
+		"GET /api/v1/files/{uploadId}":           {"/api/v1/files/" + tk.UploadID, "", [5]int{200, 200, 403, 401, 404}},
+		"GET /api/v1/push/key":                   {"/api/v1/push/key", "", [5]int{200, 200, 403, 401, 200}},
+		"POST /api/v1/push/subscriptions":        {"/api/v1/push/subscriptions", string(pushBody), [5]int{201, 201, 403, 401, 201}},
+		"DELETE /api/v1/push/subscriptions/{id}": {"/api/v1/push/subscriptions/{subscription}", "", [5]int{204, 204, 403, 401, 404}},
+		// No bearer gate: the upload URL is the credential, whoever else's token comes with it.
+		"PUT /api/v1/uploads/{spaceId}/{token}": {"{upload}", "", [5]int{201, 201, 201, 201, 201}},
+	}
+	sawSocket := false
+	for _, route := range httpapi.Routes() {
+		if route.Socket {
+			sawSocket = true // below
+			continue
+		}
+		rt, ok := routes[route.Method+" "+route.Pattern]
+		if !ok {
+			t.Errorf("the role matrix has no row for %s %s", route.Method, route.Pattern)
+			continue
+		}
 		for i, role := range roles {
 			path, id := rt.path, ""
-			if strings.Contains(path, "{fresh}") {
-				id = fresh()
-				path = strings.Replace(path, "{fresh}", id, 1)
-			}
 			var r response
-			if strings.HasPrefix(path, "/api/v1/files/") {
+			switch {
+			case strings.Contains(path, "{fresh}"):
+				id = fresh()
+				r = s.do(t, route.Method, strings.Replace(path, "{fresh}", id, 1), role.token, rt.body)
+			case strings.Contains(path, "{subscription}"):
+				r = s.do(t, route.Method, strings.Replace(path, "{subscription}", subscription(i), 1), role.token, rt.body)
+			case path == "{upload}":
+				up := requestUploadVia(t, s.agent(t, agent), "image/png").path(t)
+				r = s.putUpload(t, up, "image/png", testImage(t, "tiny.png"), -1, "Authorization", "Bearer "+role.token)
+			case strings.HasPrefix(path, "/api/v1/files/"):
 				r = s.readFile(t, role.token, tk.UploadID)
-			} else {
-				r = s.do(t, rt.method, path, role.token, rt.body)
+			default:
+				r = s.do(t, route.Method, path, role.token, rt.body)
 			}
 			if r.status != rt.want[i] {
-				t.Errorf("%s %s as %s: %d %s, want %d", rt.method, rt.path, role.name, r.status, r.body, rt.want[i])
+				t.Errorf("%s %s as %s: %d %s, want %d", route.Method, route.Pattern, role.name, r.status, r.body, rt.want[i])
 				continue
 			}
 			switch r.status {
 			case 403:
 				if code := r.problem(t); code != ask.EForbidden || !strings.Contains(string(r.body), "/mcp") {
-					t.Errorf("%s %s as %s: %s; want auth.forbidden saying what the credential may do", rt.method, rt.path, role.name, r.body)
+					t.Errorf("%s %s as %s: %s; want auth.forbidden saying what the credential may do", route.Method, route.Pattern, role.name, r.body)
 				}
 			case 401:
 				if code := r.problem(t); code != ask.EUnauthorized {
-					t.Errorf("%s %s as %s: code %s", rt.method, rt.path, role.name, code)
+					t.Errorf("%s %s as %s: code %s", route.Method, route.Pattern, role.name, code)
 				}
 			}
 			if id != "" && r.status != 200 {
@@ -207,6 +242,15 @@ func TestRoleMatrix(t *testing.T) {
 				}
 			}
 		}
+	}
+	if !sawSocket {
+		t.Error("httpapi.Routes() lists no event socket")
+	}
+	// What the refusals left: the POSTed device (the owner's, then the teammate's: one endpoint,
+	// one subscription), and the three devices whose DELETE was refused to the agent, the revoked
+	// credential and another space.
+	if subs, _ := db.PushSubscriptions(ctx, LocalSpace); len(subs) != 1+3 {
+		t.Errorf("%d push subscriptions of this space after the matrix, want 4", len(subs))
 	}
 	// The snapshot of another space holds none of this one's asks.
 	if snap := decode[ask.Snapshot](t, s.do(t, "GET", "/api/v1/snapshot", other, "")); len(snap.Open) != 0 {
@@ -268,6 +312,21 @@ func TestRoleMatrix(t *testing.T) {
 	}
 	s.reply(t, ownerToken, raised.ID, `{"outcome":"answered","selected":[],"text":"the owner"}`)
 	call.wait(t)
+
+	// Every tool × every live credential (a revoked one is 401 on every MCP request, above).
+	owner, err := db.CredentialByTokenHash(ctx, gate.Hash(ownerToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcptest.ToolMatrix(t, svc, db, LocalSpace, []mcptest.Role{
+		{Name: "owner", Space: LocalSpace, Person: owner.Person.Name, Client: s.agent(t, ownerToken)},
+		{Name: "teammate", Space: LocalSpace, Person: "ada", Client: s.agent(t, teammate)},
+		{Name: "agent", Space: LocalSpace, Person: owner.Person.Name, Client: s.agent(t, agent)},
+		{Name: "other space", Space: "other", Person: "eve", Client: s.agent(t, other)},
+	})
+	if status, _ := s.postMCP(t, revoked, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_open_asks","arguments":{}}}`); status.StatusCode != 401 {
+		t.Errorf("tools/call as revoked: %d", status.StatusCode)
+	}
 }
 
 // mcpStatus is the HTTP status of an MCP initialize sent with token.

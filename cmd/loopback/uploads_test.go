@@ -84,9 +84,10 @@ func requestUploadVia(t *testing.T, c *client.Client, contentType string) upload
 	return tk
 }
 
-// putUpload sends a PUT with no credentials. contentLength -1 sends the body chunked. The
-// response is checked against the contract like every other.
-func (s *server) putUpload(t *testing.T, path, contentType string, body []byte, contentLength int64) response {
+// putUpload sends a PUT with no credentials (but any headers given, name then value).
+// contentLength -1 sends the body chunked. The response is checked against the contract like
+// every other.
+func (s *server) putUpload(t *testing.T, path, contentType string, body []byte, contentLength int64, headers ...string) response {
 	t.Helper()
 	var r io.Reader = bytes.NewReader(body)
 	if contentLength < 0 {
@@ -99,6 +100,9 @@ func (s *server) putUpload(t *testing.T, path, contentType string, body []byte, 
 	req.ContentLength = contentLength
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -41,6 +42,9 @@ import (
 type Env struct {
 	// Table is the DynamoDB table (LOOPBACK_TABLE). Required.
 	Table string
+	// LogOutput is where the function's JSON log lines go, every one through shared/redact; nil
+	// is standard error, which Lambda sends to CloudWatch. Not from the environment.
+	LogOutput io.Writer
 	// Bucket is the S3 bucket of uploaded images (LOOPBACK_BUCKET); "" keeps no uploads. Uploads
 	// go straight to it with presigned PUTs, and are checked on its ObjectCreated events
 	// (CheckUploads).
@@ -190,7 +194,11 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		return nil, errors.New("awsrt: no table")
 	}
 	env = env.withDefaults()
-	logger := slog.New(redact.New(slog.NewJSONHandler(os.Stderr, nil)))
+	out := env.LogOutput
+	if out == nil {
+		out = os.Stderr
+	}
+	logger := slog.New(redact.New(slog.NewJSONHandler(out, nil)))
 	slog.SetDefault(logger) // what logs through slog's default comes out as JSON too, redacted
 	store := dynamo.New(dynamodb.NewFromConfig(cfg), env.Table)
 	rt := &Runtime{Env: env, Store: store, Logger: logger}

@@ -95,3 +95,51 @@ func TestServerlessWebPush(t *testing.T) {
 		return err == nil && len(subs) == 0
 	})
 }
+
+// TestServerlessRevokedDevicesHearNothing: on the AWS path too, a teammate revoked (as `make
+// revoke` does it) is pushed nothing more by the stream fan-out, and her devices are forgotten.
+func TestServerlessRevokedDevicesHearNothing(t *testing.T) {
+	ctx := context.Background()
+	prefix := "/loopback/" + awstest.Name("push") + "/vapid"
+	keys, _, err := awsrt.EnsureVAPID(ctx, ssm.NewFromConfig(moto.Config()), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := deployWith(t, func(e *awsrt.Env) { e.VAPIDParameter, e.PushLoopback = prefix, true })
+	const space = "sp_push_revoke"
+	owner := d.owner(t, space, "ada")
+	grace, graceCred, err := awsrt.AddPerson(ctx, d.rt.Store, space, "grace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := pushtest.NewService(t)
+	endpoints := map[string]string{}
+	for who, token := range map[string]string{"ada": owner, "grace": grace} {
+		b, _ := pushtest.NewBrowser()
+		endpoints[who] = ps.SubscribeWithKey(b, keys.PublicKey)
+		body, _ := json.Marshal(map[string]any{"endpoint": endpoints[who], "keys": map[string]string{"p256dh": b.P256dh(), "auth": b.Auth()}})
+		if res := callAPI(t, d.rt, "POST", "/api/v1/push/subscriptions", token, body); res.Status != http.StatusCreated {
+			t.Fatalf("subscribing %s = %d %s", who, res.Status, res.Body)
+		}
+	}
+	if _, err := d.rt.Service.AskQuestion(ctx, ask.QuestionInput{Question: "Before she leaves?", Project: "aws-push"}, ask.Origin{Space: space}); err != nil {
+		t.Fatal(err)
+	}
+	ps.WaitFor(t, endpoints["ada"], 1, 15*time.Second)
+	ps.WaitFor(t, endpoints["grace"], 1, 15*time.Second)
+
+	if err := d.rt.Service.Revoke(ctx, d.rt.Store, d.rt.Store, space, graceCred.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.rt.Service.AskQuestion(ctx, ask.QuestionInput{Question: "After she left?", Project: "aws-push"}, ask.Origin{Space: space}); err != nil {
+		t.Fatal(err)
+	}
+	ps.WaitFor(t, endpoints["ada"], 2, 15*time.Second)
+	eventually(t, "the revoked teammate's device is forgotten", func() bool {
+		subs, err := d.rt.Store.PushSubscriptions(ctx, space)
+		return err == nil && len(subs) == 1 && subs[0].Endpoint == endpoints["ada"]
+	})
+	if n := len(ps.Received(endpoints["grace"])); n != 1 {
+		t.Errorf("the revoked teammate's device got %d pushes, want 1 (the one before the revoke)", n)
+	}
+}

@@ -1,18 +1,28 @@
 package awsrt_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/awsrt"
+	"github.com/loopback-hq/loopback/shared/awstest"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/mcptools/mcptest"
+	"github.com/loopback-hq/loopback/shared/push/pushtest"
+	"github.com/loopback-hq/loopback/shared/samtemplate"
 )
 
 // The trust model on the AWS path (docs/trust.md): the role matrix through the api-* and
@@ -48,8 +58,12 @@ func (d *deployment) credentials(t *testing.T, space string) credentials {
 }
 
 func TestServerlessRoleMatrix(t *testing.T) {
-	d := deploy(t)
 	ctx := context.Background()
+	prefix := "/loopback/" + awstest.Name("matrix") + "/vapid"
+	if _, _, err := awsrt.EnsureVAPID(ctx, ssm.NewFromConfig(moto.Config()), prefix); err != nil {
+		t.Fatal(err)
+	}
+	d := deployWith(t, func(e *awsrt.Env) { e.VAPIDParameter = prefix })
 	const space = "sp_matrix"
 	creds := d.credentials(t, space)
 	roles := []struct{ name, token string }{
@@ -62,36 +76,90 @@ func TestServerlessRoleMatrix(t *testing.T) {
 		}
 		return a.ID
 	}
+	pushBody := func(n int) []byte {
+		b, _ := pushtest.NewBrowser()
+		return mustJSON(t, map[string]any{"endpoint": fmt.Sprintf("https://push.invalid/matrix-%d", n), "keys": map[string]string{"p256dh": b.P256dh(), "auth": b.Auth()}})
+	}
+	subscription := func(n int) string {
+		var out struct{ ID string }
+		json.Unmarshal(callAPI(t, d.rt, "POST", "/api/v1/push/subscriptions", creds.owner, pushBody(100+n)).Body, &out)
+		return out.ID
+	}
 	readable := fresh()
-	for _, rt := range []struct {
-		method, path, body string
-		want               [5]int
-	}{
-		{"GET", "/api/v1/whoami", "", [5]int{200, 200, 200, 401, 200}},
-		{"GET", "/api/v1/snapshot", "", [5]int{200, 200, 403, 401, 200}},
-		{"GET", "/api/v1/asks", "", [5]int{200, 200, 403, 401, 200}},
-		{"GET", "/api/v1/asks/" + readable, "", [5]int{200, 200, 403, 401, 404}},
-		{"POST", "/api/v1/asks/{fresh}/reply", `{"outcome":"answered","selected":[],"text":"yes"}`, [5]int{200, 200, 403, 401, 404}},
-		{"POST", "/api/v1/events/tickets", "", [5]int{201, 201, 403, 401, 201}},
-		{"GET", "/api/v1/files/up_nope", "", [5]int{404, 404, 403, 401, 404}},
-	} {
-		for i, role := range roles {
-			path := rt.path
-			if strings.Contains(path, "{fresh}") {
+	// Every route API Gateway's HTTP API has in template.yaml: the status each role gets, in the
+	// order of roles. A route without a row fails the test, so a new one cannot be left out.
+	type row struct {
+		path, body string
+		want       [5]int
+	}
+	rows := map[string]row{
+		"GET /api/v1/whoami":                     {"/api/v1/whoami", "", [5]int{200, 200, 200, 401, 200}},
+		"GET /api/v1/snapshot":                   {"/api/v1/snapshot", "", [5]int{200, 200, 403, 401, 200}},
+		"GET /api/v1/asks":                       {"/api/v1/asks", "", [5]int{200, 200, 403, 401, 200}},
+		"GET /api/v1/asks/{id}":                  {"/api/v1/asks/" + readable, "", [5]int{200, 200, 403, 401, 404}},
+		"POST /api/v1/asks/{id}/reply":           {"/api/v1/asks/{fresh}/reply", `{"outcome":"answered","selected":[],"text":"yes"}`, [5]int{200, 200, 403, 401, 404}},
+		"POST /api/v1/events/tickets":            {"/api/v1/events/tickets", "", [5]int{201, 201, 403, 401, 201}},
+		"GET /api/v1/files/{uploadId}":           {"/api/v1/files/up_nope", "", [5]int{404, 404, 403, 401, 404}},
+		"GET /api/v1/push/key":                   {"/api/v1/push/key", "", [5]int{200, 200, 403, 401, 200}},
+		"POST /api/v1/push/subscriptions":        {"/api/v1/push/subscriptions", "{push}", [5]int{201, 201, 403, 401, 201}},
+		"DELETE /api/v1/push/subscriptions/{id}": {"/api/v1/push/subscriptions/{subscription}", "", [5]int{204, 204, 403, 401, 404}},
+		"HEAD /api/v1/files/{uploadId}":          {"/api/v1/files/up_nope", "", [5]int{404, 404, 403, 401, 404}},
+		"HEAD /api/v1/push/key":                  {"/api/v1/push/key", "", [5]int{200, 200, 403, 401, 200}},
+		// No bearer gate: the URL is the credential (on AWS a presigned S3 PUT; this route knows
+		// no ticket of S3's), whoever's token comes with it.
+		"PUT /api/v1/uploads/{spaceId}/{token}": {"/api/v1/uploads/" + space + "/lbu_not-a-ticket-0123456789", "", [5]int{404, 404, 404, 404, 404}},
+		// Everything else: route.not_found, to anyone.
+		"ANY $default": {"/api/v2/snapshot", "", [5]int{404, 404, 404, 404, 404}},
+	}
+	tmpl, err := samtemplate.Load(filepath.Join("..", "..", "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, f := range tmpl.Functions {
+		for _, ev := range f.Events {
+			rt, ok := rows[ev.Key()]
+			if !ok {
+				t.Errorf("the role matrix has no row for %s (%s)", ev.Key(), f.ID)
+				continue
+			}
+			seen++
+			for i, role := range roles {
+				path := rt.path
 				path = strings.ReplaceAll(path, "{fresh}", fresh())
-			}
-			var body []byte
-			if rt.body != "" {
-				body = []byte(rt.body)
-			}
-			res := callAPI(t, d.rt, rt.method, path, role.token, body, "Content-Type", "application/json")
-			if res.Status != rt.want[i] {
-				t.Errorf("%s %s as %s: %d %s, want %d", rt.method, rt.path, role.name, res.Status, res.Body, rt.want[i])
-			}
-			if res.Status == 403 && !strings.Contains(string(res.Body), `"code":"auth.forbidden"`) {
-				t.Errorf("%s %s as %s: %s", rt.method, rt.path, role.name, res.Body)
+				if strings.Contains(path, "{subscription}") {
+					path = strings.ReplaceAll(path, "{subscription}", subscription(i))
+				}
+				var body []byte
+				switch rt.body {
+				case "":
+				case "{push}":
+					body = pushBody(i)
+				default:
+					body = []byte(rt.body)
+				}
+				method := ev.Method
+				if method == "ANY" {
+					method = "GET"
+				}
+				res := callAPI(t, d.rt, method, path, role.token, body, "Content-Type", "application/json")
+				if res.Status != rt.want[i] {
+					t.Errorf("%s as %s: %d %s, want %d", ev.Key(), role.name, res.Status, res.Body, rt.want[i])
+				}
+				if res.Status == 403 && !strings.Contains(string(res.Body), `"code":"auth.forbidden"`) {
+					t.Errorf("%s as %s: %s", ev.Key(), role.name, res.Body)
+				}
 			}
 		}
+	}
+	if seen != len(rows) {
+		t.Errorf("template.yaml routes %d of the matrix's %d rows", seen, len(rows))
+	}
+	// A reply's `by` is always a person: the teammate's names her.
+	var replied ask.Ask
+	json.Unmarshal(callAPI(t, d.rt, "POST", "/api/v1/asks/"+fresh()+"/reply", creds.teammate, []byte(`{"outcome":"answered","selected":[],"text":"mine"}`)).Body, &replied)
+	if n := len(replied.Thread); n == 0 || replied.Thread[n-1].By == nil || replied.Thread[n-1].By.Name != "grace" {
+		t.Errorf("the teammate's reply: %+v", replied.Thread)
 	}
 	// $connect by bearer token: persons only.
 	sockets := d.rt.Sockets()
@@ -123,6 +191,14 @@ func TestServerlessRoleMatrix(t *testing.T) {
 			t.Errorf("MCP initialize as %s: %d, want %d", role.name, res.StatusCode, want)
 		}
 	}
+	// Every tool × every live credential, on the mcp function.
+	client := func(token string) mcptest.Caller { c, _, _ := d.agent(t, token); return c }
+	mcptest.ToolMatrix(t, d.rt.Service, d.rt.Store, space, []mcptest.Role{
+		{Name: "owner", Space: space, Person: "ada", Client: client(creds.owner)},
+		{Name: "teammate", Space: space, Person: "grace", Client: client(creds.teammate)},
+		{Name: "agent", Space: space, Person: "ada", Client: client(creds.agent)},
+		{Name: "other space", Space: space + "_other", Person: "eve", Client: client(creds.other)},
+	})
 }
 
 func TestServerlessRevocation(t *testing.T) {
@@ -216,5 +292,82 @@ func TestServerlessRevocation(t *testing.T) {
 	}
 	if _, err := (&gate.Gate{Credentials: d.rt.Store}).Check(ctx, creds.owner); err != nil {
 		t.Errorf("the owner's token: %v", err)
+	}
+}
+
+// syncBuffer is a log output the functions write to from many goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServerlessLogsHoldNoCredentials runs what the functions log (API requests with tokens,
+// refusals, an upload URL sent to the API route, a refused $connect by token and by ticket, MCP
+// calls handing out a presigned upload URL, the upload checker on a key that is not an upload's)
+// and greps every JSON log line of the run for each credential it used.
+func TestServerlessLogsHoldNoCredentials(t *testing.T) {
+	logs := &syncBuffer{}
+	d := deployWith(t, func(e *awsrt.Env) { e.LogOutput = logs })
+	ctx := context.Background()
+	const space = "sp_logs"
+	creds := d.credentials(t, space)
+	callAPI(t, d.rt, "GET", "/api/v1/snapshot", creds.owner, nil)
+	callAPI(t, d.rt, "GET", "/api/v1/snapshot", creds.agent, nil)
+	callAPI(t, d.rt, "GET", "/api/v1/snapshot", creds.revoked, nil)
+	upload := "lbu_" + strings.Repeat("S", 43)
+	callAPI(t, d.rt, "PUT", "/api/v1/uploads/"+space+"/"+upload, "", []byte("x"), "Content-Type", "image/png")
+	res := callAPI(t, d.rt, "POST", "/api/v1/events/tickets", creds.teammate, nil)
+	var tk struct{ Ticket string }
+	json.Unmarshal(res.Body, &tk)
+	d.rt.Sockets().Connect(ctx, wsEvent("$connect", "logs-1=", map[string]string{"Sec-WebSocket-Protocol": "loopback.v1", "Authorization": "Bearer " + creds.agent}, ""))
+	d.rt.Sockets().Connect(ctx, wsEvent("$connect", "logs-2=", map[string]string{"Sec-WebSocket-Protocol": "loopback.v1, loopback.ticket." + tk.Ticket, "Origin": "https://evil.example"}, ""))
+
+	agent, _, _ := d.agent(t, creds.agent)
+	var req mcp.CallToolRequest
+	req.Params.Name, req.Params.Arguments = "request_upload", map[string]any{"contentType": "image/png"}
+	r, err := agent.CallTool(ctx, req)
+	if err != nil || r.IsError {
+		t.Fatalf("request_upload: %v %+v", err, r)
+	}
+	var ticket struct{ UploadURL string }
+	json.Unmarshal([]byte(mcptest.Text(r)), &ticket)
+	u, err := url.Parse(ticket.UploadURL)
+	if err != nil || u.Query().Get("X-Amz-Signature") == "" {
+		t.Fatalf("the upload URL %q is not a presigned one", ticket.UploadURL)
+	}
+	// The checker, handed a key that names no upload (with the presigned URL's query in it).
+	bridge, _ := json.Marshal(map[string]any{"version": "0", "detail-type": "Object Created", "source": "aws.s3",
+		"detail": map[string]any{"bucket": map[string]string{"name": d.rt.Env.Bucket}, "object": map[string]string{"key": "uploads/nope/" + upload + "?" + u.RawQuery}}})
+	d.rt.CheckUploadEvent(ctx, bridge)
+	time.Sleep(200 * time.Millisecond)
+
+	log := logs.String()
+	if !strings.Contains(log, `"msg":"api"`) || !strings.Contains(log, `"msg":"mcp"`) {
+		t.Fatalf("the functions logged no request lines:\n%s", log)
+	}
+	secrets := map[string]string{
+		"the owner's token": creds.owner, "the teammate's token": creds.teammate, "the agent's token": creds.agent,
+		"the revoked token": creds.revoked, "an upload token": upload, "a ticket": tk.Ticket,
+		"the upload URL's signature": u.Query().Get("X-Amz-Signature"),
+	}
+	for name, secret := range secrets {
+		if secret == "" {
+			t.Fatalf("%s is empty", name)
+		}
+		if strings.Contains(log, secret) {
+			t.Errorf("%s is in the functions' log:\n%s", name, log)
+		}
 	}
 }

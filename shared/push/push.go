@@ -101,6 +101,10 @@ func PublicName(host string) bool {
 type Sender struct {
 	Keys  Keys
 	Store ask.PushStore
+	// Credentials tells whether the credential that subscribed a device is still live: a device
+	// subscribed by a credential since revoked (a teammate who left) is told nothing more and
+	// forgotten, whichever process revoked it. Required for Notify.
+	Credentials ask.CredentialStore
 	// Subscriber is the sender's contact in the VAPID JWT's sub: an https URL (Subscriber gives
 	// the deployment's) or an e-mail address, on a name push services can resolve.
 	Subscriber string
@@ -245,7 +249,8 @@ func (s *Sender) Send(ctx context.Context, sub *ask.PushSubscription, n *ask.Pus
 }
 
 // Notify pushes a change's notice, if it has one (ask.NoticeFor), to every subscription of the
-// ask's space, at most a few at a time, and returns once each is sent or given up on.
+// ask's space whose credential is still live, at most a few at a time, and returns once each is
+// sent or given up on. A subscription whose credential was revoked is forgotten instead.
 func (s *Sender) Notify(ctx context.Context, ch ask.Change) {
 	n, ok := ask.NoticeFor(ch)
 	if !ok {
@@ -256,9 +261,25 @@ func (s *Sender) Notify(ctx context.Context, ch ask.Change) {
 		s.logger().WarnContext(ctx, "push: listing subscriptions", "err", err)
 		return
 	}
+	states := map[string]credentialState{} // per credential, read once per notice
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
 	for _, sub := range subs {
+		state, known := states[sub.CredentialID]
+		if !known {
+			state = s.subscriber(ctx, sub)
+			states[sub.CredentialID] = state
+		}
+		switch state {
+		case credentialRevoked:
+			s.logger().InfoContext(ctx, "push: the credential that subscribed this device was revoked; forgetting it", "subscription", sub.ID, "credential", sub.CredentialID)
+			if err := s.Store.DeletePushSubscription(context.WithoutCancel(ctx), sub.Space, sub.ID); err != nil && ask.ErrorCode(err) != ask.ENotFound {
+				s.logger().WarnContext(ctx, "push: forgetting a revoked credential's device", "subscription", sub.ID, "err", err)
+			}
+			continue
+		case credentialUnknown:
+			continue
+		}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -266,6 +287,29 @@ func (s *Sender) Notify(ctx context.Context, ch ask.Change) {
 		})
 	}
 	wg.Wait()
+}
+
+// credentialState is what became of the credential that subscribed a device.
+type credentialState int
+
+const (
+	credentialLive    credentialState = iota
+	credentialRevoked                 // revoked, or gone: the device is forgotten
+	credentialUnknown                 // the reading failed: nothing is sent this time
+)
+
+// subscriber reads the credential that subscribed sub: what a revoked credential opened ends
+// with it, a device included.
+func (s *Sender) subscriber(ctx context.Context, sub *ask.PushSubscription) credentialState {
+	c, err := s.Credentials.CredentialByID(ctx, sub.Space, sub.CredentialID)
+	switch {
+	case err == nil && c.Live():
+		return credentialLive
+	case err == nil, ask.ErrorCode(err) == ask.ENotFound:
+		return credentialRevoked
+	}
+	s.logger().WarnContext(ctx, "push: checking the credential that subscribed a device", "credential", sub.CredentialID, "err", err)
+	return credentialUnknown
 }
 
 func (s *Sender) logger() *slog.Logger {

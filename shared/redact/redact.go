@@ -19,8 +19,9 @@ var (
 	prefixed = regexp.MustCompile(`\blbu?_[A-Za-z0-9_-]{16,}`)
 	// The last segment of an upload URL, whatever it holds.
 	uploadPath = regexp.MustCompile(`(/api/v1/uploads/[^/\s"?#]+/)[^/\s"?#]+`)
-	// Credentials in a URL's query or fragment, a ticket subprotocol, and bearer headers.
-	param  = regexp.MustCompile(`(?i)\b((?:token|ticket|access_token)=)[^&\s"#]+`)
+	// Credentials in a URL's query or fragment (a presigned S3 URL's signature and session
+	// token among them), a ticket subprotocol, and bearer headers.
+	param  = regexp.MustCompile(`(?i)\b((?:token|ticket|access_token|X-Amz-Signature|X-Amz-Security-Token|X-Amz-Credential)=)[^&\s"#\\]+`)
 	ticket = regexp.MustCompile(`(loopback\.ticket\.)[A-Za-z0-9_-]+`)
 	bearer = regexp.MustCompile(`(?i)\b(Bearer\s+)[^\s",]+`)
 )

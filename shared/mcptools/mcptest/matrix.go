@@ -1,0 +1,224 @@
+// Package mcptest holds the MCP half of the role matrix (docs/trust.md), so that the real binary
+// (cmd/loopback) and the Lambda handlers on moto (shared/awsrt) are held to the same table: every
+// tool the server lists × every live kind of credential. A revoked credential never reaches a
+// tool (its requests are 401 at the gate, which each caller checks itself).
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// Caller is an initialized MCP client.
+type Caller interface {
+	ListTools(context.Context, mcp.ListToolsRequest) (*mcp.ListToolsResult, error)
+	CallTool(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)
+}
+
+// Role is one live credential of the matrix, with a client that sends it.
+type Role struct {
+	Name   string // owner, teammate, agent, other space
+	Space  string // the space its credential opens
+	Person string // whose asks it raises: the name in raisedBy
+	Client Caller
+}
+
+// ToolMatrix calls every tool the server lists as each role, on asks of the home space (made and
+// read through svc; uploads is where tickets are kept): a role of the home space reaches them; a role of another space gets
+// ask.not_found and changes nothing. An ask a role raises lands in its own space, raised by its
+// person. A tool the table has no row for fails the test, so a new tool cannot be left out.
+func ToolMatrix(t *testing.T, svc *ask.Service, uploads ask.UploadStore, home string, roles []Role) {
+	t.Helper()
+	ctx := context.Background()
+	owner := &ask.Actor{ID: "matrix-owner", Name: "matrix-owner"}
+	origin := ask.Origin{Space: home, Client: "matrix 1.0", RaisedBy: owner}
+	open, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "An open question", Project: "tool-matrix"}, origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "An answered question", Project: "tool-matrix"}, origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Reply(ctx, home, answered.ID, ask.Reply{Outcome: ask.OutcomeAnswered, Text: "yes"}, owner); err != nil {
+		t.Fatal(err)
+	}
+
+	// What a role of the home space gets: a tool that names an ask reaches it (its answer may be
+	// a refusal of the ask's state, never not_found); one of another space gets not_found.
+	reaches := func(r Role, res *mcp.CallToolResult, ok func(string) bool) {
+		t.Helper()
+		text := Text(res)
+		if r.Space != home {
+			if !res.IsError || !strings.HasPrefix(text, ask.ENotFound) {
+				t.Errorf("as %s: a tool reached another space's ask: %s", r.Name, text)
+			}
+			return
+		}
+		if strings.HasPrefix(text, ask.ENotFound) || strings.HasPrefix(text, ask.EForbidden) || !ok(text) {
+			t.Errorf("as %s: %s", r.Name, text)
+		}
+	}
+	isReply := func(text string) bool { return strings.Contains(text, `"askId":"`+answered.ID+`"`) }
+	refusesState := func(text string) bool {
+		return strings.HasPrefix(text, ask.EHumansTurn) || strings.HasPrefix(text, ask.EAnswerInvalid) || strings.HasPrefix(text, ask.EInputInvalid)
+	}
+
+	type row struct {
+		args  func(r Role, n int) map[string]any
+		check func(r Role, n int, res *mcp.CallToolResult)
+		// raises: the call makes an ask and waits on it; the check looks for it, then the call is
+		// given up (the ask stays, as after a client's cancel).
+		raises func(a *ask.Ask, r Role, n int) bool
+	}
+	marker := func(r Role, n int) string { return "matrix " + r.Name + " " + string(rune('a'+n)) }
+	rows := map[string]row{
+		"ask_question": {
+			args: func(r Role, n int) map[string]any {
+				return map[string]any{"question": marker(r, n), "project": "tool-matrix"}
+			},
+			raises: func(a *ask.Ask, r Role, n int) bool { return a.Question != nil && a.Question.Question == marker(r, n) },
+		},
+		"request_review": {
+			args: func(r Role, n int) map[string]any {
+				return map[string]any{"title": marker(r, n), "project": "tool-matrix", "content": []any{map[string]any{"type": "markdown", "text": "Look"}}}
+			},
+			raises: func(a *ask.Ask, r Role, n int) bool { return a.Review != nil && a.Review.Title == marker(r, n) },
+		},
+		"send_briefing": {
+			args: func(r Role, n int) map[string]any {
+				return map[string]any{"title": marker(r, n), "project": "tool-matrix", "sections": []any{map[string]any{"points": []any{map[string]any{"title": "One"}}}}}
+			},
+			raises: func(a *ask.Ask, r Role, n int) bool { return a.Briefing != nil && a.Briefing.Title == marker(r, n) },
+		},
+		"await_reply": {
+			args:  func(Role, int) map[string]any { return map[string]any{"askId": answered.ID} },
+			check: func(r Role, _ int, res *mcp.CallToolResult) { reaches(r, res, isReply) },
+		},
+		"answer_follow_up": {
+			args: func(Role, int) map[string]any {
+				return map[string]any{"askId": open.ID, "answer": "an answer nobody asked for"}
+			},
+			check: func(r Role, _ int, res *mcp.CallToolResult) { reaches(r, res, refusesState) },
+		},
+		"answer_briefing": {
+			args: func(Role, int) map[string]any {
+				return map[string]any{"askId": open.ID, "answers": []any{map[string]any{"point": "1", "answer": "done"}}}
+			},
+			check: func(r Role, _ int, res *mcp.CallToolResult) { reaches(r, res, refusesState) },
+		},
+		"get_inbox_link": {
+			args: func(Role, int) map[string]any { return map[string]any{"askId": open.ID} },
+			check: func(r Role, _ int, res *mcp.CallToolResult) {
+				reaches(r, res, func(text string) bool {
+					return strings.Contains(text, "/asks/"+open.ID) && !strings.Contains(text, "token")
+				})
+			},
+		},
+		"list_open_asks": {
+			args: func(Role, int) map[string]any { return map[string]any{} },
+			check: func(r Role, _ int, res *mcp.CallToolResult) {
+				if res.IsError {
+					t.Errorf("list_open_asks as %s: %s", r.Name, Text(res))
+				} else if r.Space != home && strings.Contains(Text(res), open.ID) {
+					t.Errorf("list_open_asks as %s lists another space's ask: %s", r.Name, Text(res))
+				}
+			},
+		},
+		"request_upload": {
+			args: func(Role, int) map[string]any { return map[string]any{"contentType": "image/png"} },
+			check: func(r Role, _ int, res *mcp.CallToolResult) {
+				var tk struct{ UploadID string }
+				if res.IsError || json.Unmarshal([]byte(Text(res)), &tk) != nil {
+					t.Errorf("request_upload as %s: %s", r.Name, Text(res))
+					return
+				}
+				if _, err := uploads.UploadByID(ctx, r.Space, tk.UploadID); err != nil {
+					t.Errorf("request_upload as %s: the ticket is not one of its own space's: %v", r.Name, err)
+				}
+			},
+		},
+	}
+
+	list, err := roles[0].Client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) == 0 {
+		t.Fatal("the server lists no tools")
+	}
+	for _, tool := range list.Tools {
+		rw, ok := rows[tool.Name]
+		if !ok {
+			t.Errorf("the role matrix has no row for the tool %s", tool.Name)
+			continue
+		}
+		for n, r := range roles {
+			var req mcp.CallToolRequest
+			req.Params.Name, req.Params.Arguments = tool.Name, rw.args(r, n)
+			if rw.raises == nil {
+				cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				res, err := r.Client.CallTool(cctx, req)
+				cancel()
+				if err != nil {
+					t.Fatalf("%s as %s: %v", tool.Name, r.Name, err)
+				}
+				rw.check(r, n, res)
+				continue
+			}
+			cctx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); _, _ = r.Client.CallTool(cctx, req) }()
+			var raised *ask.Ask
+			for deadline := time.Now().Add(15 * time.Second); raised == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				asks, err := svc.Store.OpenAsks(ctx, r.Space)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range asks {
+					if rw.raises(a, r, n) {
+						raised = a
+					}
+				}
+			}
+			cancel()
+			<-done
+			switch {
+			case raised == nil:
+				t.Errorf("%s as %s: no ask in its space %s", tool.Name, r.Name, r.Space)
+			case raised.RaisedBy == nil || raised.RaisedBy.Name != r.Person:
+				t.Errorf("%s as %s: raised by %+v, want %s", tool.Name, r.Name, raised.RaisedBy, r.Person)
+			}
+		}
+	}
+	// Nothing a tool did as another space changed the home space's asks.
+	for _, id := range []string{open.ID, answered.ID} {
+		a, err := svc.Find(ctx, home, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{open.ID: 0, answered.ID: 1}[id]
+		if len(a.Thread) != want {
+			b, _ := json.Marshal(a.Thread)
+			t.Errorf("ask %s's thread changed under the matrix: %s", id, b)
+		}
+	}
+}
+
+// Text is a tool result's text content.
+func Text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
