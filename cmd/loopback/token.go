@@ -13,7 +13,6 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 )
 
-
 // token manages the local space's credentials: create one per agent so each can be revoked alone.
 func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
