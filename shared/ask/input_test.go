@@ -264,3 +264,22 @@ func TestBlank(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckName: a credential is made only for a name that shows as something, on one line,
+// within ask.MaxNameRunes characters (counted as characters, not bytes).
+func TestCheckName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"ada":                           true,
+		strings.Repeat("日", 200):        true,
+		strings.Repeat("日", 201):        false,
+		strings.Repeat("x", 200_000):    false,
+		" \u200b ":                      false,
+		"":                              false,
+		"ada\nowner":                    false,
+		string([]byte{'a', 0xe6, 0x97}): false,
+	} {
+		if err := ask.CheckName(name); ok != (err == nil) || (err != nil && ask.ErrorCode(err) != ask.EInputInvalid) {
+			t.Errorf("CheckName(%.20q) = %v", name, err)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package gate_test
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -131,26 +130,5 @@ func TestRevocations(t *testing.T) {
 		t.Error("a nil Revocations watches")
 	} else {
 		stop()
-	}
-}
-
-// TestIssueChecksTheName: a credential is made only for a name that shows as something, on one
-// line, within ask.MaxNameRunes characters (counted as characters, not bytes).
-func TestIssueChecksTheName(t *testing.T) {
-	db := open(t)
-	for name, ok := range map[string]bool{
-		"ada":                           true,
-		strings.Repeat("日", 200):        true,
-		strings.Repeat("日", 201):        false,
-		strings.Repeat("x", 200_000):    false,
-		" \u200b ":                      false,
-		"":                              false,
-		"ada\nowner":                    false,
-		string([]byte{'a', 0xe6, 0x97}): false,
-	} {
-		_, c, err := gate.Issue(context.Background(), db, ask.Credential{Space: "s", Role: ask.RoleAgent, Actor: ask.Actor{ID: "agent:" + name, Name: name}})
-		if ok != (err == nil) || (err != nil && (c != nil || ask.ErrorCode(err) != ask.EInputInvalid)) {
-			t.Errorf("a credential for %.20q: %v, %v", name, c, err)
-		}
 	}
 }
