@@ -1,9 +1,14 @@
 # Loopback — one Makefile for the local binary, the tests and the Lambdas.
 GO        ?= go
-# The build is named by its commit's time, so that a build changes only when the code does (and
-# `sam deploy` replaces only the functions whose code changed); outside git, the time now.
-BUILD     ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u +%Y-%m-%dT%H:%M:%SZ)
+# The build is named by the time of the last commit that changed its code, so that a build changes
+# only when the code does (and `sam deploy` replaces only the functions whose code changed: a commit
+# of docs or of the inbox alone leaves every Lambda byte for byte the same); outside git, the time
+# now. With -trimpath and an empty -buildid nothing else of the machine or the moment goes in.
+code_time = $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ -- $(1) 2>/dev/null | grep . || date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILD        ?= $(call code_time,go.mod go.sum cmd shared functions web/dist web/embed.go)
+LAMBDA_STAMP ?= $(call code_time,go.mod go.sum shared functions)
 LDFLAGS   := -s -w -buildid= -X github.com/loopback-hq/loopback/shared/buildinfo.Build=$(BUILD)
+LAMBDA_LDFLAGS := -s -w -buildid= -X github.com/loopback-hq/loopback/shared/buildinfo.Build=$(LAMBDA_STAMP)
 STATICCHECK ?= v0.8.2
 export CGO_ENABLED = 0
 # The project's own tools first: cfn-lint and moto_server from .venv (make setup).
@@ -117,7 +122,7 @@ clean:
 # (template.yaml: BuildMethod makefile, CodeUri .); each target leaves one `bootstrap` there, for
 # provided.al2023 on arm64. `make build-lambdas` runs every one of them, as sam build would, into a
 # scratch folder (part of `make test`).
-LAMBDA_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -ldflags '$(LDFLAGS)'
+LAMBDA_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -ldflags '$(LAMBDA_LDFLAGS)'
 # Each function: its template.yaml logical ID = its main package under functions/. A new function
 # is one line here (infra/templatecheck fails when this list and template.yaml disagree).
 LAMBDA_DIRS = \

@@ -1,10 +1,11 @@
 // Command soak is the fault and load proof of the local binary: agents that keep asking and
 // waiting, inbox sockets that keep listening, a person who keeps replying, for a while, with the
 // server process killed (SIGKILL) and started again on the same data folder partway through; and
-// beside it the slow-body attack, which must be cut within the body deadline. At the end:
-// every reply the person gave reached the agent that asked (through the blocking call, or through
-// list_open_asks and await_reply after the crash), no error other than the crash's, and the
-// server's memory.
+// beside it the slow-body and idle attacks, which must be cut within the body deadline and the
+// header and idle timeouts. At the end: every reply the person gave reached the agent that asked
+// (through the blocking call, or through list_open_asks and await_reply after the crash), no error
+// other than the crash's, and the server's memory flat (the restarted server ends no more than
+// half again above the first one's peak).
 //
 //	go build -o bin/loopback ./cmd/loopback
 //	go run ./bench/soak -bin bin/loopback -agents 50 -sockets 50 -duration 2m
@@ -46,6 +47,7 @@ type server struct {
 // it prints.
 func (s *server) start() error {
 	s.cmd = exec.Command(s.bin, "serve", "--addr", s.addr, "--data", s.dir, "--progress", "2s", "--body-timeout", "2s",
+		"--header-timeout", "2s", "--idle-timeout", "5s",
 		"--max-waits", "10000", "--max-sockets", "10000")
 	s.cmd.Env = append(os.Environ(), "LOOPBACK_TOKEN="+token)
 	out, _ := s.cmd.StdoutPipe()
@@ -304,8 +306,34 @@ func main() {
 			conn.Close()
 		}
 	})
+	// The idle attack, throughout: a connection that never sends its request is cut after the
+	// header timeout (2 s), one left idle after its answer after the idle timeout (5 s).
+	var idleCut, idleHeld atomic.Int64
+	wg.Go(func() {
+		for i := 0; ctx.Err() == nil; i++ {
+			conn, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
+			start, within := time.Now(), 4*time.Second
+			if i%2 == 1 {
+				fmt.Fprintf(conn, "GET /api/v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", token)
+				within = 8 * time.Second
+			}
+			conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+			io.Copy(io.Discard, conn) // the answer if asked, then nothing until the server closes
+			if time.Since(start) < within {
+				idleCut.Add(1)
+			} else if !down.Load() {
+				idleHeld.Add(1)
+			}
+			conn.Close()
+		}
+	})
 	// Memory, and the crash halfway.
 	var mem []int64
+	var memBefore int // samples before the crash
 	wg.Go(func() {
 		half := time.After(*duration / 2)
 		tick := time.NewTicker(5 * time.Second)
@@ -315,6 +343,7 @@ func main() {
 			case <-tick.C:
 				mem = append(mem, rss(s.cmd.Process.Pid))
 			case <-half:
+				memBefore = len(mem)
 				down.Store(true)
 				s.kill()
 				if err := s.start(); err != nil {
@@ -351,6 +380,20 @@ func main() {
 		}
 		fmt.Println()
 	}
+	fmt.Printf("idle connections cut within the header or idle timeout: %d, held longer: %d\n", idleCut.Load(), idleHeld.Load())
+	// Memory flat: the restarted server, over as long as the first ran, ends no higher than the
+	// first did by more than half again (SQLite's page cache fills in both).
+	var peakBefore, last int64
+	for i, m := range mem {
+		if i < memBefore {
+			peakBefore = max(peakBefore, m)
+		}
+		last = m
+	}
+	grew := memBefore > 0 && len(mem) > memBefore && last > peakBefore*3/2+32<<20
+	if grew {
+		fmt.Printf("memory grew: %d MiB at the end, %d MiB at most before the crash\n", last>>20, peakBefore>>20)
+	}
 	fmt.Printf("errors outside the crash: %d\n", len(errs))
 	for i, e := range errs {
 		if i < 10 {
@@ -360,7 +403,7 @@ func main() {
 	mu.Unlock()
 	// A reply given in the last seconds may still be on its way when the run stops: those are
 	// not counted as lost unless the agent got another text for the same ask.
-	if lost > 0 || len(errs) > 0 || slowHeld.Load() > 0 || len(replied) == 0 {
+	if lost > 0 || len(errs) > 0 || slowHeld.Load() > 0 || idleHeld.Load() > 0 || grew || len(replied) == 0 {
 		os.Exit(1)
 	}
 }

@@ -156,3 +156,94 @@ func TestLimitsPerCredential(t *testing.T) {
 		t.Errorf("after 5 failed sign-ins from this address, a request is %d %q; want 429 with Retry-After", r2.status, r2.header.Get("Retry-After"))
 	}
 }
+
+// TestRefusedBeforeTheBody: a request refused before its body was read (here: no token) is
+// answered at once and its connection closed, not held until the rest of a body that never
+// comes; a body trickled in a byte at a time is cut at its deadline all the same.
+func TestRefusedBeforeTheBody(t *testing.T) {
+	s := startServe(t, 15*time.Second, map[string]string{"LOOPBACK_TOKEN": ownerToken}, "--body-timeout", "4s")
+	addr := strings.TrimPrefix(s.base, "http://")
+	for _, path := range []string{"/api/v1/snapshot", "/api/v1/asks/x/reply", "/mcp"} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		io.WriteString(conn, "POST "+path+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, _ := io.ReadAll(conn) // the answer, then the server's close
+		status, _, _ := strings.Cut(string(b), "\r\n")
+		if took := time.Since(start); took > 2*time.Second || !strings.Contains(status, " 40") || !strings.Contains(string(b), `"code":`) {
+			t.Errorf("%s without a token or a body: %q after %s; want a 4xx Problem at once", path, status, took.Round(time.Millisecond))
+		}
+		conn.Close()
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+ownerToken+"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+	closed := make(chan time.Duration, 1)
+	go func() {
+		conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+		io.Copy(io.Discard, conn)
+		closed <- time.Since(start)
+	}()
+	tick := time.NewTicker(300 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case took := <-closed:
+			if took < 3*time.Second || took > 7*time.Second {
+				t.Errorf("a trickled MCP body held its connection %s; want it cut at its 4 s deadline", took.Round(time.Millisecond))
+			}
+			return
+		case <-tick.C:
+			conn.Write([]byte(" ")) // a byte at a time, for ever
+		}
+	}
+}
+
+// TestMCPStreamsPerCredential: one credential holds at most --max-streams MCP GET streams at
+// once; the next is 429 with Retry-After, and another credential still gets its own.
+func TestMCPStreamsPerCredential(t *testing.T) {
+	s := startServe(t, 15*time.Second, map[string]string{"LOOPBACK_TOKEN": ownerToken}, "--max-streams", "2")
+	agent := s.agentToken(t)
+	_, other := s.createToken(t, "--name", "other")
+	session := func(token string) string {
+		res, _ := s.postMCP(t, token, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		id := res.Header.Get("Mcp-Session-Id")
+		if id == "" {
+			t.Fatalf("initialize gave no session: %d", res.StatusCode)
+		}
+		return id
+	}
+	stream := func(token, id string) *http.Response {
+		req, _ := http.NewRequest("GET", s.base+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	for i := range 2 {
+		if res := stream(agent, session(agent)); res.StatusCode != 200 {
+			t.Fatalf("stream %d: %d", i+1, res.StatusCode)
+		}
+	}
+	res := stream(agent, session(agent))
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 429 || res.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "request.rate_limited") {
+		t.Errorf("a third MCP stream: %d %q %s; want 429 with Retry-After", res.StatusCode, res.Header.Get("Retry-After"), b)
+	}
+	if res := stream(other, session(other)); res.StatusCode != 200 {
+		t.Errorf("another credential's stream: %d", res.StatusCode)
+	}
+}

@@ -56,10 +56,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	progress := fs.Duration("progress", 15*time.Second, "how often a waiting MCP call sends progress (keeps clients from timing out)")
 	limits := limit.Defaults
 	fs.IntVar(&limits.WaitsPerCredential, "max-waits", limits.WaitsPerCredential, "blocking MCP calls one credential may have waiting at once (429 beyond)")
+	fs.IntVar(&limits.StreamsPerCredential, "max-streams", limits.StreamsPerCredential, "MCP GET streams one credential may have open at once (429 beyond)")
 	fs.IntVar(&limits.SocketsPerCredential, "max-sockets", limits.SocketsPerCredential, "event sockets one credential may have open at once")
 	fs.IntVar(&limits.AuthFailures, "max-auth-failures", limits.AuthFailures, "failed sign-ins from one address a minute before it is answered 429 (0: no limit; set it to 0 behind a proxy that hides client addresses)")
-	idleTimeout := fs.Duration("idle-timeout", httpapi.IdleTimeout, "how long an idle keep-alive connection is kept")
-	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyReadBase, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
+	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", limits.IdleTimeout, "how long an idle keep-alive connection is kept")
+	fs.DurationVar(&limits.BodyTimeout, "body-timeout", limits.BodyTimeout, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
+	fs.DurationVar(&limits.HeaderTimeout, "header-timeout", limits.HeaderTimeout, "how long a request's headers may take to arrive")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (such as 127.0.0.1:6060); off when empty")
 	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where asks are kept: sqlite (in the data folder) or dynamodb (the standard AWS_* environment says where; AWS_ENDPOINT_URL for an emulator)")
 	table := fs.String("table", os.Getenv("LOOPBACK_TABLE"), "the DynamoDB table, with --store dynamodb")
@@ -121,11 +123,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	requests, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
 	srv := &http.Server{
-		// A request's headers must arrive within 10 s and its body within its read deadline
-		// (httpapi.BodyDeadline); an idle keep-alive connection is closed after IdleTimeout.
-		Handler: httpapi.BodyDeadline(*bodyTimeout, httpapi.ThrottleAuthFailures(
+		// A request's headers must arrive within HeaderTimeout and its body within its read
+		// deadline (httpapi.BodyDeadline); an idle keep-alive connection is closed after
+		// IdleTimeout (docs/limits.md).
+		Handler: httpapi.BodyDeadline(limits.BodyTimeout, httpapi.ThrottleAuthFailures(
 			&limit.Failures{Max: limits.AuthFailures, Window: limits.AuthWindow}, lb.Handler(web.Handler()))),
-		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: *idleTimeout,
+		ReadHeaderTimeout: limits.HeaderTimeout, IdleTimeout: limits.IdleTimeout,
 		BaseContext: func(net.Listener) context.Context { return requests },
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}

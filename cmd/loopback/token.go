@@ -8,14 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/gate"
 )
-
-// maxNameBytes bounds a credential's name: it is shown in the inbox and in every thread.
-const maxNameBytes = 200
 
 // token manages the local space's credentials: create one per agent so each can be revoked alone.
 func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -52,8 +48,8 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr, "token create needs --name: who the credential is for")
 			return errUsage
 		}
-		if len(n) > maxNameBytes || !utf8.ValidString(n) {
-			return fmt.Errorf("--name may be at most %d bytes of text", maxNameBytes)
+		if err := ask.CheckName(n); err != nil {
+			return fmt.Errorf("--name: %s", ask.ErrorMessage(err))
 		}
 		c := ask.Credential{Space: LocalSpace, Role: ask.RoleAgent, Actor: ask.Actor{ID: "agent:" + n, Name: n}, Person: a.owner}
 		what := "an agent's credential: it may use /mcp only, and never answer"

@@ -177,7 +177,7 @@ func (a *App) Sockets(poster wsapi.Poster, conns ask.ConnectionStore) *wsapi.Soc
 	}
 }
 
-// Handler is the deployment on one port: the API at /api/ (before the mux could clean a path:
+// Handler is the deployment on one port: the API at /api and under /api/ (before the mux could clean a path:
 // the API answers dot segments and doubled slashes with a Problem, so an upload URL with `..` in
 // it is refused, never followed), MCP at /mcp, and rest (the inbox; nil: nothing) at /.
 func (a *App) Handler(rest http.Handler) http.Handler {
@@ -189,7 +189,7 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 		mux.Handle("/", rest)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/api/") {
+		if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
 			api.ServeHTTP(w, r)
 			return
 		}

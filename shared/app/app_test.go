@@ -35,6 +35,8 @@ func TestHandlerRoutes(t *testing.T) {
 		{"GET", "/api/v1/whoami", 401, `"auth.`},
 		{"GET", "/api/v1/../../etc/passwd", 404, `"route.not_found"`},
 		{"GET", "/api//v1/whoami", 404, `"route.not_found"`},
+		{"GET", "/api", 404, `"route.not_found"`}, // a Problem, not the mux's redirect to /api/
+		{"GET", "/api/v2/whoami", 404, `"route.not_found"`},
 		{"POST", "/mcp", 401, `"auth.`},
 		{"GET", "/", 200, "inbox"},
 		{"GET", "/history", 200, "inbox"},

@@ -1,7 +1,5 @@
 package ask
 
-import "strings"
-
 // Block types: what can be shown to the person.
 const (
 	BlockMarkdown = "markdown"
@@ -37,19 +35,19 @@ var blockFields = map[string]struct{ allowed, required []string }{
 func (b *Block) validate(path string) *Error {
 	switch b.Type {
 	case BlockMarkdown:
-		if strings.TrimSpace(b.Text) == "" {
+		if Blank(b.Text) {
 			return Errorf(EInputInvalid, "%s.text: a markdown block needs text", path)
 		}
 	case BlockCode:
-		if strings.TrimSpace(b.Code) == "" {
+		if Blank(b.Code) {
 			return Errorf(EInputInvalid, "%s.code: a code block needs code", path)
 		}
 	case BlockDiff:
-		if strings.TrimSpace(b.Diff) == "" {
+		if Blank(b.Diff) {
 			return Errorf(EInputInvalid, "%s.diff: a diff block needs a diff", path)
 		}
 	case BlockImage:
-		if strings.TrimSpace(b.UploadID) == "" {
+		if Blank(b.UploadID) {
 			return Errorf(EInputInvalid, "%s.uploadId: an image block needs the uploadId of an upload", path)
 		}
 	default:

@@ -68,7 +68,7 @@ func (ps *Points) applyResponded(replies []PointReply) {
 		}
 		if r.Resolved {
 			ps.resolve(r.Point)
-		} else if strings.TrimSpace(r.Text) != "" && !st.Resolved {
+		} else if !Blank(r.Text) && !st.Resolved {
 			st.Pending = true
 		}
 	}
@@ -120,7 +120,7 @@ func checkResponded(ps *Points, replies []PointReply) (closes bool, err error) {
 			return false, Errorf(EReplyInvalid, "%s: point %s is named twice; name each point at most once", path, r.Point)
 		case st.Resolved:
 			return false, Errorf(EReplyInvalid, "%s: point %s is already resolved", path, r.Point)
-		case !r.Resolved && strings.TrimSpace(r.Text) == "":
+		case !r.Resolved && Blank(r.Text):
 			return false, Errorf(EReplyInvalid, "%s: point %s needs words, or resolved: true", path, r.Point)
 		}
 		named[r.Point] = true

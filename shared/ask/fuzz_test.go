@@ -333,6 +333,18 @@ func checkAsk(t *testing.T, a *ask.Ask) {
 	if err := ask.CheckInvariants(a); err != nil {
 		t.Fatal(err)
 	}
+	// Nothing that would show as nothing was accepted (ask.Blank).
+	if ask.Blank(a.Project) {
+		t.Fatalf("a blank project was accepted: %q", a.Project)
+	}
+	for i, e := range a.Thread {
+		if e.Author == ask.AuthorAgent && ask.Blank(e.Answer) {
+			t.Fatalf("turn %d: a blank answer was accepted: %q", i, e.Answer)
+		}
+		if r := e.Reply; r != nil && r.Text != "" && ask.Blank(r.Text) && len(r.Selected) == 0 {
+			t.Fatalf("turn %d: a blank reply was accepted: %q", i, r.Text)
+		}
+	}
 	switch a.Status {
 	case ask.AwaitingHuman, ask.AwaitingAgent, ask.Closed:
 	default:

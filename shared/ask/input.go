@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -27,7 +28,27 @@ const (
 	MaxBriefingPoints = 500
 	// MaxSubPoints bounds the sub-points one answer breaks a point into.
 	MaxSubPoints = 20
+	// MaxNameRunes bounds a credential holder's name: shown on every ask it raises or answers.
+	MaxNameRunes = 200
 )
+
+// CheckName checks the name a credential is made for (a person or an agent): text, more than
+// blank, one line, at most MaxNameRunes characters.
+func CheckName(name string) error {
+	var c checker
+	switch {
+	case !utf8.ValidString(name):
+		c.fail(EInputInvalid, "name is not UTF-8 text")
+	case strings.ContainsFunc(name, unicode.IsControl):
+		c.fail(EInputInvalid, "name must be one line without control characters")
+	}
+	c.required("name", name)
+	c.maxRunes("name", name, MaxNameRunes)
+	if c.err != nil {
+		return c.err
+	}
+	return nil
+}
 
 // QuestionInput is a question for the person, with optional choices.
 type QuestionInput struct {
@@ -115,13 +136,13 @@ func (c *checker) required(path, v string) {
 	c.requiredCode(EInputInvalid, path, v)
 }
 
-// requiredCode refuses an empty field, and one of only whitespace: it would show as nothing.
+// requiredCode refuses an empty field, and one that would show as nothing (Blank).
 func (c *checker) requiredCode(code, path, v string) {
 	switch {
 	case v == "":
 		c.fail(code, "%s is required and must not be empty", path)
-	case strings.TrimSpace(v) == "":
-		c.fail(code, "%s holds only whitespace; write something the person can read", path)
+	case Blank(v):
+		c.fail(code, "%s holds only whitespace or invisible characters; write something the person can read", path)
 	}
 }
 
@@ -332,4 +353,20 @@ func newAsk(id string, kind Kind, project string, o Origin, now Clock) *Ask {
 		Project: project, Client: strings.TrimSpace(o.Client), RaisedBy: o.RaisedBy, CredentialID: o.CredentialID,
 		Thread: []Entry{}, CreatedAt: t, UpdatedAt: t, Space: o.Space,
 	}
+}
+
+// Blank reports whether s would show as nothing: every character of it whitespace, an invisible
+// format character (zero-width spaces and joiners, the byte-order mark, soft hyphens, direction
+// marks), a control character, or one of the fillers that render as a blank (Braille's and
+// Hangul's). A text field must hold more than that.
+func Blank(s string) bool {
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r), unicode.Is(unicode.Cf, r), unicode.Is(unicode.Cc, r):
+		case r == '\u2800', r == '\u3164', r == '\u115f', r == '\u1160', r == '\uffa0':
+		default:
+			return false
+		}
+	}
+	return true
 }

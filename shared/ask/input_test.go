@@ -73,8 +73,12 @@ func TestQuestionInputRules(t *testing.T) {
 	withContext := questionInput("A", "B")
 	withContext.Multiple, withContext.Context = true, "We run on Lambda too."
 
+	invisible, fillers := q, q
+	invisible.Question, fillers.Project = "\u200b\u200d\ufeff \u00ad", "\u3164\u2800"
 	runInputCases(t, []inputCase{
 		{"question_required", question(noQuestion), "question"},
+		{"question_of_invisible_characters_refused", question(invisible), "question"},
+		{"project_of_blank_fillers_refused", question(fillers), "project"},
 		{"project_required", question(noProject), "project"},
 		{"valid_with_every_field", question(withContext), ""},
 		{"options_0_ok", question(q), ""},
@@ -244,5 +248,38 @@ func TestNewAskFields(t *testing.T) {
 	b := mustBriefing(t, briefingInput(1), now)
 	if b.RaisedBy != alice || b.Briefing.Summary != "What I found." {
 		t.Errorf("briefing: %+v", b)
+	}
+}
+
+// TestBlank: what shows as nothing is blank; any visible character is not.
+func TestBlank(t *testing.T) {
+	for _, s := range []string{"", " \t\n", "\u00a0\u2003\u3000", "\u200b\u200c\u200d\u2060\ufeff", "\u00ad\u200e\u200f", "\x00\x1b", "\u2800\u3164\u115f\u1160\uffa0"} {
+		if !ask.Blank(s) {
+			t.Errorf("Blank(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"a", " . ", "\u200b日", "🙂", "\u200d0"} {
+		if ask.Blank(s) {
+			t.Errorf("Blank(%q) = true", s)
+		}
+	}
+}
+
+// TestCheckName: a credential is made only for a name that shows as something, on one line,
+// within ask.MaxNameRunes characters (counted as characters, not bytes).
+func TestCheckName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"ada":                           true,
+		strings.Repeat("日", 200):        true,
+		strings.Repeat("日", 201):        false,
+		strings.Repeat("x", 200_000):    false,
+		" \u200b ":                      false,
+		"":                              false,
+		"ada\nowner":                    false,
+		string([]byte{'a', 0xe6, 0x97}): false,
+	} {
+		if err := ask.CheckName(name); ok != (err == nil) || (err != nil && ask.ErrorCode(err) != ask.EInputInvalid) {
+			t.Errorf("CheckName(%.20q) = %v", name, err)
+		}
 	}
 }

@@ -324,12 +324,12 @@ func (r *Reply) UnmarshalJSON(data []byte) error {
 		err = f.get(what, "note", &v.Note, false)
 	case OutcomeChangesRequested:
 		err = f.get(what, "feedback", &v.Feedback, true)
-		if err == nil && strings.TrimSpace(v.Feedback) == "" {
+		if err == nil && Blank(v.Feedback) {
 			err = fmt.Errorf("changes_requested.feedback must not be empty: say what to change")
 		}
 	case OutcomeFollowUp:
 		err = f.get(what, "question", &v.Question, true)
-		if err == nil && strings.TrimSpace(v.Question) == "" {
+		if err == nil && Blank(v.Question) {
 			err = fmt.Errorf("follow_up.question must not be empty")
 		}
 	case OutcomeResponded:

@@ -67,7 +67,7 @@ func checkQuestionReply(q *QuestionPrompt, r Reply) error {
 	default:
 		return Errorf(EReplyInvalid, "a question takes answered, follow_up or dismissed, not %s", r.Outcome)
 	}
-	if len(r.Selected) == 0 && strings.TrimSpace(r.Text) == "" {
+	if len(r.Selected) == 0 && Blank(r.Text) {
 		return Errorf(EReplyInvalid, "answered needs a choice in selected, or text")
 	}
 	if len(r.Selected) > 1 && !q.Multiple {

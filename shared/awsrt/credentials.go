@@ -23,6 +23,9 @@ func Bootstrap(ctx context.Context, store ask.CredentialStore, space, name strin
 	if space == "" || name == "" {
 		return "", nil, fmt.Errorf("awsrt: bootstrap needs a space and a name")
 	}
+	if err := ask.CheckName(name); err != nil {
+		return "", nil, err
+	}
 	owner := ask.Actor{ID: "owner:" + name, Name: name}
 	return gate.Issue(ctx, store, ask.Credential{Space: space, Role: ask.RoleOwner, Actor: owner, Person: owner})
 }
@@ -31,6 +34,9 @@ func Bootstrap(ctx context.Context, store ask.CredentialStore, space, name strin
 func AddPerson(ctx context.Context, store ask.CredentialStore, space, name string) (string, *ask.Credential, error) {
 	if space == "" || name == "" {
 		return "", nil, fmt.Errorf("awsrt: a teammate needs a space and a name")
+	}
+	if err := ask.CheckName(name); err != nil {
+		return "", nil, err
 	}
 	who := ask.Actor{ID: "person:" + name, Name: name}
 	return gate.Issue(ctx, store, ask.Credential{Space: space, Role: ask.RolePerson, Actor: who, Person: who})
@@ -41,6 +47,9 @@ func AddPerson(ctx context.Context, store ask.CredentialStore, space, name strin
 func AddAgent(ctx context.Context, store ask.CredentialStore, space, name string) (string, *ask.Credential, error) {
 	if space == "" || name == "" {
 		return "", nil, fmt.Errorf("awsrt: an agent credential needs a space and a name")
+	}
+	if err := ask.CheckName(name); err != nil {
+		return "", nil, err
 	}
 	owner, err := Owner(ctx, store, space)
 	if err != nil {

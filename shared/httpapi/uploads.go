@@ -8,14 +8,9 @@ import (
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/upload"
 )
-
-// UploadReadTimeout bounds how long one PUT may take to send its body. The PUT claims its ticket
-// before it reads, so a body that trickles in for ever would hold the ticket for ever; past this
-// the read fails, the claim is released, and the URL can be used again. 4 MiB in five minutes is
-// 14 KB/s.
-const UploadReadTimeout = 5 * time.Minute
 
 // FileCSP is the Content-Security-Policy of every stored image: nothing may load from it and it
 // runs no script, even if a browser is made to render it as a document.
@@ -26,13 +21,16 @@ const FileCSP = "default-src 'none'; sandbox"
 // in use or expired; 413 for more bytes than the ticket takes; 422 for another Content-Type, or
 // bytes that are not an image of it.
 func (s *Server) storeUpload(w http.ResponseWriter, r *http.Request) {
+	// The PUT claims its ticket before it reads, so a body that trickles in for ever would hold the
+	// ticket for ever; past limit.UploadTimeout the read fails, the claim is released, and the
+	// URL can be used again.
 	// Not every ResponseWriter can set deadlines (a Lambda's cannot, and API Gateway has its own).
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(UploadReadTimeout))
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(limit.UploadTimeout))
 	// The upload finishes once its body is read, whatever the client does with its half of the
 	// connection afterwards: a client that half-closes once it has sent everything (as some do)
 	// cancels the request's context, and the stored bytes must not be lost to that. A client
 	// that goes away mid-body fails the body's read instead, and the ticket is released.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), UploadReadTimeout+time.Minute)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), limit.UploadTimeout+time.Minute)
 	defer cancel()
 	receipt, err := s.Uploads.Put(ctx, r.PathValue("spaceId"), r.PathValue("token"),
 		r.Header.Get("Content-Type"), r.ContentLength, r.Body)

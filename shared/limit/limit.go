@@ -1,6 +1,7 @@
 // Package limit keeps what one credential or one client address may hold or try at once, so that
 // no single caller can exhaust a process: concurrent waits, MCP streams and event sockets per
-// credential, and failed sign-ins per address. The numbers are in Defaults, in one place
+// credential, failed sign-ins per address, and how long a connection may take to send a request
+// or sit idle. The numbers are in Defaults and the constants below, in one place
 // (docs/limits.md); `loopback serve` takes flags for the ones a deployment would change.
 package limit
 
@@ -21,7 +22,28 @@ type Limits struct {
 	// answered 429 until the window has passed.
 	AuthFailures int
 	AuthWindow   time.Duration
+
+	// HeaderTimeout bounds how long a request's headers may take to arrive (a new connection's
+	// first bytes included).
+	HeaderTimeout time.Duration
+	// BodyTimeout is how long a request's body may take to arrive, plus a second for every
+	// BodyReadRate bytes it declares (sent chunked: as many as MaxChunkedBody).
+	BodyTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that sends no next request.
+	IdleTimeout time.Duration
 }
+
+// Reading requests: the numbers no deployment needs to change.
+const (
+	// BodyReadRate is the slowest a body may arrive, in bytes a second, past BodyTimeout.
+	BodyReadRate = 64 << 10
+	// MaxChunkedBody is what a body without a Content-Length is given time for: the largest
+	// upload the local binary takes.
+	MaxChunkedBody = 4 << 20
+	// UploadTimeout bounds how long one upload's PUT may take to send its body: 4 MiB in five
+	// minutes is 14 KB/s.
+	UploadTimeout = 5 * time.Minute
+)
 
 // Defaults are generous for people and their agents (an inbox on a few devices; a few dozen
 // agents waiting at once), and far below what would hurt the process.
@@ -31,6 +53,9 @@ var Defaults = Limits{
 	SocketsPerCredential: 20,
 	AuthFailures:         20,
 	AuthWindow:           time.Minute,
+	HeaderTimeout:        10 * time.Second,
+	BodyTimeout:          30 * time.Second,
+	IdleTimeout:          2 * time.Minute,
 }
 
 // PerKey counts what each key (a credential's id) holds at once.

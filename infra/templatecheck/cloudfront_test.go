@@ -1,0 +1,162 @@
+package templatecheck
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/contract"
+)
+
+// cfRequest is a CloudFront Functions viewer-request event's request; cfResult is what the
+// handler returned: the request (passed on) or a response (answered at the edge).
+type cfRequest struct {
+	Method  string                       `json:"method"`
+	URI     string                       `json:"uri"`
+	Headers map[string]map[string]string `json:"headers"`
+}
+
+type cfResult struct {
+	URI        string                       `json:"uri"`
+	StatusCode int                          `json:"statusCode"`
+	Headers    map[string]map[string]string `json:"headers"`
+	Body       struct{ Data string }        `json:"body"`
+}
+
+// runCloudFrontFunction runs a CloudFront function of template.yaml (its FunctionCode, !Sub
+// resolved with Stage=prod) in node on each request.
+func runCloudFrontFunction(t *testing.T, id string, reqs []cfRequest) []cfResult {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("LOOPBACK_REQUIRE_ALL") != "" || os.Getenv("CI") != "" {
+			t.Fatal("node is not on PATH: the CloudFront functions cannot be run")
+		}
+		t.Skip("node is not on PATH: the CloudFront functions are not run")
+	}
+	b, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	res := getNode(getNode(getNode(getNode(doc.Content[0], "Resources"), id), "Properties"), "FunctionCode")
+	if res == nil {
+		t.Fatalf("template.yaml: no %s with a FunctionCode", id)
+	}
+	code := strings.ReplaceAll(res.Value, "${Stage}", "prod")
+	if strings.Contains(code, "${") {
+		t.Fatalf("%s: a substitution this test does not resolve: %s", id, code)
+	}
+	in, _ := json.Marshal(reqs)
+	script := code + "\nconst out = JSON.parse(process.argv[1]).map(r => handler({request: r}));\nconsole.log(JSON.stringify(out));\n"
+	out, err := exec.Command(node, "-e", script, string(in)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s in node: %v\n%s", id, err, out)
+	}
+	var results []cfResult
+	if err := json.Unmarshal(out, &results); err != nil {
+		t.Fatalf("%s in node printed %s", id, out)
+	}
+	return results
+}
+
+func getNode(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// checkProblem: a response answered at the edge is the contract's Problem for its route.
+func checkProblem(t *testing.T, what string, r cfResult, status int, code string) {
+	t.Helper()
+	if r.StatusCode != status || r.Headers["content-type"]["value"] != "application/json" {
+		t.Errorf("%s: %d %v, want %d with application/json", what, r.StatusCode, r.Headers, status)
+		return
+	}
+	if err := contract.ValidateModel("Problem", []byte(r.Body.Data)); err != nil {
+		t.Errorf("%s: not a Problem: %v: %s", what, err, r.Body.Data)
+	}
+	var p struct{ Code, Message string }
+	if json.Unmarshal([]byte(r.Body.Data), &p) != nil || p.Code != code || p.Message == "" {
+		t.Errorf("%s: %s, want code %s", what, r.Body.Data, code)
+	}
+}
+
+// TestForwardHostFunction: an upload over what the API's PUT takes is the contract's 413
+// Problem at the edge (API Gateway would refuse it with an error of its own past its payload
+// limit); one that fits, and every other request, goes on with the viewer's host.
+func TestForwardHostFunction(t *testing.T) {
+	put := func(n int64) cfRequest {
+		return cfRequest{Method: "PUT", URI: "/api/v1/uploads/sp_x/lbu_y", Headers: map[string]map[string]string{
+			"host": {"value": "inbox.example.com"}, "content-length": {"value": strconv.FormatInt(n, 10)}}}
+	}
+	socket := cfRequest{Method: "GET", URI: "/api/v1/events", Headers: map[string]map[string]string{"host": {"value": "inbox.example.com"}}}
+	out := runCloudFrontFunction(t, "ForwardHostFunction", []cfRequest{put(ask.MaxUploadBytes + 1), put(ask.MaxUploadBytes), socket})
+	checkProblem(t, "an upload of MaxUploadBytes+1", out[0], 413, ask.EUploadTooLarge)
+	if out[1].StatusCode != 0 || out[1].Headers["x-loopback-host"]["value"] != "inbox.example.com" {
+		t.Errorf("an upload of MaxUploadBytes: %+v, want it passed on with X-Loopback-Host", out[1])
+	}
+	if out[2].URI != "/prod" || out[2].Headers["x-loopback-host"]["value"] != "inbox.example.com" {
+		t.Errorf("the event socket: %+v, want /prod with X-Loopback-Host", out[2])
+	}
+}
+
+// TestInboxRouteFunction: the inbox's pages are index.html, every file of the build reaches the
+// bucket as it is, and any other path is the contract's 404 Problem (the bucket would answer 403
+// with XML), /api without its slash included.
+func TestInboxRouteFunction(t *testing.T) {
+	var reqs []cfRequest
+	var files []string
+	dist := filepath.Join(root, "web", "dist")
+	err := filepath.WalkDir(dist, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == ".sources-sha256" { // not uploaded (make deploy)
+			return err
+		}
+		rel, _ := filepath.Rel(dist, p)
+		files = append(files, "/"+filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil || len(files) < 3 {
+		t.Fatalf("web/dist: %v (%d files)", err, len(files))
+	}
+	for _, f := range files {
+		reqs = append(reqs, cfRequest{Method: "GET", URI: f})
+	}
+	pages := []string{"/", "/history", "/asks/kjr4xxjnqm4i4wuld3i6xnuzpe"}
+	missing := []string{"/api", "/nope.js", "/assets/../index.html", "/mcp/x", "/.sources-sha256", "/icons/"}
+	for _, p := range append(pages, missing...) {
+		reqs = append(reqs, cfRequest{Method: "GET", URI: p})
+	}
+	out := runCloudFrontFunction(t, "InboxRouteFunction", reqs)
+	for i, f := range files {
+		if out[i].StatusCode != 0 || out[i].URI != f {
+			t.Errorf("%s, a file of the build: %+v, want it passed on as it is", f, out[i])
+		}
+	}
+	out = out[len(files):]
+	for i, p := range pages {
+		if out[i].StatusCode != 0 || out[i].URI != "/index.html" {
+			t.Errorf("%s, a page of the inbox: %+v, want /index.html", p, out[i])
+		}
+	}
+	for i, p := range missing {
+		checkProblem(t, p, out[len(pages)+i], 404, ask.ERouteNotFound)
+	}
+}
