@@ -120,20 +120,7 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printWelcome(stdout, base, token, agentToken)
 	logger.Info("serving the AWS path", "addr", ln.Addr().String(), "template", *tmplPath, "table", *table, "bucket", *bucket, "functions", len(tmpl.Functions))
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Info("shutting down")
-	d.Shutdown()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		srv.Close()
-	}
+	err = serveUntil(ctx, srv, ln, logger, d.Shutdown, nil)
 	d.Drain()
 	stopRun()
 	<-done
@@ -142,10 +129,7 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			logger.Warn("IAM: actions used that template.yaml does not allow", "function", id, "actions", strings.Join(m, ", "))
 		}
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return err
 }
 
 // awsLocalConfig is where aws-local keeps things: the account (--aws), AWS_ENDPOINT_URL's

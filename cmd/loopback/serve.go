@@ -149,6 +149,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		go serveProfiles(*debugAddr, logger)
 	}
 
+	return serveUntil(ctx, srv, ln, logger, lb.Waiter.Shutdown, cancelRequests)
+}
+
+// shutdownGrace is how long a stopping server lets its connections finish.
+const shutdownGrace = 3 * time.Second
+
+// serveUntil serves srv on ln until ctx ends, then stops: first letGo (the waits, or the
+// deployment's function instances, told to let their callers go with a result), then a graceful
+// Shutdown of up to shutdownGrace, and if connections are still busy after it, cut (which may be
+// nil: cancel what still runs) and Close. It returns Serve's error, or nil after a stop. `loopback
+// serve` and `loopback aws-local` both stop this way.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger, letGo, cut func()) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -157,12 +169,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
-	lb.Waiter.Shutdown()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	letGo()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		// Connections still busy (or idle ones a client never used): cut them.
-		cancelRequests()
+		if cut != nil {
+			cut()
+		}
 		srv.Close()
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
