@@ -14,6 +14,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/contract"
+	"github.com/loopback-hq/loopback/shared/samtemplate"
 )
 
 // cfRequest is a CloudFront Functions viewer-request event's request; cfResult is what the
@@ -50,7 +51,7 @@ func runCloudFrontFunction(t *testing.T, id string, reqs []cfRequest) []cfResult
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	res := getNode(getNode(getNode(getNode(doc.Content[0], "Resources"), id), "Properties"), "FunctionCode")
+	res := samtemplate.Get(samtemplate.Get(samtemplate.Get(samtemplate.Get(doc.Content[0], "Resources"), id), "Properties"), "FunctionCode")
 	if res == nil {
 		t.Fatalf("template.yaml: no %s with a FunctionCode", id)
 	}
@@ -71,17 +72,6 @@ func runCloudFrontFunction(t *testing.T, id string, reqs []cfRequest) []cfResult
 	return results
 }
 
-func getNode(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
 
 // checkProblem: a response answered at the edge is the contract's Problem for its route.
 func checkProblem(t *testing.T, what string, r cfResult, status int, code string) {

@@ -554,7 +554,9 @@ func checkSubject(sub string) error {
 }
 
 // resolvable is a name a push service can look up: no IP address, no single
-// label, nothing under a name reserved for local or test use.
+// label, nothing under a name reserved for local or test use. It is the push
+// service's rule, written here on its own on purpose rather than calling
+// push.PublicName: the stand-in checks the sender, so it must not share its code.
 func resolvable(host string) bool {
 	h := strings.ToLower(strings.TrimSuffix(host, "."))
 	if h == "" || net.ParseIP(h) != nil || !strings.Contains(h, ".") {
