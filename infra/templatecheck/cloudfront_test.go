@@ -72,7 +72,6 @@ func runCloudFrontFunction(t *testing.T, id string, reqs []cfRequest) []cfResult
 	return results
 }
 
-
 // checkProblem: a response answered at the edge is the contract's Problem for its route.
 func checkProblem(t *testing.T, what string, r cfResult, status int, code string) {
 	t.Helper()
