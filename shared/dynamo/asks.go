@@ -420,6 +420,36 @@ func (s *Store) OpenAsks(ctx context.Context, space string) ([]*ask.Ask, error) 
 	if !usable(space) {
 		return nil, nil
 	}
+	ids, err := s.openIDs(ctx, space)
+	if err != nil {
+		return nil, err
+	}
+	found, err := s.getAsks(ctx, space, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []*ask.Ask
+	for _, id := range ids {
+		// An ask that closed between the two reads is left out: it is closed now.
+		if a := found[id]; a != nil && a.Open() {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(x, y *ask.Ask) int { return newestFirst(x.CreatedAt, x.ID, y.CreatedAt, y.ID) })
+	return out, nil
+}
+
+// newestFirst orders open asks: created later first, then by descending id.
+func newestFirst(xAt time.Time, xID string, yAt time.Time, yID string) int {
+	if c := yAt.Compare(xAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(yID, xID)
+}
+
+// openIDs lists the ids of a space's open asks from its open markers (a strongly consistent
+// Query).
+func (s *Store) openIDs(ctx context.Context, space string) ([]string, error) {
 	var ids []string
 	err := s.query(ctx, &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :open)"),
@@ -435,24 +465,7 @@ func (s *Store) OpenAsks(ctx context.Context, space string) ([]*ask.Ask, error) 
 	if err != nil {
 		return nil, fmt.Errorf("dynamodb: open asks: %w", err)
 	}
-	found, err := s.getAsks(ctx, space, ids)
-	if err != nil {
-		return nil, err
-	}
-	var out []*ask.Ask
-	for _, id := range ids {
-		// An ask that closed between the two reads is left out: it is closed now.
-		if a := found[id]; a != nil && a.Open() {
-			out = append(out, a)
-		}
-	}
-	slices.SortFunc(out, func(x, y *ask.Ask) int {
-		if c := y.CreatedAt.Compare(x.CreatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(y.ID, x.ID)
-	})
-	return out, nil
+	return ids, nil
 }
 
 // ClosedAsks returns up to limit closed asks of a space that closed strictly before `before`,
@@ -462,6 +475,27 @@ func (s *Store) ClosedAsks(ctx context.Context, space string, before time.Time, 
 	if limit < 1 || !usable(space) {
 		return nil, nil
 	}
+	ids, err := s.closedIDs(ctx, space, before, limit)
+	if err != nil {
+		return nil, err
+	}
+	found, err := s.getAsks(ctx, space, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []*ask.Ask
+	for _, id := range ids {
+		if a := found[id]; a != nil && a.ClosedAt != nil {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// closedIDs lists the ids of up to limit asks of a space that closed strictly before `before`,
+// most recently closed first, from its close-time markers (a strongly consistent Query with
+// Limit).
+func (s *Store) closedIDs(ctx context.Context, space string, before time.Time, limit int) ([]string, error) {
 	// Close times are kept to the microsecond: the last one strictly before `before`.
 	hi := closedSK(ask.Truncate(before.Add(-time.Nanosecond)))
 	var ids []string
@@ -481,23 +515,33 @@ func (s *Store) ClosedAsks(ctx context.Context, space string, before time.Time, 
 	if err != nil {
 		return nil, fmt.Errorf("dynamodb: closed asks: %w", err)
 	}
-	found, err := s.getAsks(ctx, space, ids)
-	if err != nil {
-		return nil, err
-	}
-	var out []*ask.Ask
-	for _, id := range ids {
-		if a := found[id]; a != nil && a.ClosedAt != nil {
-			out = append(out, a)
-		}
-	}
-	return out, nil
+	return ids, nil
 }
 
 // getAsks reads asks of a space by id, 100 to a BatchGetItem, strongly consistent, and returns
 // those found.
 func (s *Store) getAsks(ctx context.Context, space string, ids []string) (map[string]*ask.Ask, error) {
 	found := make(map[string]*ask.Ask, len(ids))
+	err := s.batchGetAsks(ctx, space, ids, func(it item) error {
+		a, err := s.decodeAsk(ctx, it)
+		if errors.Is(err, errBodyMoved) {
+			id, _ := getString(it, attrID)
+			a, err = s.FindAsk(ctx, space, id)
+		}
+		if err != nil {
+			return err
+		}
+		if a.Space == space {
+			found[a.ID] = a
+		}
+		return nil
+	})
+	return found, err
+}
+
+// batchGetAsks reads the ask items of a space by id, 100 to a BatchGetItem, strongly consistent,
+// and hands each item found to each.
+func (s *Store) batchGetAsks(ctx context.Context, space string, ids []string, each func(item) error) error {
 	for batch := range slices.Chunk(ids, 100) {
 		keys := make([]item, len(batch))
 		for i, id := range batch {
@@ -507,30 +551,22 @@ func (s *Store) getAsks(ctx context.Context, space string, ids []string) (map[st
 		for attempt := 0; len(req) > 0; attempt++ {
 			out, err := s.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
 			if err != nil {
-				return nil, fmt.Errorf("dynamodb: read asks: %w", err)
+				return fmt.Errorf("dynamodb: read asks: %w", err)
 			}
 			for _, it := range out.Responses[*s.table] {
-				a, err := s.decodeAsk(ctx, it)
-				if errors.Is(err, errBodyMoved) {
-					id, _ := getString(it, attrID)
-					a, err = s.FindAsk(ctx, space, id)
-				}
-				if err != nil {
-					return nil, err
-				}
-				if a.Space == space {
-					found[a.ID] = a
+				if err := each(it); err != nil {
+					return err
 				}
 			}
 			req = out.UnprocessedKeys
 			if len(req) > 0 {
 				if err := backoff(ctx, attempt); err != nil {
-					return nil, err
+					return err
 				}
 			}
 		}
 	}
-	return found, nil
+	return nil
 }
 
 // Head is the small part of an ask that a poller reads: enough to tell that it changed and whose
@@ -622,43 +658,53 @@ func encodeAsk(a *ask.Ask, version, inline, chunk int) (item, []item, error) {
 
 // decodeAsk reads an ask item (and its chunks, if its body is kept in them).
 func (s *Store) decodeAsk(ctx context.Context, it item) (*ask.Ask, error) {
-	space, _ := getString(it, attrSpace)
-	id, _ := getString(it, attrID)
+	space, id, version, body, err := s.askBody(ctx, it)
+	if err != nil {
+		return nil, err
+	}
+	a := &ask.Ask{}
+	if err := json.Unmarshal(body, a); err != nil {
+		return nil, fmt.Errorf("dynamodb: decode ask %s of space %s: %w", id, space, err)
+	}
+	a.Space, a.Version = space, version
+	a.CredentialID, _ = getString(it, attrCredentialID)
+	return a, nil
+}
+
+// askBody reads an ask item's body: its contract JSON as encodeAsk wrote it (inflated, from the
+// item or its chunks). errBodyMoved when the chunks went with a newer version.
+func (s *Store) askBody(ctx context.Context, it item) (space, id string, version int, body []byte, err error) {
+	space, _ = getString(it, attrSpace)
+	id, _ = getString(it, attrID)
 	fail := func(err error) error { return fmt.Errorf("dynamodb: decode ask %s of space %s: %w", id, space, err) }
 	if _, err := checkRevision(it); err != nil {
-		return nil, fail(err)
+		return "", "", 0, nil, fail(err)
 	}
-	version, ok, err := getInt(it, attrVersion)
+	v, ok, err := getInt(it, attrVersion)
 	if err == nil && !ok {
 		err = errors.New("no version")
 	}
 	if err != nil {
-		return nil, fail(err)
+		return "", "", 0, nil, fail(err)
 	}
+	version = int(v)
 	z, ok := getBytes(it, attrBody)
 	if !ok {
 		n, _, err := getInt(it, attrChunks)
 		if err != nil || n < 1 {
-			return nil, fail(errors.New("no body"))
+			return "", "", 0, nil, fail(errors.New("no body"))
 		}
-		if z, err = s.readChunks(ctx, askPK(space, id), int(version), int(n)); err != nil {
+		if z, err = s.readChunks(ctx, askPK(space, id), version, int(n)); err != nil {
 			if errors.Is(err, errBodyMoved) {
-				return nil, err
+				return "", "", 0, nil, err
 			}
-			return nil, fail(err)
+			return "", "", 0, nil, fail(err)
 		}
 	}
-	body, err := inflate(z)
-	if err != nil {
-		return nil, fail(err)
+	if body, err = inflate(z); err != nil {
+		return "", "", 0, nil, fail(err)
 	}
-	a := &ask.Ask{}
-	if err := json.Unmarshal(body, a); err != nil {
-		return nil, fail(err)
-	}
-	a.Space, a.Version = space, int(version)
-	a.CredentialID, _ = getString(it, attrCredentialID)
-	return a, nil
+	return space, id, version, body, nil
 }
 
 // readChunks reads the n chunks of a body at a version. When they are not all there, the ask has

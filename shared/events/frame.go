@@ -56,6 +56,16 @@ func EncodeSnapshot(s *ask.WireSnapshot) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// EncodeUpdatedWire is an ask.updated frame's JSON spliced from an ask in its contract JSON: byte
+// for byte Encode(Frame(ask.Change{Ask: a})) of the same ask, without decoding it.
+func EncodeUpdatedWire(a ask.WireAsk) []byte {
+	const head = `{"type":"` + TypeAskUpdated + `","ask":`
+	b := make([]byte, 0, len(head)+len(a.JSON)+1)
+	b = append(b, head...)
+	b = append(b, a.JSON...)
+	return append(b, '}')
+}
+
 // Encode is the frame's JSON, the bytes a socket sends as one text message.
 func Encode(e ServerEvent) ([]byte, error) { return json.Marshal(e) }
 

@@ -123,6 +123,18 @@ func TestFramesValidate(t *testing.T) {
 	if spliced, err := events.EncodeSnapshot(wire); err != nil || string(spliced) != string(body) {
 		t.Errorf("the spliced snapshot frame differs (%v):\n%s\n%s", err, spliced, body)
 	}
+	// An ask.updated frame spliced from an ask's own JSON is the same bytes as one encoded.
+	for _, list := range [][]ask.WireAsk{wire.Open, wire.Recent} {
+		for _, w := range list {
+			a, err := svc.Find(ctx, "s1", w.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := events.EncodeUpdatedWire(w), encode(t, events.Frame(ask.Change{Ask: a})); string(got) != string(want) {
+				t.Errorf("the spliced ask.updated frame of %s differs:\n%s\n%s", w.ID, got, want)
+			}
+		}
+	}
 	// An image block (the service takes one only once its upload is stored) in a frame.
 	img := *r
 	img.Review = &ask.ReviewPrompt{Title: "Screens", Content: []ask.Block{{Type: ask.BlockImage, UploadID: "up_1", Caption: "before"}}}

@@ -2,7 +2,6 @@ package wsapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -40,11 +39,12 @@ func (s *Sockets) Greet(ctx context.Context, c *ask.Connection) error {
 	} else if err != nil {
 		return err
 	}
-	snap, err := s.Service.Snapshot(ctx, c.Space)
+	// Spliced from the asks as the store keeps them, where it keeps their JSON (ask.WireStore).
+	snap, err := s.Service.SnapshotWire(ctx, c.Space)
 	if err != nil {
 		return err
 	}
-	frames, sent, err := SnapshotFrames(snap, s.maxFrame())
+	frames, sent, err := SnapshotFramesWire(snap, s.maxFrame())
 	if err != nil {
 		return err
 	}
@@ -236,38 +236,54 @@ func (s *Sockets) DisconnectCredential(ctx context.Context, c *ask.Credential) e
 // the snapshot. An ask whose own frame is over max cannot go out at all and is left out (the
 // inbox reads it over HTTP). sent maps each ask that goes out to its version.
 func SnapshotFrames(snap *ask.Snapshot, max int) (frames [][]byte, sent map[string]int, err error) {
+	var wire ask.WireSnapshot
+	for i, list := range [][]*ask.Ask{snap.Open, snap.Recent} {
+		for _, a := range list {
+			w, err := ask.ToWire(a)
+			if err != nil {
+				return nil, nil, err
+			}
+			if i == 0 {
+				wire.Open = append(wire.Open, w)
+			} else {
+				wire.Recent = append(wire.Recent, w)
+			}
+		}
+	}
+	return SnapshotFramesWire(&wire, max)
+}
+
+// SnapshotFramesWire is SnapshotFrames of a snapshot in its contract JSON (as a store keeps it:
+// ask.Service.SnapshotWire), spliced rather than encoded.
+func SnapshotFramesWire(snap *ask.WireSnapshot, max int) (frames [][]byte, sent map[string]int, err error) {
 	sent = map[string]int{}
-	whole, err := events.Encode(events.SnapshotFrame(snap))
+	whole, err := events.EncodeSnapshot(snap)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(whole) <= max {
-		for _, list := range [][]*ask.Ask{snap.Open, snap.Recent} {
+		for _, list := range [][]ask.WireAsk{snap.Open, snap.Recent} {
 			for _, a := range list {
 				sent[a.ID] = a.Version
 			}
 		}
 		return [][]byte{whole}, sent, nil
 	}
-	first := &ask.Snapshot{Open: []*ask.Ask{}, Recent: []*ask.Ask{}}
 	// The frame's JSON is its envelope plus each ask's JSON and a comma between neighbours.
-	envelope, err := events.Encode(events.SnapshotFrame(first))
+	first := &ask.WireSnapshot{}
+	envelope, err := events.EncodeSnapshot(first)
 	if err != nil {
 		return nil, nil, err
 	}
 	size := len(envelope)
-	var rest []*ask.Ask
-	for i, list := range [][]*ask.Ask{snap.Open, snap.Recent} {
+	var rest []ask.WireAsk
+	for i, list := range [][]ask.WireAsk{snap.Open, snap.Recent} {
+		target := &first.Open
+		if i == 1 {
+			target = &first.Recent
+		}
 		for _, a := range list {
-			b, err := json.Marshal(a)
-			if err != nil {
-				return nil, nil, err
-			}
-			target := &first.Open
-			if i == 1 {
-				target = &first.Recent
-			}
-			n := len(b)
+			n := len(a.JSON)
 			if len(*target) > 0 {
 				n++
 			}
@@ -280,16 +296,13 @@ func SnapshotFrames(snap *ask.Snapshot, max int) (frames [][]byte, sent map[stri
 			}
 		}
 	}
-	head, err := events.Encode(events.SnapshotFrame(first))
+	head, err := events.EncodeSnapshot(first)
 	if err != nil {
 		return nil, nil, err
 	}
 	frames = append(frames, head)
 	for _, a := range rest {
-		b, err := events.Encode(events.Frame(ask.Change{Ask: a}))
-		if err != nil {
-			return nil, nil, err
-		}
+		b := events.EncodeUpdatedWire(a)
 		if len(b) > max {
 			continue
 		}
