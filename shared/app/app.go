@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -189,7 +190,12 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 		mux.Handle("/", rest)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
+		// The API answers its own paths, and any path that cleans to one of them or to /mcp
+		// (`//api/v1/…`, `/x/../mcp`), with a Problem: the mux would redirect them to the clean
+		// path with an HTML body.
+		p := r.URL.Path
+		if c := path.Clean("/" + p); p == "/api" || strings.HasPrefix(p, "/api/") ||
+			(p != c && (c == "/api" || strings.HasPrefix(c, "/api/") || c == "/mcp")) {
 			api.ServeHTTP(w, r)
 			return
 		}

@@ -1,9 +1,13 @@
 package app_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -37,13 +41,14 @@ func TestHandlerRoutes(t *testing.T) {
 		{"GET", "/api//v1/whoami", 404, `"route.not_found"`},
 		{"GET", "/api", 404, `"route.not_found"`}, // a Problem, not the mux's redirect to /api/
 		{"GET", "/api/v2/whoami", 404, `"route.not_found"`},
+		{"GET", "//api/v1/whoami", 404, `"route.not_found"`}, // not the mux's HTML redirect
+		{"POST", "/x/../mcp", 404, `"route.not_found"`},
+		{"GET", "//mcp", 404, `"route.not_found"`},
 		{"POST", "/mcp", 401, `"auth.`},
 		{"GET", "/", 200, "inbox"},
 		{"GET", "/history", 200, "inbox"},
 	} {
-		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
-		req.URL.Opaque = tc.path // as sent, not cleaned by the client
-		res, err := http.DefaultTransport.RoundTrip(req)
+		res, err := sendRaw(srv.Listener.Addr().String(), tc.method, tc.path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,4 +58,24 @@ func TestHandlerRoutes(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d with %s", tc.method, tc.path, res.StatusCode, b, tc.status, tc.body)
 		}
 	}
+}
+
+// sendRaw sends a request whose target is path exactly as given (a client would clean it, or read
+// `//x` as a host), and reads the response.
+func sendRaw(addr, method, target string) (*http.Response, error) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", method, target, addr); err != nil {
+		return nil, err
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(res.Body)
+	res.Body = io.NopCloser(bytes.NewReader(b))
+	return res, err
 }
