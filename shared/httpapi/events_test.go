@@ -32,6 +32,7 @@ type socketServer struct {
 	token string
 	hub   *events.Hub
 	svc   *ask.Service
+	api   *httpapi.Server
 }
 
 // newSocketServer serves the API, event socket included, on real SQLite with its own socket
@@ -58,7 +59,7 @@ func newSocketServer(t *testing.T, cfg httpapi.SocketConfig, publicURL string) *
 	}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	return &socketServer{url: srv.URL, token: token, hub: hub, svc: svc}
+	return &socketServer{url: srv.URL, token: token, hub: hub, svc: svc, api: api}
 }
 
 func dial(t *testing.T, s *socketServer, o eventstest.Options) *websocket.Conn {
@@ -200,6 +201,32 @@ func TestSocketRefusesClientMessages(t *testing.T) {
 	}
 	if n := s.hub.Len(); n != 0 {
 		t.Errorf("hub has %d subscriptions after the socket closed, want 0", n)
+	}
+}
+
+// Shutting down closes every socket with 1001, and a socket whose handshake finishes after that
+// is closed at once, after its snapshot: none is left open behind the server's back.
+func TestSocketsCloseOnShutdown(t *testing.T) {
+	s := newSocketServer(t, httpapi.SocketConfig{}, "")
+	open := dial(t, s, eventstest.Options{})
+	eventstest.MustNext(t, open)
+	s.api.CloseSockets()
+	late := dial(t, s, eventstest.Options{})
+	eventstest.MustNext(t, late)
+	for name, conn := range map[string]*websocket.Conn{"open": open, "late": late} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _, err := conn.Read(ctx)
+		cancel()
+		if st := websocket.CloseStatus(err); st != websocket.StatusGoingAway {
+			t.Errorf("the %s socket ended with %v (status %d), want 1001", name, err, st)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.hub.Len() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := s.hub.Len(); n != 0 {
+		t.Errorf("hub has %d subscriptions after shutdown, want 0", n)
 	}
 }
 

@@ -145,8 +145,9 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	first = nil
-	if !s.register(k) {
+	if !s.register(k) { // shutting down: close it at once (this goroutine is still its writer)
 		k.shut(closeGoingAway, closeShuttingDown)
+		k.flush()
 		return
 	}
 	conn.SetReadLimit(4 << 10)
