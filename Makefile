@@ -61,7 +61,7 @@ test-e2e: build e2e/node_modules/.package-lock.json
 # not give the fan-out; screenshots.test.mjs photographs the same inbox again.
 test-e2e-aws: build e2e/node_modules/.package-lock.json web/node_modules/.package-lock.json
 	cd e2e && LOOPBACK_E2E_TARGET=aws-local npm test
-	cd web && LOOPBACK_E2E_TARGET=aws-local node --test --test-concurrency=1 --test-timeout=120000 test/e2e/inbox.test.mjs
+	cd web && LOOPBACK_E2E_TARGET=aws-local node --test --test-concurrency=1 --test-timeout=300000 test/e2e/inbox.test.mjs
 
 # e2e/node_modules, installed again only when e2e/package-lock.json changes.
 e2e/node_modules/.package-lock.json: e2e/package-lock.json
