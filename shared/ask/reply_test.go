@@ -294,3 +294,31 @@ func TestBriefingClosesWhenEveryPointIsResolved(t *testing.T) {
 		t.Fatal("closed with points open")
 	}
 }
+
+// A reply that closes an ask also ends its being followed, in the same change: the waiting call
+// returns with that reply, and no later write (with an event of its own) is needed to say so. A
+// reply that hands the move back to the agent leaves waiting as it was.
+func TestClosingReplyEndsWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		ask         func(testing.TB) *ask.Ask
+		reply       ask.Reply
+		wantWaiting bool
+	}{
+		{"answered", openQuestion, ask.Reply{Outcome: ask.OutcomeAnswered, Text: "yes"}, false},
+		{"dismissed", openReview, ask.Reply{Outcome: ask.OutcomeDismissed}, false},
+		{"approved", openReview, ask.Reply{Outcome: ask.OutcomeApproved}, false},
+		{"follow_up", openQuestion, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: "Which one?"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.ask(t)
+			a.Waiting = true
+			if err := ask.ApplyReply(a, tc.reply, &ask.Actor{ID: "owner"}, newClock()); err != nil {
+				t.Fatal(err)
+			}
+			if a.Waiting != tc.wantWaiting {
+				t.Errorf("after %s (status %s): waiting %v, want %v", tc.name, a.Status, a.Waiting, tc.wantWaiting)
+			}
+		})
+	}
+}

@@ -51,8 +51,9 @@ func ApplyReply(a *Ask, r Reply, by *Actor, now Clock) error {
 	a.Thread = append(a.Thread, Entry{Author: AuthorHuman, Reply: &r, By: by, At: t})
 	a.UpdatedAt = t
 	if closes {
-		a.Status = Closed
-		a.ClosedAt = &t
+		// Closed, nobody follows it any more: the agent's call returns with this reply. Saying so
+		// in this same change spares the follower's own write (and its event) a moment later.
+		a.Status, a.ClosedAt, a.Waiting = Closed, &t, false
 	} else {
 		a.Status = AwaitingAgent
 	}
