@@ -40,13 +40,13 @@ func loadTemplate(t *testing.T) *samtemplate.Template {
 	return tmpl
 }
 
-// TestDeployment: template.yaml's functions behind the local API Gateways over real HTTP — the
-// HTTP API's routes (and $default's 404 Problem for a route the template lacks), a real
-// WebSocket whose snapshot comes from the stream's fan-out through @connections — and no call
-// of any function outside what its policy allows.
-func TestDeployment(t *testing.T) {
+// startDeployment runs template.yaml's functions behind the local API Gateways, on a table and a
+// bucket of their own named after name, served over real HTTP (base) until the test ends. o gives
+// what a test sets beyond the template, the store and the public URL.
+func startDeployment(t *testing.T, name string, o awslocal.Options) (d *awslocal.Deployment, base, table string) {
+	t.Helper()
 	ctx := context.Background()
-	table, bucket := awstest.Name("awslocal"), awstest.Name("awslocal-images")
+	table, bucket := awstest.Name(name), awstest.Name(name+"-images")
 	if err := dynamo.CreateTable(ctx, moto.DynamoDB(), table); err != nil {
 		t.Fatal(err)
 	}
@@ -57,10 +57,11 @@ func TestDeployment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := "http://" + ln.Addr().String()
-	d, err := awslocal.New(ctx, awslocal.Options{Template: loadTemplate(t), Config: moto.Config(), Table: table, Bucket: bucket,
-		Parameters: map[string]string{"PublicUrl": base}, StreamPoll: 50 * time.Millisecond, Logger: slog.Default()})
-	if err != nil {
+	base = "http://" + ln.Addr().String()
+	o.Template, o.Config, o.Table, o.Bucket = loadTemplate(t), moto.Config(), table, bucket
+	o.Parameters = map[string]string{"PublicUrl": base}
+	o.StreamPoll, o.Logger = 50*time.Millisecond, slog.Default()
+	if d, err = awslocal.New(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Close)
@@ -73,6 +74,16 @@ func TestDeployment(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(run) }()
 	t.Cleanup(func() { stop(); <-done })
+	return d, base, table
+}
+
+// TestDeployment: template.yaml's functions behind the local API Gateways over real HTTP — the
+// HTTP API's routes (and $default's 404 Problem for a route the template lacks), a real
+// WebSocket whose snapshot comes from the stream's fan-out through @connections — and no call
+// of any function outside what its policy allows.
+func TestDeployment(t *testing.T) {
+	ctx := context.Background()
+	d, base, table := startDeployment(t, "awslocal", awslocal.Options{})
 
 	token, _, err := awsrt.Bootstrap(ctx, dynamo.New(moto.DynamoDB(), table), "sp_local", "ada")
 	if err != nil {

@@ -5,10 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -17,7 +14,6 @@ import (
 	"github.com/loopback-hq/loopback/shared/awslocal"
 	"github.com/loopback-hq/loopback/shared/awsrt"
 	"github.com/loopback-hq/loopback/shared/awstest"
-	"github.com/loopback-hq/loopback/shared/blobs3"
 	"github.com/loopback-hq/loopback/shared/dynamo"
 	"github.com/loopback-hq/loopback/shared/push/pushtest"
 )
@@ -30,34 +26,7 @@ import (
 // reach the stand-in on 127.0.0.1 (Options.PushLoopback).
 func TestDeploymentPush(t *testing.T) {
 	ctx := context.Background()
-	table, bucket := awstest.Name("awslocal-push"), awstest.Name("awslocal-push-images")
-	if err := dynamo.CreateTable(ctx, moto.DynamoDB(), table); err != nil {
-		t.Fatal(err)
-	}
-	if err := blobs3.CreateBucket(ctx, moto.S3(), bucket); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	d, err := awslocal.New(ctx, awslocal.Options{Template: loadTemplate(t), Config: moto.Config(), Table: table, Bucket: bucket,
-		StackName: awstest.Name("push"), Parameters: map[string]string{"PublicUrl": base}, StreamPoll: 50 * time.Millisecond, Logger: slog.Default(),
-		PushLoopback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	srv := httptest.NewUnstartedServer(d.Handler(http.NotFoundHandler()))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
-	run, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); d.Run(run) }()
-	t.Cleanup(func() { stop(); <-done })
+	d, base, table := startDeployment(t, "awslocal-push", awslocal.Options{StackName: awstest.Name("push"), PushLoopback: true})
 
 	const space = "sp_localpush"
 	store := dynamo.New(moto.DynamoDB(), table)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/ask/asktest"
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/dynamo"
 )
@@ -116,7 +116,7 @@ func TestLargeAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	same(t, "OpenAsks with a big ask", []*ask.Ask{big, small}, open)
-	sameWire(t, svc, space) // the big ask's body from its chunks
+	asktest.SameSnapshotWire(t, svc, space) // the big ask's body from its chunks
 
 	now = now.Add(time.Second)
 	if _, err := svc.AnswerFollowUp(ctx, ask.FollowUpInput{AskID: big.ID, Answer: "because"}, ask.Origin{Space: space}); err != nil {
@@ -132,7 +132,7 @@ func TestLargeAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	same(t, "ClosedAsks with a big ask", []*ask.Ask{big}, closed)
-	sameWire(t, svc, space)
+	asktest.SameSnapshotWire(t, svc, space)
 	head, err := s.Head(ctx, space, big.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -353,7 +353,7 @@ func TestNewerRevision(t *testing.T) {
 		t.Fatalf("FindAsk of an ask of a newer revision: %v", err)
 	}
 	same(t, "the ask of a newer revision", q, found)
-	sameWire(t, svc, space) // decoded and encoded again, in this revision's shape
+	asktest.SameSnapshotWire(t, svc, space) // decoded and encoded again, in this revision's shape
 	_, err = svc.Reply(ctx, space, q.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, nil)
 	if err == nil || errors.Is(err, ask.ErrVersionConflict) || !strings.Contains(err.Error(), "newer") {
 		t.Fatalf("a reply to an ask of a newer revision: %v, want a refusal naming the newer revision", err)
@@ -363,32 +363,6 @@ func TestNewerRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	same(t, "the ask of a newer revision after a refused write", q, found)
-}
-
-// sameWire: the snapshot spliced from the items' bodies (Store.OpenAsksWire, ClosedAsksWire) is
-// byte for byte the snapshot decoded and encoded again.
-func sameWire(t *testing.T, svc *ask.Service, space string) {
-	t.Helper()
-	ctx := context.Background()
-	snap, err := svc.Snapshot(ctx, space)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := json.Marshal(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wire, err := svc.SnapshotWire(ctx, space)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := wire.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("the spliced snapshot differs from the encoded one:\n%s\n%s", got, want)
-	}
 }
 
 // TestKeysThatCannotBeStored: a space holding '#' could make keys that name another space's ask,

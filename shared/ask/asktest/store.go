@@ -530,6 +530,33 @@ func checkHistory(t *testing.T, svc *ask.Service, space string, want []string) {
 	}
 }
 
+// SameSnapshotWire fails t unless the snapshot of space spliced from the store's rows
+// (Service.SnapshotWire) is byte for byte the snapshot decoded and encoded again; it returns both.
+func SameSnapshotWire(t testing.TB, svc *ask.Service, space string) (*ask.Snapshot, *ask.WireSnapshot) {
+	t.Helper()
+	ctx := context.Background()
+	snap, err := svc.Snapshot(ctx, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire, err := svc.SnapshotWire(ctx, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("the spliced snapshot differs from the encoded one:\n%s\n%s", got, want)
+	}
+	return snap, wire
+}
+
 // testSnapshotWire: the snapshot spliced from a store's rows (ask.WireStore, where the store
 // offers it) is byte for byte the snapshot decoded and encoded again, with every ask's version;
 // including asks that changed after they were created (waiting, a thread, closed).
@@ -556,25 +583,7 @@ func testSnapshotWire(t *testing.T, s ask.Store) {
 			}
 		}
 	}
-	snap, err := svc.Snapshot(ctx, space)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := json.Marshal(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wire, err := svc.SnapshotWire(ctx, space)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := json.Marshal(wire)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Fatalf("the spliced snapshot differs from the encoded one:\n%s\n%s", got, want)
-	}
+	snap, wire := SameSnapshotWire(t, svc, space)
 	for i, list := range [][]ask.WireAsk{wire.Open, wire.Recent} {
 		asks := [][]*ask.Ask{snap.Open, snap.Recent}[i]
 		for j, w := range list {
