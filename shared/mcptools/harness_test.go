@@ -69,6 +69,7 @@ type deployment struct {
 
 	srv    *httptest.Server
 	cancel context.CancelFunc // ends every request in flight, as `loopback serve` does on shutdown
+	drain  func()             // waits for the waits' bookkeeping (Waiter.Drain)
 	once   sync.Once
 }
 
@@ -125,7 +126,7 @@ func newTestDeployment(t *testing.T, opts deployOpts) *deployment {
 
 	d := &deployment{
 		URL: srv.URL, MCP: srv.URL + "/mcp", Token: ownerToken, DBPath: opts.DBPath,
-		DB: db, Service: svc, Hub: hub, Handler: agents, srv: srv, cancel: cancel,
+		DB: db, Service: svc, Hub: hub, Handler: agents, srv: srv, cancel: cancel, drain: lb.Waiter.Drain,
 	}
 	t.Cleanup(d.stop)
 	return d
@@ -139,6 +140,7 @@ func (d *deployment) stop() {
 	d.once.Do(func() {
 		d.cancel()
 		d.srv.Close()
+		d.drain() // as serve does: a wait's bookkeeping lands before the store closes
 		d.DB.Close()
 	})
 }

@@ -96,14 +96,17 @@ func (p *pool) keep(ctx context.Context, t *Tx) {
 	}
 }
 
-// Close closes the kept statements and the pool.
+// Close closes the kept statements and the pool. The statements are closed after the lock is let
+// go: closing one waits for its calls in flight, and such a call may wait for the writer's
+// connection, held by a transaction that needs the lock to look up its statements.
 func (p *pool) Close() error {
 	p.mu.Lock()
-	for q, st := range p.stmts {
-		st.Close()
-		delete(p.stmts, q)
-	}
+	stmts := p.stmts
+	p.stmts = map[string]*sql.Stmt{}
 	p.mu.Unlock()
+	for _, st := range stmts {
+		st.Close()
+	}
 	return p.DB.Close()
 }
 
