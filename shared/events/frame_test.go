@@ -185,7 +185,7 @@ func TestMalformedFrames(t *testing.T) {
 func TestLatest(t *testing.T) {
 	v := func(id string, n int) *ask.Ask { return &ask.Ask{ID: id, Version: n} }
 	l := events.Latest{}
-	l.AdmitSnapshot(&ask.Snapshot{Open: []*ask.Ask{v("a", 3)}, Recent: []*ask.Ask{v("b", 5)}})
+	l.AdmitWire(&ask.WireSnapshot{Open: []ask.WireAsk{{ID: "a", Version: 3}}, Recent: []ask.WireAsk{{ID: "b", Version: 5}}})
 	for _, tc := range []struct {
 		a    *ask.Ask
 		want bool

@@ -19,15 +19,6 @@ func (l Latest) admit(id string, version int) bool {
 	return true
 }
 
-// AdmitSnapshot records every ask of a snapshot as sent.
-func (l Latest) AdmitSnapshot(s *ask.Snapshot) {
-	for _, list := range [][]*ask.Ask{s.Open, s.Recent} {
-		for _, a := range list {
-			l.Admit(a)
-		}
-	}
-}
-
 // AdmitWire records every ask of a snapshot in its contract JSON as sent.
 func (l Latest) AdmitWire(s *ask.WireSnapshot) {
 	for _, list := range [][]ask.WireAsk{s.Open, s.Recent} {

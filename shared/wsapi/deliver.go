@@ -229,32 +229,14 @@ func (s *Sockets) DisconnectCredential(ctx context.Context, c *ask.Credential) e
 	return nil
 }
 
-// SnapshotFrames turns a snapshot into what goes out first on a connection: a snapshot frame of
-// at most max bytes, holding as many of the snapshot's asks as fit in their order (open ones
-// first, newest first, then the recently closed), and after it an ask.updated frame for each ask
-// that did not fit. A client that merges them as docs/design/events.md says ends up with exactly
-// the snapshot. An ask whose own frame is over max cannot go out at all and is left out (the
-// inbox reads it over HTTP). sent maps each ask that goes out to its version.
-func SnapshotFrames(snap *ask.Snapshot, max int) (frames [][]byte, sent map[string]int, err error) {
-	var wire ask.WireSnapshot
-	for i, list := range [][]*ask.Ask{snap.Open, snap.Recent} {
-		for _, a := range list {
-			w, err := ask.ToWire(a)
-			if err != nil {
-				return nil, nil, err
-			}
-			if i == 0 {
-				wire.Open = append(wire.Open, w)
-			} else {
-				wire.Recent = append(wire.Recent, w)
-			}
-		}
-	}
-	return SnapshotFramesWire(&wire, max)
-}
-
-// SnapshotFramesWire is SnapshotFrames of a snapshot in its contract JSON (as a store keeps it:
-// ask.Service.SnapshotWire), spliced rather than encoded.
+// SnapshotFramesWire turns a snapshot, in its contract JSON as the store keeps it
+// (ask.Service.SnapshotWire), into what goes out first on a connection: a snapshot frame of at
+// most max bytes, holding as many of the snapshot's asks as fit in their order (open ones first,
+// newest first, then the recently closed), and after it an ask.updated frame for each ask that
+// did not fit, all spliced rather than encoded. A client that merges them as
+// docs/design/events.md says ends up with exactly the snapshot. An ask whose own frame is over
+// max cannot go out at all and is left out (the inbox reads it over HTTP). sent maps each ask
+// that goes out to its version.
 func SnapshotFramesWire(snap *ask.WireSnapshot, max int) (frames [][]byte, sent map[string]int, err error) {
 	sent = map[string]int{}
 	whole, err := events.EncodeSnapshot(snap)

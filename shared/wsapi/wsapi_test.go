@@ -233,7 +233,7 @@ func TestSnapshotFrames(t *testing.T) {
 		Recent: []*ask.Ask{mk("r1", 3000, true), mk("r2", 100, true)},
 	}
 	const limit = 10_000
-	frames, sent, err := wsapi.SnapshotFrames(snap, limit)
+	frames, sent, err := wsapi.SnapshotFramesWire(wireOf(t, snap), limit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,11 +267,31 @@ func TestSnapshotFrames(t *testing.T) {
 	}
 	// Under the limit, it is the one snapshot frame, as the local socket sends it.
 	small := &ask.Snapshot{Open: []*ask.Ask{mk("a", 10, false)}, Recent: []*ask.Ask{}}
-	frames, _, _ = wsapi.SnapshotFrames(small, limit)
+	frames, _, _ = wsapi.SnapshotFramesWire(wireOf(t, small), limit)
 	want, _ := events.Encode(events.SnapshotFrame(small))
 	if len(frames) != 1 || string(frames[0]) != string(want) {
 		t.Errorf("a small snapshot = %d frames", len(frames))
 	}
+}
+
+// wireOf is a snapshot in its contract JSON, as a store hands it over (ask.Service.SnapshotWire).
+func wireOf(t *testing.T, snap *ask.Snapshot) *ask.WireSnapshot {
+	t.Helper()
+	w := &ask.WireSnapshot{}
+	for i, list := range [][]*ask.Ask{snap.Open, snap.Recent} {
+		for _, a := range list {
+			wa, err := ask.ToWire(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				w.Open = append(w.Open, wa)
+			} else {
+				w.Recent = append(w.Recent, wa)
+			}
+		}
+	}
+	return w
 }
 
 func TestPublicURL(t *testing.T) {
