@@ -24,8 +24,7 @@ type HeadWatcher struct {
 }
 
 // Watch implements mcptools.Watcher.
-func (w HeadWatcher) Watch(space, askID string) (<-chan ask.Change, func()) {
-	c := make(chan ask.Change, 1)
+func (w HeadWatcher) Watch(space, askID string, changed func(ask.Change)) func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		t := time.NewTicker(w.Interval)
@@ -39,14 +38,11 @@ func (w HeadWatcher) Watch(space, askID string) (<-chan ask.Change, func()) {
 					continue // not indexed yet, or a failed read: the next tick tries again
 				}
 				last = h.Version
-				select {
-				case c <- ask.Change{}:
-				default:
-				}
+				changed(ask.Change{})
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	return c, cancel
+	return cancel
 }

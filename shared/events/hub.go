@@ -83,6 +83,13 @@ func (h *Hub) Watch(space, askID string) *Subscription {
 	return h.add(&Subscription{space: space, askID: askID, c: make(chan ask.Change, 1)})
 }
 
+// WatchFunc calls changed with every change of one ask, under the hub's lock: changed must not
+// block and must not call the hub. A waiting call parked without a goroutine (mcptools) is woken
+// this way.
+func (h *Hub) WatchFunc(space, askID string, changed func(ask.Change)) *Subscription {
+	return h.add(&Subscription{space: space, askID: askID, deliver: func(c ask.Change) bool { changed(c); return true }})
+}
+
 func (h *Hub) add(s *Subscription) *Subscription {
 	s.hub, s.done = h, make(chan struct{})
 	t := topic{s.space, s.askID}
@@ -117,6 +124,10 @@ func (h *Hub) Publish(c ask.Change) {
 		}
 	}
 	for s := range h.subs[topic{c.Ask.Space, c.Ask.ID}] {
+		if s.deliver != nil {
+			s.deliver(c)
+			continue
+		}
 		s.wake(c)
 	}
 	h.mu.Unlock()

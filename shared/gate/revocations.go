@@ -62,6 +62,14 @@ func (r *Revocations) OnRevoke(c *ask.Credential, f func()) (stop func()) {
 	return func() { stopCall(); unwatch() }
 }
 
+// Context returns a context that ends once credential c is revoked (nil where nothing is
+// watched: a nil Revocations, or no credential), and a stop to call when the holder is done. A
+// holder driven by events rather than a goroutine (a parked MCP wait) both asks whether it has
+// ended and has a function called when it does.
+func (r *Revocations) Context(c *ask.Credential) (revoked context.Context, stop func()) {
+	return r.watch(c)
+}
+
 func (r *Revocations) watch(c *ask.Credential) (revoked context.Context, stop func()) {
 	if r == nil || c == nil {
 		return nil, func() {}

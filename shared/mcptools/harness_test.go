@@ -70,6 +70,7 @@ type deployment struct {
 	srv    *httptest.Server
 	cancel context.CancelFunc // ends every request in flight, as `loopback serve` does on shutdown
 	drain  func()             // waits for the waits' bookkeeping (Waiter.Drain)
+	letGo  func()             // ends every wait with a result (Waiter.Shutdown)
 	once   sync.Once
 }
 
@@ -126,7 +127,7 @@ func newTestDeployment(t *testing.T, opts deployOpts) *deployment {
 
 	d := &deployment{
 		URL: srv.URL, MCP: srv.URL + "/mcp", Token: ownerToken, DBPath: opts.DBPath,
-		DB: db, Service: svc, Hub: hub, Handler: agents, srv: srv, cancel: cancel, drain: lb.Waiter.Drain,
+		DB: db, Service: svc, Hub: hub, Handler: agents, srv: srv, cancel: cancel, drain: lb.Waiter.Drain, letGo: lb.Waiter.Shutdown,
 	}
 	t.Cleanup(d.stop)
 	return d
@@ -138,6 +139,7 @@ const ownerToken = "lb_test-owner-token-0123456789abcdefghijklmnopqrstuv"
 // stop ends the requests in flight, the server and the database, as a shutdown would.
 func (d *deployment) stop() {
 	d.once.Do(func() {
+		d.letGo()
 		d.cancel()
 		d.srv.Close()
 		d.drain() // as serve does: a wait's bookkeeping lands before the store closes

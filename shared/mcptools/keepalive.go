@@ -35,6 +35,7 @@ type keepalive struct {
 	streaming bool // SSE headers sent by start
 	done      bool // the response has begun: no more comment lines
 	held      bool // a JSON response is being held for finish
+	parked    bool // the connection was taken for a parked wait (park.go): write nothing here
 	buf       bytes.Buffer
 }
 
@@ -54,7 +55,7 @@ func (k *keepalive) start() bool {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.done || k.streaming {
+	if k.done || k.streaming || k.parked {
 		return k.streaming && !k.done
 	}
 	h := k.w.Header()
@@ -64,6 +65,37 @@ func (k *keepalive) start() bool {
 	k.streaming = true
 	k.comment()
 	return true
+}
+
+// event sends one SSE `message` event (a notification), unless the response has begun.
+func (k *keepalive) event(data []byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.streaming && !k.done {
+		k.w.Write(append(append([]byte("event: message\ndata: "), data...), "\n\n"...))
+		if f, ok := k.w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+}
+
+// park stops this writer writing anything, for a wait that takes the connection (park.go); false
+// if something was written already, and then nothing changes.
+func (k *keepalive) park() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.done || k.streaming {
+		return false
+	}
+	k.parked = true
+	return true
+}
+
+// unpark undoes park, for a wait that could not take the connection after all.
+func (k *keepalive) unpark() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.parked = false
 }
 
 // beat sends a comment line, unless the response has begun.
@@ -90,6 +122,9 @@ func (k *keepalive) Header() http.Header { return k.w.Header() }
 func (k *keepalive) WriteHeader(status int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.parked {
+		return
+	}
 	if !k.streaming {
 		k.done = true
 		k.w.WriteHeader(status)
@@ -106,6 +141,9 @@ func (k *keepalive) WriteHeader(status int) {
 func (k *keepalive) Write(b []byte) (int, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.parked {
+		return len(b), nil
+	}
 	if !k.streaming {
 		k.done = true
 		return k.w.Write(b)
@@ -123,7 +161,7 @@ func (k *keepalive) Write(b []byte) (int, error) {
 func (k *keepalive) Flush() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.held {
+	if k.held || k.parked {
 		return
 	}
 	if f, ok := k.w.(http.Flusher); ok {

@@ -154,7 +154,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 
 	if r.Method == http.MethodPost {
 		// A wait with nothing to report streams keepalives (keepalive.go).
-		if ka := newKeepalive(w, r); ka != nil {
+		ka := newKeepalive(w, r)
+		if ka != nil {
 			ctx = context.WithValue(ctx, keepaliveKey{}, ka)
 			w = ka
 			defer ka.finish()
@@ -230,7 +231,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 				h.errors().TooMany(w, r, "waiting calls", h.cfg.Waits.Max)
 				return
 			}
-			defer release()
+			// The wait may be parked, holding no goroutine (park.go); then it gives its place back.
+			if p := h.newParking(r, ka, &msg, release); p != nil {
+				ctx = context.WithValue(ctx, parkingKey{}, p)
+				defer p.releaseUnlessParked()
+			} else {
+				defer release()
+			}
 		}
 		r = r.WithContext(ctx)
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -253,6 +260,9 @@ func requestLogHooks() *server.Hooks {
 		reqlog.From(ctx).Add(slog.Int("rpc_error", code))
 	})
 	hooks.AddAfterCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest, result any) {
+		if isParked(ctx) {
+			return // not the answer: that comes when the parked wait ends, through here again
+		}
 		if r, ok := result.(*mcp.CallToolResult); ok && r.IsError {
 			reqlog.From(ctx).Add(slog.Bool("tool_error", true))
 		}

@@ -397,6 +397,9 @@ func rawArguments(req mcp.CallToolRequest) json.RawMessage {
 // to a client that asked for it.
 func (h *Handler) blockingHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if result, ok := resumed(ctx); ok {
+			return result, nil // a parked wait's answer (park.go)
+		}
 		o := origin(ctx)
 		if h.tools[name].follows {
 			o.Follow = h.cfg.Waiter.NewFollow()
@@ -415,6 +418,9 @@ func (h *Handler) blockingHandler(name string) server.ToolHandlerFunc {
 
 // wait waits for the person and turns the outcome into the tool's result.
 func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, token mcp.ProgressToken) *mcp.CallToolResult {
+	if p := parkingFrom(ctx); p != nil && p.park(ctx, askID, followed, token) {
+		return parkedResult
+	}
 	srv := server.ServerFromContext(ctx)
 	n := 0
 	progress := func(waited time.Duration) {
@@ -425,7 +431,7 @@ func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, 
 		_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
 			"progressToken": token,
 			"progress":      n,
-			"message":       fmt.Sprintf("Waiting for the person to answer (%s so far)", waited.Round(time.Second)),
+			"message":       progressMessage(waited),
 		})
 	}
 	if token == nil || srv == nil {
@@ -435,6 +441,11 @@ func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, 
 	}
 	reply, err := h.cfg.Waiter.Wait(ctx, gate.CredentialFrom(ctx), askID, followed, progress)
 	return h.outcome(askID, reply, err, h.cfg.Waiter.Limit(progress != nil))
+}
+
+// progressMessage is what a waiting call's progress notification says.
+func progressMessage(waited time.Duration) string {
+	return fmt.Sprintf("Waiting for the person to answer (%s so far)", waited.Round(time.Second))
 }
 
 // keepaliveProgress is a Wait's progress callback for a wait with no progress token: it starts

@@ -11,44 +11,43 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 )
 
-// Watcher wakes a waiting call when an ask may have changed. Locally the hub wakes it the moment a
-// change commits; on Lambda, where no hub reaches the waiting instance, a ticker makes it look.
+// Watcher tells a waiting call when an ask may have changed. Locally the hub tells it the moment a
+// change commits, with the committed ask; on Lambda, where no hub reaches the waiting instance, a
+// ticker makes it look. changed must not block: it may run under the hub's lock.
 type Watcher interface {
-	Watch(space, askID string) (wake <-chan ask.Change, stop func())
+	Watch(space, askID string, changed func(ask.Change)) (stop func())
 }
 
-// HubWatcher wakes waiters from the in-process hub: no polling at all.
+// HubWatcher wakes waiters from the in-process hub: no polling at all, and no goroutine held.
 type HubWatcher struct{ Hub *events.Hub }
 
 // Watch implements Watcher.
-func (w HubWatcher) Watch(space, askID string) (<-chan ask.Change, func()) {
-	sub := w.Hub.Watch(space, askID)
-	return sub.C(), sub.Close
+func (w HubWatcher) Watch(space, askID string, changed func(ask.Change)) func() {
+	return w.Hub.WatchFunc(space, askID, changed).Close
 }
 
 // PollWatcher wakes waiters every Interval, for deployments with no hub in reach.
 type PollWatcher struct{ Interval time.Duration }
 
 // Watch implements Watcher.
-func (w PollWatcher) Watch(space, askID string) (<-chan ask.Change, func()) {
-	c := make(chan ask.Change, 1)
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(w.Interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				select {
-				case c <- ask.Change{}:
-				default:
-				}
-			case <-done:
-				return
-			}
+func (w PollWatcher) Watch(space, askID string, changed func(ask.Change)) func() {
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	t = time.AfterFunc(w.Interval, func() {
+		changed(ask.Change{})
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			t.Reset(w.Interval)
 		}
-	}()
-	return c, func() { close(done) }
+	})
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
+	}
 }
 
 // ErrStillWaiting ends a wait that reached its limit before the person moved. The ask stays open
@@ -75,8 +74,9 @@ type Waiter struct {
 	Revocations *gate.Revocations
 
 	quitOnce sync.Once
-	quit     chan struct{}
-	pending  sync.WaitGroup // unfollows still being written
+	quit     context.Context // ends at Shutdown
+	shutdown context.CancelFunc
+	pending  sync.WaitGroup // waits whose lease is not yet let go (and parked answers not yet written)
 }
 
 // ErrRevoked ends a wait because the credential it waits for was revoked. The ask stays open for
@@ -87,20 +87,23 @@ var ErrRevoked = errors.New("credential revoked")
 // calls await_reply, on this process once it is back or on any other.
 var ErrShuttingDown = errors.New("shutting down")
 
-func (w *Waiter) quitting() chan struct{} {
-	w.quitOnce.Do(func() { w.quit = make(chan struct{}) })
+func (w *Waiter) quitting() context.Context {
+	w.quitOnce.Do(func() { w.quit, w.shutdown = context.WithCancel(context.Background()) })
 	return w.quit
 }
 
 // Shutdown ends every wait now, each with ErrShuttingDown, so that each call still answers its
 // agent (telling it to call await_reply) before the server stops.
 func (w *Waiter) Shutdown() {
-	q := w.quitting()
-	select {
-	case <-q:
-	default:
-		close(q)
-	}
+	w.quitting()
+	w.shutdown()
+}
+
+// Track counts something a wait still has to do after its caller's goroutine is gone (a parked
+// call's answer); Drain waits for it until the returned done is called.
+func (w *Waiter) Track() (done func()) {
+	w.pending.Add(1)
+	return w.pending.Done
 }
 
 // Drain returns once every wait's bookkeeping (leases released, waiting cleared) is written; call
@@ -130,91 +133,221 @@ func (w *Waiter) NewFollow() *ask.Follow {
 // already have. followed is the lease the call took with its tool's change (NewFollow); nil, and
 // Wait takes one. The progress callback runs every Progress interval with the time waited so far.
 // A revocation of cred ends the wait with ErrRevoked, and wins over a reply that came with it.
+// Wait holds the calling goroutine; Begin is the same wait, held by nothing but events.
 func (w *Waiter) Wait(ctx context.Context, cred *ask.Credential, askID string, followed *ask.Follow, progress func(waited time.Duration)) (*ask.Reply, error) {
-	space := cred.Space
-	revoked, unwatch := w.Revocations.Watch(cred)
-	defer unwatch()
-	wake, stop := w.Watcher.Watch(space, askID) // before the first read, so no change slips between
+	type outcome struct {
+		reply *ask.Reply
+		err   error
+	}
+	out := make(chan outcome, 1)
+	cancel := w.Begin(ctx, cred, askID, followed, progress, func(r *ask.Reply, err error) { out <- outcome{r, err} })
+	stop := context.AfterFunc(ctx, func() { cancel(ctx.Err()) })
 	defer stop()
-	// Every way out of a wait that holds a lease lets go of it, after the reply is on its way:
-	// the agent should not wait for the bookkeeping. The caller may be gone; unfollowing must
-	// still happen, and Drain waits for it (counted from when the lease is held) before the store
-	// closes. `defer hold(holder)()` counts now and unfollows on the way out.
-	hold := func(holder string) func() {
-		w.pending.Add(1)
-		return func() {
-			go func() {
-				defer w.pending.Done()
-				_ = w.Service.Unfollow(context.WithoutCancel(ctx), space, askID, holder)
-			}()
-		}
-	}
+	o := <-out
+	return o.reply, o.err
+}
+
+// Begin starts the wait Wait describes and returns at once; done is called once with its outcome,
+// in a goroutine that may block (it may write the agent's answer). The wait holds no goroutine
+// while the person thinks: the watcher, its timers, the revocation and the shutdown call it back.
+// ctx serves only the first reads and writes, made before Begin returns; cancel ends the wait
+// with err (the caller went away). Every way out lets go of the lease after done returns: the
+// agent should not wait for the bookkeeping, and Drain waits for it.
+func (w *Waiter) Begin(ctx context.Context, cred *ask.Credential, askID string, followed *ask.Follow, progress func(waited time.Duration), done func(*ask.Reply, error)) (cancel func(error)) {
+	wt := &wait{w: w, space: cred.Space, askID: askID, progress: progress, done: done}
+	cancel = func(err error) { wt.end(nil, err) }
 	if followed != nil {
-		defer hold(followed.Holder)()
+		wt.hold(followed.Holder)
 	}
+	revoked, unwatch := w.Revocations.Context(cred)
+	wt.revoked = revoked
+	wt.stops = append(wt.stops, unwatch)
+	// Watch before the first read, so that no change slips between.
+	wt.stops = append(wt.stops, w.Watcher.Watch(wt.space, askID, wt.changed))
 	// Read after watching, whether or not the lease came with the tool's change: a reply between
 	// that change and the watch is seen here.
-	a, err := w.Service.Find(ctx, space, askID)
+	a, err := w.Service.Find(ctx, wt.space, askID)
 	if err != nil {
-		return nil, err
+		wt.end(nil, err)
+		return cancel
 	}
 	if r, ok := ask.PersonsMove(a); ok {
-		return r, nil
+		wt.end(r, nil)
+		return cancel
 	}
-	holder := ""
-	if followed != nil {
-		holder = followed.Holder
-	} else {
-		holder = ask.NewID()
-		if err := w.Service.Follow(ctx, space, askID, holder, w.leaseTTL()); err != nil {
-			return nil, err
+	if followed == nil {
+		holder := ask.NewID()
+		if err := w.Service.Follow(ctx, wt.space, askID, holder, w.leaseTTL()); err != nil {
+			wt.end(nil, err)
+			return cancel
 		}
-		defer hold(holder)()
+		if !wt.hold(holder) {
+			// A change read meanwhile ended the wait before it held this lease: let go of it here.
+			_ = w.Service.Unfollow(context.WithoutCancel(ctx), wt.space, askID, holder)
+			return cancel
+		}
 	}
 
-	start := time.Now()
-	deadline := time.NewTimer(w.Limit(progress != nil))
-	defer deadline.Stop()
-	tick := time.NewTicker(w.Progress)
-	defer tick.Stop()
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if wt.over {
+		return cancel // a change read meanwhile ended it
+	}
+	wt.started = time.Now()
+	wt.deadline = time.AfterFunc(w.Limit(progress != nil), func() { wt.end(nil, ErrStillWaiting) })
+	wt.tick = time.AfterFunc(w.Progress, wt.beat)
+	if revoked != nil {
+		wt.stops = append(wt.stops, afterFunc(revoked, func() { wt.end(nil, ErrRevoked) }))
+	}
+	wt.stops = append(wt.stops, afterFunc(w.quitting(), func() { wt.end(nil, ErrShuttingDown) }))
+	return cancel
+}
+
+// storeTimeout bounds a waiting call's own reads and writes, which no request's context bounds
+// once the wait is parked.
+const storeTimeout = 10 * time.Second
+
+// wait is one call's wait, driven by what calls it back: the watcher (changed), its timers (beat,
+// the deadline), the revocation, the shutdown, and its caller (cancel).
+type wait struct {
+	w        *Waiter
+	space    string
+	askID    string
+	holder   string // the lease held, once held
+	progress func(time.Duration)
+	done     func(*ask.Reply, error)
+	revoked  context.Context // nil: no revocation watched
+	started  time.Time
+
+	mu       sync.Mutex
+	over     bool
+	checking bool // a read of the ask is under way
+	again    bool // a change came during it: read once more
+	stops    []func()
+	tick     *time.Timer
+	deadline *time.Timer
+}
+
+// hold records the lease the wait holds, which it lets go of as it ends (Drain waits for that);
+// false if it has ended already.
+func (wt *wait) hold(holder string) bool {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if wt.over {
+		return false
+	}
+	wt.holder = holder
+	wt.w.pending.Add(1)
+	return true
+}
+
+// afterFunc is context.AfterFunc as a stop with no result.
+func afterFunc(ctx context.Context, f func()) func() {
+	stop := context.AfterFunc(ctx, f)
+	return func() { stop() }
+}
+
+// changed is the watcher's call: the committed ask, when it shows the person's move, is the answer
+// with no read; otherwise (or from a watcher that carries none) the ask is read, never older than
+// what woke the wait. It may run under the hub's lock: nothing here blocks.
+func (wt *wait) changed(c ask.Change) {
+	if c.Ask != nil {
+		if r, ok := ask.PersonsMove(c.Ask); ok {
+			go wt.end(r, nil)
+			return
+		}
+	}
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	switch {
+	case wt.over:
+	case wt.checking:
+		wt.again = true
+	default:
+		wt.checking = true
+		go wt.check()
+	}
+}
+
+// check reads the ask, again while changes came during the read.
+func (wt *wait) check() {
 	for {
-		select {
-		case <-revoked:
-			return nil, ErrRevoked
-		default:
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		a, err := wt.w.Service.Find(ctx, wt.space, wt.askID)
+		cancel()
+		if err != nil {
+			wt.end(nil, err)
+			return
 		}
-		select {
-		case <-revoked:
-			return nil, ErrRevoked
-		case ch := <-wake:
-			// The hub hands over the committed ask: when it shows the person's move, that is the
-			// answer, with no read. Otherwise (or from a watcher that carries none) read the ask,
-			// which is never older than what woke us.
-			if ch.Ask != nil {
-				if r, ok := ask.PersonsMove(ch.Ask); ok {
-					return r, nil
-				}
-			}
-			a, err := w.Service.Find(ctx, space, askID)
-			if err != nil {
-				return nil, err
-			}
-			if r, ok := ask.PersonsMove(a); ok {
-				return r, nil
-			}
-		case <-tick.C:
-			if progress != nil {
-				progress(time.Since(start))
-			}
-			if err := w.Service.Follow(ctx, space, askID, holder, w.leaseTTL()); err != nil && ctx.Err() == nil {
-				return nil, err
-			}
-		case <-deadline.C:
-			return nil, ErrStillWaiting
-		case <-w.quitting():
-			return nil, ErrShuttingDown
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if r, ok := ask.PersonsMove(a); ok {
+			wt.end(r, nil)
+			return
 		}
+		wt.mu.Lock()
+		if wt.over || !wt.again {
+			wt.checking = false
+			wt.mu.Unlock()
+			return
+		}
+		wt.again = false
+		wt.mu.Unlock()
+	}
+}
+
+// beat runs every Progress: it reports progress and renews the lease.
+func (wt *wait) beat() {
+	wt.mu.Lock()
+	over := wt.over
+	wt.mu.Unlock()
+	if over {
+		return
+	}
+	if wt.progress != nil {
+		wt.progress(time.Since(wt.started))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	err := wt.w.Service.Follow(ctx, wt.space, wt.askID, wt.holder, wt.w.leaseTTL())
+	cancel()
+	if err != nil {
+		wt.end(nil, err)
+		return
+	}
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if !wt.over {
+		wt.tick.Reset(wt.w.Progress)
+	}
+}
+
+// end ends the wait once: it stops what would call it back, hands done the outcome, then lets go
+// of the lease. A revocation wins over a reply that came with it.
+func (wt *wait) end(r *ask.Reply, err error) {
+	wt.mu.Lock()
+	if wt.over {
+		wt.mu.Unlock()
+		return
+	}
+	wt.over = true
+	if wt.tick != nil {
+		wt.tick.Stop()
+		wt.deadline.Stop()
+	}
+	stops, holder := wt.stops, wt.holder
+	wt.stops = nil
+	wt.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
+	if err == nil && wt.revoked != nil && wt.revoked.Err() != nil {
+		r, err = nil, ErrRevoked
+	}
+	wt.done(r, err)
+	if holder != "" {
+		go func() {
+			defer wt.w.pending.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			defer cancel()
+			_ = wt.w.Service.Unfollow(ctx, wt.space, wt.askID, holder)
+		}()
 	}
 }

@@ -17,6 +17,12 @@ import (
 type Line struct {
 	mu    sync.Mutex
 	attrs []slog.Attr
+
+	// A held line (Hold) is written by whoever ends the request, not when the handler returns.
+	held  bool
+	ended bool             // the request ended before the handler returned
+	sent  int64            // bytes sent after the handler returned
+	write func(sent int64) // set when the handler returns: writes the line
 }
 
 type lineKey struct{}
@@ -37,6 +43,34 @@ func (l *Line) Add(attrs ...slog.Attr) {
 	l.mu.Unlock()
 }
 
+// WithLine returns ctx carrying line: a request that goes on after its handler returned (Hold)
+// keeps its line in the context it goes on with.
+func WithLine(ctx context.Context, line *Line) context.Context {
+	return context.WithValue(ctx, lineKey{}, line)
+}
+
+// Hold keeps the line from being written when the handler returns, for a request that goes on
+// after it (a waiting MCP call parked without a goroutine, on a connection taken from net/http):
+// end, called once the answer is sent, writes it, with the bytes sent after the handler returned
+// and the whole duration. Nil-safe: a nil line's end does nothing.
+func (l *Line) Hold() (end func(sent int64)) {
+	if l == nil {
+		return func(int64) {}
+	}
+	l.mu.Lock()
+	l.held = true
+	l.mu.Unlock()
+	return func(sent int64) {
+		l.mu.Lock()
+		write := l.write
+		l.ended, l.sent = true, sent
+		l.mu.Unlock()
+		if write != nil {
+			write(sent)
+		}
+	}
+}
+
 // Credential records the id of the credential the gate let in.
 func (l *Line) Credential(id string) { l.Add(slog.String("credential", id)) }
 
@@ -48,23 +82,35 @@ func Middleware(logger *slog.Logger, msg string, next http.Handler) http.Handler
 		start := time.Now()
 		line := &Line{}
 		rec := &Writer{ResponseWriter: w, line: line}
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), lineKey{}, line)))
+		next.ServeHTTP(rec, r.WithContext(WithLine(r.Context(), line)))
 		status := rec.status
 		if status == 0 {
 			status = http.StatusOK
 		}
-		attrs := []slog.Attr{
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
-			slog.Int64("bytes", rec.bytes), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000),
+		method, path, sentBefore := r.Method, r.URL.Path, rec.bytes
+		write := func(sent int64) {
+			attrs := []slog.Attr{
+				slog.String("method", method), slog.String("path", path), slog.Int("status", status),
+				slog.Int64("bytes", sentBefore+sent), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000),
+			}
+			line.mu.Lock()
+			attrs = append(attrs, line.attrs...)
+			line.mu.Unlock()
+			level := slog.LevelInfo
+			if status >= 500 {
+				level = slog.LevelError
+			}
+			logger.LogAttrs(context.Background(), level, msg, attrs...)
 		}
 		line.mu.Lock()
-		attrs = append(attrs, line.attrs...)
-		line.mu.Unlock()
-		level := slog.LevelInfo
-		if status >= 500 {
-			level = slog.LevelError
+		if line.held && !line.ended {
+			line.write = write // the request goes on: its end writes the line
+			line.mu.Unlock()
+			return
 		}
-		logger.LogAttrs(r.Context(), level, msg, attrs...)
+		sent := line.sent
+		line.mu.Unlock()
+		write(sent)
 	})
 }
 

@@ -1,0 +1,284 @@
+package mcptools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/reqlog"
+)
+
+// A blocking call waits minutes or hours for the person. Held the ordinary way, that wait is a
+// net/http goroutine whose stack sits under mcp-go's and net/http's frames (32 KiB once grown),
+// plus the connection's buffers, plus mcp-go's notification forwarder: about 73 KiB a call. So a
+// wait is parked instead, when the connection allows it (HTTP/1.1 that can be hijacked, a client
+// that takes SSE, nothing written yet): the call takes the connection from net/http, sends the
+// SSE stream's headers itself, and lets mcp-go's handling and net/http's goroutine end. What is
+// left while the person thinks is the connection, a goroutine blocked reading it (to hear the
+// client leave) and the wait's callbacks (Waiter.Begin). When the wait ends, the answer is made
+// by mcp-go as always: the request is handled again with the outcome in hand, and what mcp-go
+// writes goes onto the stream as its one `message` event; then the stream ends and the
+// connection closes.
+//
+// On Lambda (no hijacking), over HTTP/2, or for a client that takes only JSON, calls wait as
+// before.
+
+// parking is what serve keeps of a blocking tools/call so that its wait can be parked.
+type parking struct {
+	h       *Handler
+	w       http.ResponseWriter // net/http's writer, under the keepalive
+	ka      *keepalive
+	release func() // the call's place among its credential's waits (limit.PerKey)
+
+	// What the answer's request needs: mcp-go handles it again, with the outcome in hand.
+	header http.Header // as sent, without credentials
+	path   string
+	id     json.RawMessage
+	name   string
+	meta   json.RawMessage
+
+	mu     sync.Mutex
+	parked bool
+}
+
+type parkingKey struct{}
+
+func parkingFrom(ctx context.Context) *parking {
+	p, _ := ctx.Value(parkingKey{}).(*parking)
+	return p
+}
+
+// isParked reports whether the request of ctx was parked: its handler's result is not the answer.
+func isParked(ctx context.Context) bool {
+	p := parkingFrom(ctx)
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.parked
+}
+
+// newParking returns the parking of a blocking call that may park, or nil.
+func (h *Handler) newParking(r *http.Request, ka *keepalive, msg *rpcMessage, release func()) *parking {
+	if ka == nil || !r.ProtoAtLeast(1, 1) || r.ProtoMajor != 1 || len(msg.ID) == 0 {
+		return nil
+	}
+	header := r.Header.Clone()
+	header.Del("Authorization")
+	header.Del("Cookie")
+	var meta json.RawMessage
+	if msg.Params.Meta != nil {
+		var p struct {
+			Meta json.RawMessage `json:"_meta"`
+		}
+		if json.Unmarshal(msg.rawParams, &p) == nil {
+			meta = p.Meta
+		}
+	}
+	return &parking{h: h, w: ka.w, ka: ka, release: release, header: header, path: r.URL.Path,
+		id: msg.ID, name: msg.Params.Name, meta: meta}
+}
+
+// releaseUnlessParked gives back the call's place among its credential's waits, unless the wait
+// was parked and gives it back when it ends.
+func (p *parking) releaseUnlessParked() {
+	p.mu.Lock()
+	parked := p.parked
+	p.mu.Unlock()
+	if !parked {
+		p.release()
+	}
+}
+
+// parkedResult is what a parked call's handler returns to mcp-go, which writes it nowhere.
+var parkedResult = &mcp.CallToolResult{IsError: true}
+
+// park parks the wait of a blocking call, and reports whether it did; then the handler returns
+// parkedResult. Otherwise nothing has changed and the call waits as before.
+func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, token mcp.ProgressToken) bool {
+	if !p.ka.park() {
+		return false
+	}
+	// net/http's buffers go with its goroutine: nothing more is read but the client leaving.
+	conn, _, err := http.NewResponseController(p.w).Hijack()
+	if err != nil {
+		p.ka.unpark()
+		return false
+	}
+	_ = conn.SetDeadline(time.Time{})
+	s := &rawStream{conn: conn}
+	if err := s.head(p.w.Header()); err != nil {
+		conn.Close()
+		p.ka.unpark() // nothing more can be written: mcp-go's answer goes nowhere
+		return false
+	}
+	p.mu.Lock()
+	p.parked = true
+	p.w, p.ka = nil, nil // what the wait keeps must not keep net/http's response and buffers
+	p.mu.Unlock()
+
+	line := reqlog.From(ctx)
+	endLine := line.Hold()
+	ka := &keepalive{w: s, streaming: true}
+	ka.comment()
+	progress := func(time.Duration) { ka.beat() }
+	if token != nil {
+		n := 0
+		progress = func(waited time.Duration) {
+			n++
+			b, _ := json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+				Method: "notifications/progress",
+				Params: mcp.NotificationParams{AdditionalFields: map[string]any{
+					"progressToken": token, "progress": n, "message": progressMessage(waited),
+				}},
+			}})
+			ka.event(b)
+		}
+	}
+	w := p.h.cfg.Waiter
+	done := w.Track()
+	limit := w.Limit(true)
+	cancel := w.Begin(ctx, gate.CredentialFrom(ctx), askID, followed, progress, func(reply *ask.Reply, err error) {
+		defer done()
+		defer p.release()
+		p.answer(line, ka, p.h.outcome(askID, reply, err, limit))
+		s.end()
+		endLine(s.sent)
+	})
+	// The client leaving is the one thing the connection can say now: nothing more is read.
+	go func() {
+		var b [1]byte
+		for {
+			if _, err := conn.Read(b[:]); err != nil {
+				cancel(context.Canceled)
+				return
+			}
+		}
+	}()
+	return true
+}
+
+// answer has mcp-go answer the call with result, as it answers any tools/call, onto the stream.
+func (p *parking) answer(line *reqlog.Line, ka *keepalive, result *mcp.CallToolResult) {
+	params := map[string]json.RawMessage{"name": mustJSON(p.name), "arguments": json.RawMessage("{}")}
+	if len(p.meta) > 0 {
+		params["_meta"] = p.meta
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": p.id, "method": "tools/call", "params": params})
+	ctx := context.WithValue(reqlog.WithLine(context.Background(), line), resumedKey{}, result)
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.path, bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	r.Header = p.header
+	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	p.h.http.ServeHTTP(ka, r)
+	ka.finish()
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// resumedKey carries the outcome of a parked wait into mcp-go's second handling of its call.
+type resumedKey struct{}
+
+// resumed returns the outcome a parked wait came back with, if ctx is its answer's.
+func resumed(ctx context.Context) (*mcp.CallToolResult, bool) {
+	r, ok := ctx.Value(resumedKey{}).(*mcp.CallToolResult)
+	return r, ok
+}
+
+// writeTimeout bounds one write to a parked call's connection: a client that stops reading is
+// cut, not waited for.
+const writeTimeout = 10 * time.Second
+
+// rawStream is the response of a parked call, written on the connection taken from net/http:
+// HTTP/1.1, chunked, closed at the end.
+type rawStream struct {
+	conn   net.Conn
+	header http.Header
+	mu     sync.Mutex
+	sent   int64
+	failed bool
+}
+
+// head writes the status line and headers: those set on the response so far (h), and the SSE
+// stream's.
+func (s *rawStream) head(h http.Header) error {
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 200 OK\r\n")
+	h = h.Clone()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "close")
+	h.Set("Transfer-Encoding", "chunked")
+	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	h.Del("Content-Length")
+	_ = h.Write(&b)
+	b.WriteString("\r\n")
+	return s.write(b.Bytes())
+}
+
+func (s *rawStream) write(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed {
+		return net.ErrClosed
+	}
+	_ = s.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	n, err := s.conn.Write(b)
+	s.sent += int64(n)
+	if err != nil {
+		s.failed = true
+		s.conn.Close() // the client is gone or stuck: the reader hears it, and the wait ends
+	}
+	return err
+}
+
+// Header implements http.ResponseWriter; the headers went out with head.
+func (s *rawStream) Header() http.Header {
+	if s.header == nil {
+		s.header = http.Header{}
+	}
+	return s.header
+}
+
+// WriteHeader implements http.ResponseWriter; the status went out with head.
+func (s *rawStream) WriteHeader(int) {}
+
+// Write implements http.ResponseWriter: one chunk.
+func (s *rawStream) Write(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	chunk := make([]byte, 0, len(b)+20)
+	chunk = strconv.AppendInt(chunk, int64(len(b)), 16)
+	chunk = append(chunk, "\r\n"...)
+	chunk = append(chunk, b...)
+	chunk = append(chunk, "\r\n"...)
+	if err := s.write(chunk); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// Flush implements http.Flusher: every Write is sent at once.
+func (s *rawStream) Flush() {}
+
+// end ends the stream (the last chunk) and closes the connection.
+func (s *rawStream) end() {
+	_ = s.write([]byte("0\r\n\r\n"))
+	s.conn.Close()
+}

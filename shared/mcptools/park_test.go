@@ -1,0 +1,232 @@
+package mcptools_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// parkedCall is a blocking tools/call sent by hand on a connection of its own, as an HTTP/1.1
+// client sends it: the server parks its wait (park.go).
+type parkedCall struct {
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+// callRequest is a tools/call request for the protocol revision of headers (a session's, or
+// 2026-07-28's with its _meta), with a progress token when token is set.
+func (d *deployment) callRequest(t *testing.T, headers map[string]string, tool string, args map[string]any, token any) *http.Request {
+	t.Helper()
+	params := map[string]any{"name": tool, "arguments": args}
+	meta := map[string]any{}
+	if token != nil {
+		meta["progressToken"] = token
+	}
+	if headers[mcp.HeaderProtocolVersion] == mcp.ProtocolVersion20260728 {
+		meta[mcp.MetaKeyProtocolVersion] = mcp.ProtocolVersion20260728
+		meta[mcp.MetaKeyClientInfo] = map[string]any{"name": "park-test", "version": "1.0"}
+		meta[mcp.MetaKeyClientCapabilities] = map[string]any{}
+	}
+	if len(meta) > 0 {
+		params["_meta"] = meta
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": params})
+	req, _ := http.NewRequest("POST", d.MCP, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+d.Token)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return req
+}
+
+// park sends req on a connection of its own and reads nothing yet.
+func (d *deployment) park(t *testing.T, req *http.Request) *parkedCall {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(d.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if err := req.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	return &parkedCall{conn: conn, r: bufio.NewReader(conn)}
+}
+
+// sseEvents reads an SSE body to its end: the data of each event, and how many comment lines.
+func sseEvents(t *testing.T, body io.Reader) (events []string, comments int) {
+	t.Helper()
+	sc := bufio.NewScanner(body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		switch l := sc.Text(); {
+		case strings.HasPrefix(l, ":"):
+			comments++
+		case strings.HasPrefix(l, "data: "):
+			events = append(events, strings.TrimPrefix(l, "data: "))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading the stream: %v", err)
+	}
+	return events, comments
+}
+
+// TestParkedAnswerIsMCPGos: a parked wait's answer is what mcp-go answers a call that waits the
+// ordinary way (here, on a writer that cannot be hijacked), byte for byte but for the ask's id, on
+// both protocol revisions, with and without a progress token; the parked stream is chunked, ends
+// with that one response and closes, and carries progress notifications or comment lines while it
+// waits.
+func TestParkedAnswerIsMCPGos(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{Progress: 50 * time.Millisecond})
+	legacy := initSession(t, d.MCP, d.Token, testClientInfo)
+	modern := map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: "tools/call", mcp.HeaderName: "ask_question"}
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		token   any
+	}{
+		{"2025-11-25", legacy, nil},
+		{"2025-11-25 with progress", legacy, "tok-1"},
+		{"2026-07-28", modern, nil},
+		{"2026-07-28 with progress", modern, 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Parked.
+			c := d.park(t, d.callRequest(t, tc.headers, "ask_question", question("park"), tc.token))
+			a := d.waitingAsk(t, 1)
+			time.Sleep(150 * time.Millisecond) // a few beats
+			d.reply(t, a.ID, map[string]any{"outcome": "answered", "selected": []string{"SQLite"}})
+			res, err := http.ReadResponse(c.r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" || len(res.TransferEncoding) != 1 || res.TransferEncoding[0] != "chunked" || !res.Close {
+				t.Fatalf("parked response: %d %v %v close=%v", res.StatusCode, res.Header, res.TransferEncoding, res.Close)
+			}
+			events, comments := sseEvents(t, res.Body)
+			if len(events) == 0 {
+				t.Fatal("no event in the parked stream")
+			}
+			parked := events[len(events)-1]
+			progress := 0
+			for _, e := range events[:len(events)-1] {
+				if !strings.Contains(e, `"method":"notifications/progress"`) || !strings.Contains(e, fmt.Sprintf(`"progressToken":%s`, mustMarshal(tc.token))) {
+					t.Fatalf("a stray event before the answer: %s", e)
+				}
+				progress++
+			}
+			if tc.token != nil && progress == 0 || tc.token == nil && (progress > 0 || comments < 2) {
+				t.Errorf("while waiting: %d progress notifications, %d comment lines", progress, comments)
+			}
+			if _, err := c.conn.Read(make([]byte, 1)); err != io.EOF {
+				t.Errorf("the connection was not closed after the answer: %v", err)
+			}
+
+			// The ordinary way: the same call on a writer with no Hijack.
+			rec := httptest.NewRecorder()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				d.Handler.ServeHTTP(rec, d.callRequest(t, tc.headers, "ask_question", question("park"), tc.token))
+			}()
+			b := d.waitingAsk(t, 1)
+			d.reply(t, b.ID, map[string]any{"outcome": "answered", "selected": []string{"SQLite"}})
+			<-done
+			ordinary := rec.Body.String()
+			if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+				evs, _ := sseEvents(t, strings.NewReader(ordinary))
+				ordinary = evs[len(evs)-1]
+			}
+			ordinary = strings.TrimSpace(ordinary)
+			if got, want := strings.ReplaceAll(parked, a.ID, "ASK"), strings.ReplaceAll(ordinary, b.ID, "ASK"); got != want {
+				t.Errorf("the parked answer differs from mcp-go's:\nparked   %s\nordinary %s", got, want)
+			}
+			if !strings.Contains(parked, `"selected":["SQLite"]`) {
+				t.Errorf("the answer carries no reply: %s", parked)
+			}
+		})
+	}
+}
+
+func mustMarshal(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestParkedWaitsHoldOneGoroutine: a parked wait holds one goroutine (the read that hears its
+// client leave), not net/http's two and mcp-go's forwarder; a client that leaves ends its wait
+// (the ask stops showing an agent waiting) and its goroutine.
+func TestParkedWaitsHoldOneGoroutine(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{Progress: time.Second})
+	headers := initSession(t, d.MCP, d.Token, testClientInfo)
+	const n = 40
+	settle := func() int {
+		time.Sleep(100 * time.Millisecond)
+		runtime.GC()
+		return runtime.NumGoroutine()
+	}
+	before := settle()
+	calls := make([]*parkedCall, n)
+	for i := range calls {
+		calls[i] = d.park(t, d.callRequest(t, headers, "ask_question", question(fmt.Sprint("p", i)), nil))
+	}
+	eventually(t, "every call waiting", func() bool {
+		open, _ := d.snapshot(t)
+		waiting := 0
+		for _, a := range open {
+			if a.Waiting {
+				waiting++
+			}
+		}
+		return waiting == n
+	})
+	during := settle()
+	if per := float64(during-before) / n; per > 1.2 {
+		t.Errorf("%d waiting calls hold %d goroutines: %.1f each", n, during-before, per)
+	}
+	for _, c := range calls {
+		c.conn.Close()
+	}
+	eventually(t, "no call waiting once their clients left", func() bool {
+		open, _ := d.snapshot(t)
+		for _, a := range open {
+			if a.Waiting {
+				return false
+			}
+		}
+		return len(open) == n
+	})
+	eventually(t, "the waits' goroutines gone", func() bool { return settle() <= before+3 })
+}
+
+// TestParkedWaitsAnswerAtShutdown: shutting down ends a parked wait with the result that tells its
+// agent to call await_reply.
+func TestParkedWaitsAnswerAtShutdown(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{})
+	headers := initSession(t, d.MCP, d.Token, testClientInfo)
+	c := d.park(t, d.callRequest(t, headers, "ask_question", question("shutdown"), nil))
+	d.waitingAsk(t, 1)
+	d.letGo()
+	res, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, _ := sseEvents(t, res.Body)
+	if len(events) != 1 || !strings.Contains(events[0], "Loopback is restarting") || !strings.Contains(events[0], `"isError":true`) {
+		t.Fatalf("a parked wait at shutdown answered %q", events)
+	}
+}
