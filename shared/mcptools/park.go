@@ -46,8 +46,58 @@ type parking struct {
 	name   string
 	meta   json.RawMessage
 
+	key string // among the parked calls, for notifications/cancelled
+
 	mu     sync.Mutex
 	parked bool
+}
+
+// parkedCalls are the waits parked now, by credential, session and request id: a client that
+// gives up on a call sends notifications/cancelled with its id, and mcp-go, whose handling of the
+// call has ended, no longer knows it.
+type parkedCalls struct {
+	mu    sync.Mutex
+	calls map[string]map[*parking]func(error) // a key is not unique: 2026-07-28 has no sessions
+}
+
+// parkedKey names a call among the parked ones: only its own credential and session may cancel
+// it.
+func parkedKey(credential string, r *http.Request, id json.RawMessage) string {
+	return credential + "\x00" + r.Header.Get(mcp.HeaderSessionID) + "\x00" + string(bytes.TrimSpace(id))
+}
+
+func (c *parkedCalls) add(p *parking, cancel func(error)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[string]map[*parking]func(error){}
+	}
+	if c.calls[p.key] == nil {
+		c.calls[p.key] = map[*parking]func(error){}
+	}
+	c.calls[p.key][p] = cancel
+}
+
+func (c *parkedCalls) remove(p *parking) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.calls[p.key], p)
+	if len(c.calls[p.key]) == 0 {
+		delete(c.calls, p.key)
+	}
+}
+
+// cancel ends the parked calls of key, as their client asked.
+func (c *parkedCalls) cancel(key string) {
+	c.mu.Lock()
+	var cancels []func(error)
+	for _, cancel := range c.calls[key] {
+		cancels = append(cancels, cancel)
+	}
+	c.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel(context.Canceled)
+	}
 }
 
 type parkingKey struct{}
@@ -69,7 +119,7 @@ func isParked(ctx context.Context) bool {
 }
 
 // newParking returns the parking of a blocking call that may park, or nil.
-func (h *Handler) newParking(r *http.Request, ka *keepalive, msg *rpcMessage, release func()) *parking {
+func (h *Handler) newParking(r *http.Request, credential string, ka *keepalive, msg *rpcMessage, release func()) *parking {
 	if ka == nil || !r.ProtoAtLeast(1, 1) || r.ProtoMajor != 1 || len(msg.ID) == 0 {
 		return nil
 	}
@@ -86,7 +136,7 @@ func (h *Handler) newParking(r *http.Request, ka *keepalive, msg *rpcMessage, re
 		}
 	}
 	return &parking{h: h, w: ka.w, ka: ka, release: release, header: header, path: r.URL.Path,
-		id: msg.ID, name: msg.Params.Name, meta: meta}
+		id: msg.ID, name: msg.Params.Name, meta: meta, key: parkedKey(credential, r, msg.ID)}
 }
 
 // releaseUnlessParked gives back the call's place among its credential's waits, unless the wait
@@ -148,13 +198,18 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 	w := p.h.cfg.Waiter
 	done := w.Track()
 	limit := w.Limit(true)
+	var ended sync.WaitGroup // the wait may end before Begin returns: its key goes after it is added
+	ended.Add(1)
 	cancel := w.Begin(ctx, gate.CredentialFrom(ctx), askID, followed, progress, func(reply *ask.Reply, err error) {
 		defer done()
 		defer p.release()
 		p.answer(line, ka, p.h.outcome(askID, reply, err, limit))
 		s.end()
 		endLine(s.sent)
+		go func() { ended.Wait(); p.h.parked.remove(p) }()
 	})
+	p.h.parked.add(p, cancel)
+	ended.Done()
 	// The client leaving is the one thing the connection can say now: nothing more is read.
 	go func() {
 		var b [1]byte

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/loopback-hq/loopback/shared/ask"
 )
 
 // parkedCall is a blocking tools/call sent by hand on a connection of its own, as an HTTP/1.1
@@ -228,5 +230,48 @@ func TestParkedWaitsAnswerAtShutdown(t *testing.T) {
 	events, _ := sseEvents(t, res.Body)
 	if len(events) != 1 || !strings.Contains(events[0], "Loopback is restarting") || !strings.Contains(events[0], `"isError":true`) {
 		t.Fatalf("a parked wait at shutdown answered %q", events)
+	}
+}
+
+// TestParkedWaitsHearCancelled: a client that gives up on a parked call sends
+// notifications/cancelled with its id (the TypeScript SDK does on a timeout, and keeps the
+// connection): the wait ends and the ask stops showing an agent waiting. The same id from another
+// session, or another credential, ends nothing.
+func TestParkedWaitsHearCancelled(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{})
+	headers := initSession(t, d.MCP, d.Token, testClientInfo)
+	c := d.park(t, d.callRequest(t, headers, "ask_question", question("cancelled"), nil))
+	a := d.waitingAsk(t, 1)
+	cancel := func(token string, headers map[string]string) {
+		body := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":41,"reason":"timed out"}}`
+		req, _ := http.NewRequest("POST", d.MCP, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	cancel(d.Token, initSession(t, d.MCP, d.Token, testClientInfo)) // another session of the same credential
+	other := d.issue(t, testSpace, ask.RoleAgent, ask.Actor{ID: "agent:b", Name: "b"}, ask.Actor{ID: "owner"})
+	cancel(other, initSession(t, d.MCP, other, testClientInfo))
+	time.Sleep(200 * time.Millisecond)
+	if !d.getAsk(t, a.ID).Waiting {
+		t.Fatal("a cancel from another session or credential ended the wait")
+	}
+	cancel(d.Token, headers)
+	d.waitFor(t, a.ID, false)
+	res, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if events, _ := sseEvents(t, res.Body); len(events) != 1 || !strings.Contains(events[0], "was cancelled") {
+		t.Fatalf("a cancelled parked call answered %q", events)
 	}
 }

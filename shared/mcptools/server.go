@@ -63,6 +63,8 @@ type Handler struct {
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
 	tools map[string]blockingSpec
+
+	parked parkedCalls // parked waits, for the client's notifications/cancelled (park.go)
 }
 
 // New builds the MCP server with every tool.
@@ -214,6 +216,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 			line.Add(slog.String("task", msg.Params.TaskID))
 		}
 		ctx = withClient(ctx, client)
+		if msg.Method == string(mcp.MethodNotificationCancelled) {
+			// mcp-go cancels the calls it still runs; a parked one is Loopback's to end.
+			h.parked.cancel(parkedKey(cred.ID, r, msg.Params.RequestID))
+		}
 		if modern(r, &msg) {
 			if h.serveModern(w, r.WithContext(ctx), &msg, body) {
 				return
@@ -232,7 +238,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			// The wait may be parked, holding no goroutine (park.go); then it gives its place back.
-			if p := h.newParking(r, ka, &msg, release); p != nil {
+			if p := h.newParking(r, cred.ID, ka, &msg, release); p != nil {
 				ctx = context.WithValue(ctx, parkingKey{}, p)
 				defer p.releaseUnlessParked()
 			} else {
@@ -282,6 +288,7 @@ type rpcMessage struct {
 		Arguments  json.RawMessage     `json:"arguments,omitempty"`
 		Task       json.RawMessage     `json:"task,omitempty"`
 		TaskID     string              `json:"taskId,omitempty"`
+		RequestID  json.RawMessage     `json:"requestId,omitempty"`
 		Cursor     string              `json:"cursor,omitempty"`
 	} `json:"params"`
 
