@@ -35,6 +35,9 @@ import (
 // serveArgs are extra flags for `loopback serve`, such as --debug-addr to profile the server.
 var serveArgs []string
 
+// debugAddr is where the server serves its profiles; empty: nowhere.
+var debugAddr string
+
 // settle is how long the waiting calls sit before the server's memory is read.
 var settle time.Duration
 
@@ -45,12 +48,14 @@ func main() {
 	replies := flag.Int("replies", 200, "replies to time")
 	waiters := flag.Int("waiters", 10000, "concurrent waiting calls for the memory figure")
 	flag.DurationVar(&settle, "settle", 35*time.Second, "how long the waits sit idle before memory is read (the server collects every 10 s)")
-	debugAddr := flag.String("debug-addr", "", "pass --debug-addr to the server, and hold the waits until Enter is pressed")
+	debugAddrFlag := flag.String("debug-addr", "", "pass --debug-addr to the server, and hold the waits until Enter is pressed")
+	extra := flag.String("serve-flags", "", "more flags for `loopback serve`, space-separated (such as --collect-when-quiet=false)")
 	tasks := flag.Int("tasks", 0, "instead: this many waiting tasks (MCP 2026-07-28 Tasks extension), for the memory and store figures per task")
 	flag.Parse()
-	if *debugAddr != "" {
-		serveArgs = append(serveArgs, "--debug-addr", *debugAddr)
+	if debugAddr = *debugAddrFlag; debugAddr != "" {
+		serveArgs = append(serveArgs, "--debug-addr", debugAddr)
 	}
+	serveArgs = append(serveArgs, strings.Fields(*extra)...)
 	raiseFileLimit()
 	if *tasks > 0 {
 		if err := runTasks(*bin, *tasks); err != nil {
@@ -301,9 +306,9 @@ func run(bin string, replies, waiters int) error {
 	}
 	fmt.Printf("%d waiting calls (%d seen waiting, %d errors; all waiting after %v, read %v later): server RSS %d MiB → %d MiB, %.1f KiB per waiting call\n",
 		waiters, waiting, failed.Load(), allWaiting.Round(time.Second), settle, before>>20, after>>20, float64(after-before)/1024/float64(waiters))
-	if len(serveArgs) > 0 {
+	if debugAddr != "" {
 		for range 3 {
-			if res, err := http.Get("http://" + serveArgs[1] + "/debug/pprof/heap?gc=1"); err == nil {
+			if res, err := http.Get("http://" + debugAddr + "/debug/pprof/heap?gc=1"); err == nil {
 				io.Copy(io.Discard, res.Body)
 				res.Body.Close()
 			}
@@ -311,7 +316,7 @@ func run(bin string, replies, waiters int) error {
 		time.Sleep(5 * time.Second)
 		gcd, _ := rss(s.cmd.Process.Pid)
 		fmt.Printf("after forced GCs: server RSS %d MiB, %.1f KiB per waiting call\n", gcd>>20, float64(gcd-before)/1024/float64(waiters))
-		fmt.Println("profiles at http://" + serveArgs[1] + "/debug/pprof/ — press Enter to finish")
+		fmt.Println("profiles at http://" + debugAddr + "/debug/pprof/ — press Enter to finish")
 		bufio.NewReader(os.Stdin).ReadString('\n')
 	}
 	if failed.Load() > 0 || waiting < waiters {

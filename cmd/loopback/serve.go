@@ -12,7 +12,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -62,6 +61,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", limits.IdleTimeout, "how long an idle keep-alive connection is kept")
 	fs.DurationVar(&limits.BodyTimeout, "body-timeout", limits.BodyTimeout, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
 	fs.DurationVar(&limits.HeaderTimeout, "header-timeout", limits.HeaderTimeout, "how long a request's headers may take to arrive")
+	collect := fs.Bool("collect-when-quiet", true, "collect a burst's garbage once the server goes quiet, rather than when Go's runtime gets to it (docs/benchmarks.md)")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (such as 127.0.0.1:6060); off when empty")
 	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where asks are kept: sqlite (in the data folder) or dynamodb (the standard AWS_* environment says where; AWS_ENDPOINT_URL for an emulator)")
 	table := fs.String("table", os.Getenv("LOOPBACK_TABLE"), "the DynamoDB table, with --store dynamodb")
@@ -144,7 +144,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The log line first: whoever waits for the welcome finds the log already saying where.
 	logger.Info("serving", "addr", ln.Addr().String(), "data", *data, "store", stored.where)
 	printWelcome(stdout, base, token, agentToken)
-	go sweep(ctx, lb, stored.cleanup, logger)
+	var quiet *quietCollector
+	if *collect {
+		quiet = newQuietCollector()
+	}
+	go sweep(ctx, lb, stored.cleanup, logger, quiet)
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
 	}
@@ -188,18 +192,16 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, logger *
 // sweep clears what nobody will come back for, every few seconds: leases of agents that stopped
 // following without saying so (a process killed mid-wait), which un-marks their asks as waiting;
 // and expired tickets, tasks and upload tickets (cleanup; on DynamoDB its time to live does that).
-func sweep(ctx context.Context, lb *app.App, cleanup func(context.Context, time.Time) error, logger *slog.Logger) {
+//
+// quiet, when not nil, collects a burst's garbage once the server goes quiet (collect.go).
+func sweep(ctx context.Context, lb *app.App, cleanup func(context.Context, time.Time) error, logger *slog.Logger, quiet *quietCollector) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for n := 1; ; n++ {
 		select {
 		case <-t.C:
-			if n%2 == 0 {
-				// Every 10 s, collect. A waiting call's goroutine stack grew while its request was
-				// decoded and validated; Go shrinks idle stacks only during a collection, and a
-				// server full of idle waiters allocates too little to start one. This keeps
-				// 10,000 waiting calls near 60 KiB each instead of near 95.
-				runtime.GC()
+			if n%2 == 0 && quiet != nil {
+				quiet.tick() // every 10 s: a burst's garbage goes once the server is quiet (collect.go)
 			}
 			now := lb.Service.Now()
 			_, err := lb.Sweep(ctx)
