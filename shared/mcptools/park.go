@@ -167,11 +167,9 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 	}
 	_ = conn.SetDeadline(time.Time{})
 	s := &rawStream{conn: conn}
-	if err := s.head(p.w.Header()); err != nil {
-		conn.Close()
-		p.ka.unpark() // nothing more can be written: mcp-go's answer goes nowhere
-		return false
-	}
+	// A head that cannot be written closes the connection (rawStream.write): the reader below
+	// hears it, and the wait ends as for a client that left.
+	_ = s.head(p.w.Header())
 	p.mu.Lock()
 	p.parked = true
 	p.w, p.ka = nil, nil // what the wait keeps must not keep net/http's response and buffers
@@ -237,6 +235,8 @@ func (p *parking) answer(line *reqlog.Line, ka *keepalive, result *mcp.CallToolR
 	}
 	r.Header = p.header
 	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	s := ka.w.(*rawStream)
+	s.hold() // the answer and the stream's end go out as one write
 	p.h.http.ServeHTTP(ka, r)
 	ka.finish()
 }
@@ -262,11 +262,20 @@ const writeTimeout = 10 * time.Second
 // rawStream is the response of a parked call, written on the connection taken from net/http:
 // HTTP/1.1, chunked, closed at the end.
 type rawStream struct {
-	conn   net.Conn
-	header http.Header
-	mu     sync.Mutex
-	sent   int64
-	failed bool
+	conn    net.Conn
+	header  http.Header
+	mu      sync.Mutex
+	sent    int64
+	failed  bool
+	held    bool   // chunks wait in pending for end
+	pending []byte // chunks held
+}
+
+// hold keeps the chunks written from now on until end, which sends them with the last one.
+func (s *rawStream) hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = true
 }
 
 // head writes the status line and headers: those set on the response so far (h), and the SSE
@@ -318,15 +327,27 @@ func (s *rawStream) Write(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	chunk := make([]byte, 0, len(b)+20)
-	chunk = strconv.AppendInt(chunk, int64(len(b)), 16)
-	chunk = append(chunk, "\r\n"...)
-	chunk = append(chunk, b...)
-	chunk = append(chunk, "\r\n"...)
-	if err := s.write(chunk); err != nil {
+	s.mu.Lock()
+	held := s.held
+	if held {
+		s.pending = appendChunk(s.pending, b)
+	}
+	s.mu.Unlock()
+	if held {
+		return len(b), nil
+	}
+	if err := s.write(appendChunk(make([]byte, 0, len(b)+20), b)); err != nil {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// appendChunk appends b to dst as one chunk of a chunked body.
+func appendChunk(dst, b []byte) []byte {
+	dst = strconv.AppendInt(dst, int64(len(b)), 16)
+	dst = append(dst, "\r\n"...)
+	dst = append(dst, b...)
+	return append(dst, "\r\n"...)
 }
 
 // Flush implements http.Flusher: every Write is sent at once.
@@ -334,6 +355,10 @@ func (s *rawStream) Flush() {}
 
 // end ends the stream (the last chunk) and closes the connection.
 func (s *rawStream) end() {
-	_ = s.write([]byte("0\r\n\r\n"))
+	s.mu.Lock()
+	last := append(s.pending, "0\r\n\r\n"...)
+	s.pending, s.held = nil, false
+	s.mu.Unlock()
+	_ = s.write(last)
 	s.conn.Close()
 }
