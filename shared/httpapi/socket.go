@@ -184,7 +184,7 @@ type socket struct {
 	ping    *time.Timer
 
 	mu      sync.Mutex
-	queue   []ask.Change
+	queue   []queued
 	writing bool // a goroutine is writing (or the snapshot is not sent yet): it will see the queue
 	closing bool // shut was called: nothing more is written but the close
 	pongDue bool // a ping is unanswered
@@ -193,6 +193,13 @@ type socket struct {
 	ended   bool
 
 	latest events.Latest // only the writer touches it
+}
+
+// queued is a change waiting for a socket's writer, with its frame.
+type queued struct {
+	change ask.Change
+	frame  *encodedFrame
+	err    error
 }
 
 // enqueue takes a change from the hub (under its lock: it must not block). A socket whose queue
@@ -207,7 +214,10 @@ func (k *socket) enqueue(c ask.Change) bool {
 		k.startClosing(closeTryAgainLater, closeTooSlow)
 		return false
 	}
-	k.queue = append(k.queue, c)
+	// Framed here, as the hub hands the change out: the first socket's call encodes it for all,
+	// so that a thousand writers do not wait on the first one's encoding.
+	f, err := k.srv.frames.encode(c)
+	k.queue = append(k.queue, queued{c, f, err})
 	if !k.writing {
 		k.writing = true
 		go k.flush()
@@ -231,15 +241,15 @@ func (k *socket) flush() {
 			k.mu.Unlock()
 			return
 		}
-		c := k.queue[0]
-		k.queue[0] = ask.Change{}
+		q := k.queue[0]
+		k.queue[0] = queued{}
 		k.queue = k.queue[1:]
 		k.mu.Unlock()
 
+		c, f, err := q.change, q.frame, q.err
 		if !k.latest.Admit(c.Ask) {
 			continue
 		}
-		f, err := k.srv.frames.encode(c)
 		if err != nil {
 			k.srv.Logger.Error("encoding an event", "ask", c.Ask.ID, "err", err)
 			k.shut(closeInternal, "internal error; reconnect")
