@@ -73,6 +73,17 @@ func (s *Service) settle(ctx context.Context, space, id string) error {
 	if err != nil || n > 0 {
 		return err
 	}
+	// SetWaiting(false) would change nothing on an ask that is not waiting; ask the store first
+	// where it can say so cheaply. A follower that marks it waiting after this look holds a lease
+	// taken after the count: leaving the flag to it is what the recount below would do too.
+	if ws, ok := s.Store.(WaitingStore); ok {
+		waiting, err := ws.AskWaiting(ctx, space, id)
+		if errors.Is(err, ErrNotFound) || (err == nil && !waiting) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
 	_, err = s.SetWaiting(ctx, space, id, false)
 	if ErrorCode(err) == ENotFound {
 		return nil

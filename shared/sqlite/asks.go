@@ -31,7 +31,7 @@ func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 		defer stmt.Close()
 		for i, a := range asks {
 			rows[i] = *a
-			if err := closeUniquely(ctx, tx, &rows[i], sql.NullString{}); err != nil {
+			if err := closeUniquely(ctx, tx, &rows[i]); err != nil {
 				return err
 			}
 			if err := insertAsk(ctx, stmt, &rows[i]); err != nil {
@@ -79,27 +79,32 @@ func (d *DB) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
 	return decodeAsk(space, version, cred, body)
 }
 
+// AskWaiting reports the stored ask's waiting flag (ask.WaitingStore), read by SQLite from the
+// row's JSON without decoding the ask; ask.ErrNotFound for an ask not stored.
+func (d *DB) AskWaiting(ctx context.Context, space, id string) (bool, error) {
+	var waiting sql.NullBool
+	err := d.r.QueryRowContext(ctx, `SELECT json_extract(body, '$.waiting') FROM asks WHERE space = ? AND id = ?`, space, id).
+		Scan(&waiting)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, ask.ErrNotFound
+	} else if err != nil {
+		return false, fmt.Errorf("sqlite: ask %s waiting: %w", id, err)
+	}
+	return waiting.Bool, nil
+}
+
 // UpdateAsk writes a changed ask if its stored version is still a.Version, and then increments
 // a.Version; otherwise it returns ask.ErrVersionConflict (ask.ErrNotFound for an ask that is not
 // stored) and writes nothing. When the change
 // closes the ask at a time another ask of the space already closed at, the close time moves
 // forward a microsecond at a time until it is free, and updatedAt moves with it.
+//
+// The write is conditional in the UPDATE itself (WHERE version = ?): the row is read again only
+// when that writes nothing, to tell a conflict from an ask that is not stored.
 func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 	row := *a
 	err := d.writeTx(ctx, func(tx *Tx) error {
-		var version int
-		var closedAt sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT version, closed_at FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID).
-			Scan(&version, &closedAt)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ask.ErrNotFound
-		} else if err != nil {
-			return err
-		}
-		if version != a.Version {
-			return ask.ErrVersionConflict
-		}
-		if err := closeUniquely(ctx, tx, &row, closedAt); err != nil {
+		if err := closeUniquely(ctx, tx, &row); err != nil {
 			return err
 		}
 		body, err := json.Marshal(&row)
@@ -118,10 +123,17 @@ func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return err
-		} else if n != 1 {
-			return ask.ErrVersionConflict
+		} else if n == 1 {
+			return nil
 		}
-		return nil
+		var one int
+		err = tx.QueryRowContext(ctx, `SELECT 1 FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ask.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		return ask.ErrVersionConflict
 	})
 	switch {
 	case errors.Is(err, ask.ErrVersionConflict), errors.Is(err, ask.ErrNotFound):
@@ -134,10 +146,10 @@ func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 	return nil
 }
 
-// closeUniquely gives a closed ask a close time no other ask of its space has. stored is the close
-// time already stored for it (invalid for a new or open ask); an unchanged close time is kept.
-func closeUniquely(ctx context.Context, tx *Tx, a *ask.Ask, stored sql.NullString) error {
-	if a.ClosedAt == nil || (stored.Valid && stored.String == formatTime(*a.ClosedAt)) {
+// closeUniquely gives a closed ask a close time no other ask of its space has. A close time
+// already stored for the ask is its own, and unique: the walk finds it free and keeps it.
+func closeUniquely(ctx context.Context, tx *Tx, a *ask.Ask) error {
+	if a.ClosedAt == nil {
 		return nil
 	}
 	// The space's close times from a.ClosedAt on, in order: walk them while they are taken. They

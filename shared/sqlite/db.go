@@ -46,6 +46,8 @@ var (
 	_ ask.TicketStore     = (*DB)(nil)
 	_ ask.LeaseStore      = (*DB)(nil)
 	_ ask.TaskStore       = (*DB)(nil)
+	_ ask.WaitingStore    = (*DB)(nil)
+	_ ask.WireStore       = (*DB)(nil)
 )
 
 // Open opens the database at path, creating it if need be, or a private in-memory one for

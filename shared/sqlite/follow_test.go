@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -166,5 +167,71 @@ func TestMigrateToFollow(t *testing.T) {
 	}
 	if _, _, err := d.ListTasks(ctx, "s", "", 1, t0); err != nil {
 		t.Fatalf("ListTasks after migrating: %v", err)
+	}
+}
+
+// TestAskWaiting: the flag as the row's JSON holds it, and ErrNotFound for an ask not stored.
+func TestAskWaiting(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	svc := &ask.Service{Store: d, Leases: d, Now: func() time.Time { return t0 }, NewID: ask.NewID}
+	a, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "?", Project: "p"},
+		ask.Origin{Space: "s", Follow: &ask.Follow{Holder: "h", TTL: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := d.AskWaiting(ctx, "s", a.ID); err != nil || !w {
+		t.Fatalf("AskWaiting of a followed ask = %v, %v; want true", w, err)
+	}
+	if _, err := svc.SetWaiting(ctx, "s", a.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := d.AskWaiting(ctx, "s", a.ID); err != nil || w {
+		t.Fatalf("AskWaiting after clearing = %v, %v; want false", w, err)
+	}
+	if _, err := d.AskWaiting(ctx, "other", a.ID); !errors.Is(err, ask.ErrNotFound) {
+		t.Fatalf("AskWaiting in another space: %v, want ErrNotFound", err)
+	}
+}
+
+// TestRewriteClosedAskKeepsItsCloseTime: writing a closed ask again (its close time unchanged)
+// keeps that time, with other asks of the space closed just after it.
+func TestRewriteClosedAskKeepsItsCloseTime(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	svc := &ask.Service{Store: d, Now: func() time.Time { return t0 }, NewID: ask.NewID}
+	var closed []*ask.Ask
+	for range 3 {
+		a, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "?", Project: "p"}, ask.Origin{Space: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, err = svc.Reply(ctx, "s", a.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, nil); err != nil {
+			t.Fatal(err)
+		}
+		closed = append(closed, a)
+	}
+	a := closed[0]
+	at := *a.ClosedAt
+	a.Waiting = true // any change of a closed ask
+	if err := d.UpdateAsk(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.FindAsk(ctx, "s", a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.ClosedAt.Equal(at) || !got.Waiting || got.Version != a.Version {
+		t.Fatalf("rewritten: closedAt %v waiting %v version %d; want %v, true, %d", got.ClosedAt, got.Waiting, got.Version, at, a.Version)
+	}
+	stale := *closed[1]
+	stale.Version--
+	if err := d.UpdateAsk(ctx, &stale); !errors.Is(err, ask.ErrVersionConflict) {
+		t.Fatalf("a stale write: %v, want ErrVersionConflict", err)
+	}
+	gone := *closed[1]
+	gone.ID = "nope"
+	if err := d.UpdateAsk(ctx, &gone); !errors.Is(err, ask.ErrNotFound) {
+		t.Fatalf("an ask not stored: %v, want ErrNotFound", err)
 	}
 }
