@@ -102,13 +102,20 @@ func (d *DB) AskWaiting(ctx context.Context, space, id string) (bool, error) {
 // The write is conditional in the UPDATE itself (WHERE version = ?): the row is read again only
 // when that writes nothing, to tell a conflict from an ask that is not stored.
 func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
+	_, err := d.UpdateAskWire(ctx, a)
+	return err
+}
+
+// UpdateAskWire is UpdateAsk, returning the JSON it stored as the ask's body (ask.WireUpdater).
+func (d *DB) UpdateAskWire(ctx context.Context, a *ask.Ask) (json.RawMessage, error) {
 	row := *a
+	var body []byte
 	err := d.writeTx(ctx, func(tx *Tx) error {
 		if err := closeUniquely(ctx, tx, &row); err != nil {
 			return err
 		}
-		body, err := json.Marshal(&row)
-		if err != nil {
+		var err error
+		if body, err = json.Marshal(&row); err != nil {
 			return fmt.Errorf("encode: %w", err)
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE asks SET
@@ -137,13 +144,13 @@ func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 	})
 	switch {
 	case errors.Is(err, ask.ErrVersionConflict), errors.Is(err, ask.ErrNotFound):
-		return err
+		return nil, err
 	case err != nil:
-		return fmt.Errorf("sqlite: update ask %s: %w", a.ID, err)
+		return nil, fmt.Errorf("sqlite: update ask %s: %w", a.ID, err)
 	}
 	a.Version++
 	a.ClosedAt, a.UpdatedAt = row.ClosedAt, row.UpdatedAt
-	return nil
+	return body, nil
 }
 
 // closeUniquely gives a closed ask a close time no other ask of its space has. A close time

@@ -48,6 +48,7 @@ var (
 	_ ask.TaskStore       = (*DB)(nil)
 	_ ask.WaitingStore    = (*DB)(nil)
 	_ ask.WireStore       = (*DB)(nil)
+	_ ask.WireUpdater     = (*DB)(nil)
 )
 
 // Open opens the database at path, creating it if need be, or a private in-memory one for

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -233,5 +234,39 @@ func TestRewriteClosedAskKeepsItsCloseTime(t *testing.T) {
 	gone.ID = "nope"
 	if err := d.UpdateAsk(ctx, &gone); !errors.Is(err, ask.ErrNotFound) {
 		t.Fatalf("an ask not stored: %v, want ErrNotFound", err)
+	}
+}
+
+// TestReplyWireIsTheAsksJSON: the JSON a reply hands back (the body UpdateAskWire stored) is byte
+// for byte json.Marshal of the replied ask, as the response wrote it before.
+func TestReplyWireIsTheAsksJSON(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	svc := &ask.Service{Store: d, Now: func() time.Time { return t0 }, NewID: ask.NewID}
+	by := &ask.Actor{ID: "ana", Name: "Ana <ana@example.com>"}
+	for _, r := range []ask.Reply{
+		{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}, Text: "a & b <c>"},
+		{Outcome: ask.OutcomeFollowUp, Question: "why?\u2028"},
+	} {
+		a, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "Go <now>?", Project: "p",
+			Options: []ask.Choice{{Label: "Yes"}, {Label: "No"}}}, ask.Origin{Space: "s", RaisedBy: by})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := svc.ReplyWire(ctx, "s", a.ID, r, by)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.FindAsk(ctx, "s", a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(w.JSON) != string(want) || w.ID != a.ID || w.Version != got.Version {
+			t.Fatalf("ReplyWire = %s (%s v%d)\nwant       %s (%s v%d)", w.JSON, w.ID, w.Version, want, a.ID, got.Version)
+		}
 	}
 }
