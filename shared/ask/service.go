@@ -217,6 +217,19 @@ func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) er
 // changeWire is change, with the contract JSON the store wrote when it hands that back
 // (WireUpdater); nil otherwise, and nil when fn changed nothing.
 func (s *Service) changeWire(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, json.RawMessage, error) {
+	if ts, ok := s.Store.(TxStore); ok {
+		a, wire, err := ts.ChangeAsk(ctx, space, id, fn)
+		switch {
+		case errors.Is(err, errUnchanged):
+			return a, nil, nil
+		case errors.Is(err, ErrNotFound):
+			return nil, nil, AskNotFound(id)
+		case err != nil:
+			return nil, nil, err
+		}
+		s.publish(a, false) // committed: now anyone waiting may hear of it
+		return a, wire, nil
+	}
 	wu, _ := s.Store.(WireUpdater)
 	for range maxAttempts {
 		a, err := s.Find(ctx, space, id)

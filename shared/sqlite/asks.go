@@ -108,39 +108,11 @@ func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 
 // UpdateAskWire is UpdateAsk, returning the JSON it stored as the ask's body (ask.WireUpdater).
 func (d *DB) UpdateAskWire(ctx context.Context, a *ask.Ask) (json.RawMessage, error) {
-	row := *a
-	var body []byte
+	var w written
 	err := d.writeTx(ctx, func(tx *Tx) error {
-		if err := closeUniquely(ctx, tx, &row); err != nil {
-			return err
-		}
 		var err error
-		if body, err = json.Marshal(&row); err != nil {
-			return fmt.Errorf("encode: %w", err)
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE asks SET
-				kind = ?, status = ?, version = version + 1, revision = ?,
-				created_at = ?, updated_at = ?, closed_at = ?, body = ?
-			WHERE space = ? AND id = ? AND version = ?`,
-			row.Kind, row.Status, buildinfo.Revision,
-			formatTime(row.CreatedAt), formatTime(row.UpdatedAt), nullTime(row.ClosedAt), string(body),
-			a.Space, a.ID, a.Version)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 1 {
-			return nil
-		}
-		var one int
-		err = tx.QueryRowContext(ctx, `SELECT 1 FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ask.ErrNotFound
-		} else if err != nil {
-			return err
-		}
-		return ask.ErrVersionConflict
+		w, err = writeAsk(ctx, tx, a)
+		return err
 	})
 	switch {
 	case errors.Is(err, ask.ErrVersionConflict), errors.Is(err, ask.ErrNotFound):
@@ -148,9 +120,99 @@ func (d *DB) UpdateAskWire(ctx context.Context, a *ask.Ask) (json.RawMessage, er
 	case err != nil:
 		return nil, fmt.Errorf("sqlite: update ask %s: %w", a.ID, err)
 	}
+	return w.committed(a), nil
+}
+
+// ChangeAsk reads an ask, applies fn and writes the result, all in one write transaction
+// (ask.TxStore): the read is the writer's own, so nothing can change the ask between it and the
+// write, and the pages it reads are the ones the write then changes, already in hand. An error
+// from fn is returned as it is, and nothing is written.
+func (d *DB) ChangeAsk(ctx context.Context, space, id string, fn func(*ask.Ask) error) (*ask.Ask, json.RawMessage, error) {
+	var a *ask.Ask
+	var w written
+	var fnErr error
+	err := d.writeTx(ctx, func(tx *Tx) error {
+		var version int
+		var cred string
+		var stored []byte
+		err := tx.QueryRowContext(ctx, `SELECT version, credential_id, body FROM asks WHERE space = ? AND id = ?`, space, id).
+			Scan(&version, &cred, &stored)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ask.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		if a, err = decodeAsk(space, version, cred, stored); err != nil {
+			return err
+		}
+		if fnErr = fn(a); fnErr != nil {
+			return fnErr
+		}
+		w, err = writeAsk(ctx, tx, a)
+		return err
+	})
+	switch {
+	case fnErr != nil:
+		return a, nil, fnErr
+	case errors.Is(err, ask.ErrNotFound):
+		return nil, nil, err
+	case err != nil:
+		return nil, nil, fmt.Errorf("sqlite: change ask %s: %w", id, err)
+	}
+	return a, w.committed(a), nil
+}
+
+// written is what writeAsk wrote: the ask's body and its close and update times (a close time
+// made unique may have moved both).
+type written struct {
+	body      json.RawMessage
+	closedAt  *time.Time
+	updatedAt time.Time
+}
+
+// committed brings a up to what was written, once the transaction committed, and returns the body.
+func (w written) committed(a *ask.Ask) json.RawMessage {
 	a.Version++
-	a.ClosedAt, a.UpdatedAt = row.ClosedAt, row.UpdatedAt
-	return body, nil
+	a.ClosedAt, a.UpdatedAt = w.closedAt, w.updatedAt
+	return w.body
+}
+
+// writeAsk writes a changed ask in tx if its stored version is still a.Version; a itself is left
+// as it is until the transaction commits (written.committed). The write is conditional in the
+// UPDATE itself (WHERE version = ?): the row is read again only when that writes nothing, to tell
+// a conflict from an ask that is not stored.
+func writeAsk(ctx context.Context, tx *Tx, a *ask.Ask) (written, error) {
+	row := *a
+	if err := closeUniquely(ctx, tx, &row); err != nil {
+		return written{}, err
+	}
+	body, err := json.Marshal(&row)
+	if err != nil {
+		return written{}, fmt.Errorf("encode: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE asks SET
+			kind = ?, status = ?, version = version + 1, revision = ?,
+			created_at = ?, updated_at = ?, closed_at = ?, body = ?
+		WHERE space = ? AND id = ? AND version = ?`,
+		row.Kind, row.Status, buildinfo.Revision,
+		formatTime(row.CreatedAt), formatTime(row.UpdatedAt), nullTime(row.ClosedAt), string(body),
+		a.Space, a.ID, a.Version)
+	if err != nil {
+		return written{}, err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return written{}, err
+	} else if n != 1 {
+		var one int
+		err = tx.QueryRowContext(ctx, `SELECT 1 FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return written{}, ask.ErrNotFound
+		} else if err != nil {
+			return written{}, err
+		}
+		return written{}, ask.ErrVersionConflict
+	}
+	return written{body: body, closedAt: row.ClosedAt, updatedAt: row.UpdatedAt}, nil
 }
 
 // closeUniquely gives a closed ask a close time no other ask of its space has. A close time

@@ -49,6 +49,7 @@ var (
 	_ ask.WaitingStore    = (*DB)(nil)
 	_ ask.WireStore       = (*DB)(nil)
 	_ ask.WireUpdater     = (*DB)(nil)
+	_ ask.TxStore         = (*DB)(nil)
 )
 
 // Open opens the database at path, creating it if need be, or a private in-memory one for

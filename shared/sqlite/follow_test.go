@@ -270,3 +270,36 @@ func TestReplyWireIsTheAsksJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestChangeAsk: fn's error comes back as it is and nothing is written; an ask not stored is
+// ErrNotFound; a change is written with its version moved on, and the body returned is the row's.
+func TestChangeAsk(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	svc := &ask.Service{Store: d, Now: func() time.Time { return t0 }, NewID: ask.NewID}
+	a, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "?", Project: "p"}, ask.Origin{Space: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("refused")
+	if _, _, err := d.ChangeAsk(ctx, "s", a.ID, func(a *ask.Ask) error { a.Project = "changed"; return refused }); err != refused {
+		t.Fatalf("ChangeAsk with fn refusing: %v, want fn's error as it is", err)
+	}
+	if got, _ := d.FindAsk(ctx, "s", a.ID); got.Project != "p" || got.Version != 1 {
+		t.Fatalf("after a refused change: project %q version %d, want p, 1", got.Project, got.Version)
+	}
+	if _, _, err := d.ChangeAsk(ctx, "other", a.ID, func(*ask.Ask) error { return nil }); !errors.Is(err, ask.ErrNotFound) {
+		t.Fatalf("ChangeAsk in another space: %v, want ErrNotFound", err)
+	}
+	changed, body, err := d.ChangeAsk(ctx, "s", a.ID, func(a *ask.Ask) error { a.Waiting = true; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored string
+	if err := d.r.QueryRowContext(ctx, `SELECT body FROM asks WHERE id = ?`, a.ID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if changed.Version != 2 || !changed.Waiting || string(body) != stored {
+		t.Fatalf("changed: version %d waiting %v body %s; want 2, true, the stored %s", changed.Version, changed.Waiting, body, stored)
+	}
+}
