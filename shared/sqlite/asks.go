@@ -50,7 +50,7 @@ func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 }
 
 func insertAsk(ctx context.Context, stmt *sql.Stmt, a *ask.Ask) error {
-	body, err := json.Marshal(a)
+	body, err := a.MarshalJSON() // what json.Marshal gives, without its second pass over it
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", a.ID, err)
 	}
@@ -186,7 +186,7 @@ func writeAsk(ctx context.Context, tx *Tx, a *ask.Ask) (written, error) {
 	if err := closeUniquely(ctx, tx, &row); err != nil {
 		return written{}, err
 	}
-	body, err := json.Marshal(&row)
+	body, err := row.MarshalJSON() // what json.Marshal gives, without its second pass over it
 	if err != nil {
 		return written{}, fmt.Errorf("encode: %w", err)
 	}
