@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -301,5 +302,28 @@ func TestChangeAsk(t *testing.T) {
 	}
 	if changed.Version != 2 || !changed.Waiting || string(body) != stored {
 		t.Fatalf("changed: version %d waiting %v body %s; want 2, true, the stored %s", changed.Version, changed.Waiting, body, stored)
+	}
+}
+
+// TestCheckpointsInTheBackground: commits leave the WAL to the background checkpoints, which copy
+// it into the database file within a fraction of a second, with no commit doing it.
+func TestCheckpointsInTheBackground(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "loopback.db")
+	d := openPath(t, path)
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	seed(t, d, "s", 300, 0) // about 100 pages, in the WAL when the transaction commits
+	before := size()
+	deadline := time.Now().Add(5 * time.Second)
+	for size() <= before {
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file stayed at %d bytes: nothing checkpointed the WAL", before)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
