@@ -217,13 +217,21 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	return tx.Commit()
 }
 
-// writeTx runs fn in a write transaction and commits it if fn returns nil.
+// writeTx runs fn in a write transaction and commits it if fn returns nil. A caller already gone
+// starts none; once begun, the transaction runs to its commit or its failure, whether or not the
+// caller goes meanwhile (a reply the person sent is kept though their connection dropped), and
+// so with a context that is never cancelled: the driver otherwise starts a goroutine for every
+// statement to watch for the cancel, and database/sql one for the transaction.
 func (d *DB) writeTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer d.w.keep(context.WithoutCancel(ctx), tx) // after the rollback below: the connection is free
+	defer d.w.keep(ctx, tx) // after the rollback below: the connection is free
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
 		return err
