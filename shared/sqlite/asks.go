@@ -180,29 +180,22 @@ func (w written) committed(a *ask.Ask) json.RawMessage {
 // writeAsk writes a changed ask in tx if its stored version is still a.Version; a itself is left
 // as it is until the transaction commits (written.committed). The write is conditional in the
 // UPDATE itself (WHERE version = ?): the row is read again only when that writes nothing, to tell
-// a conflict from an ask that is not stored.
+// a conflict from an ask that is not stored. A close time is taken as it is unless the space's
+// unique index of close times refuses it (SQLite then undoes that statement alone): only then
+// are the taken times walked (closeUniquely) and the row written again.
 func writeAsk(ctx context.Context, tx *Tx, a *ask.Ask) (written, error) {
 	row := *a
-	if err := closeUniquely(ctx, tx, &row); err != nil {
-		return written{}, err
+	body, n, err := updateAsk(ctx, tx, a, &row)
+	if isUnique(err) && row.ClosedAt != nil {
+		if err := closeUniquely(ctx, tx, &row); err != nil {
+			return written{}, err
+		}
+		body, n, err = updateAsk(ctx, tx, a, &row)
 	}
-	body, err := row.MarshalJSON() // what json.Marshal gives, without its second pass over it
-	if err != nil {
-		return written{}, fmt.Errorf("encode: %w", err)
-	}
-	res, err := tx.ExecContext(ctx, `UPDATE asks SET
-			kind = ?, status = ?, version = version + 1, revision = ?,
-			created_at = ?, updated_at = ?, closed_at = ?, body = ?
-		WHERE space = ? AND id = ? AND version = ?`,
-		row.Kind, row.Status, buildinfo.Revision,
-		formatTime(row.CreatedAt), formatTime(row.UpdatedAt), nullTime(row.ClosedAt), string(body),
-		a.Space, a.ID, a.Version)
 	if err != nil {
 		return written{}, err
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return written{}, err
-	} else if n != 1 {
+	if n != 1 {
 		var one int
 		err = tx.QueryRowContext(ctx, `SELECT 1 FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -213,6 +206,27 @@ func writeAsk(ctx context.Context, tx *Tx, a *ask.Ask) (written, error) {
 		return written{}, ask.ErrVersionConflict
 	}
 	return written{body: body, closedAt: row.ClosedAt, updatedAt: row.UpdatedAt}, nil
+}
+
+// updateAsk writes row over the stored a if that is still at a.Version, returning the body it
+// wrote and how many rows it changed (0 or 1).
+func updateAsk(ctx context.Context, tx *Tx, a, row *ask.Ask) (json.RawMessage, int64, error) {
+	body, err := row.MarshalJSON() // what json.Marshal gives, without its second pass over it
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE asks SET
+			kind = ?, status = ?, version = version + 1, revision = ?,
+			created_at = ?, updated_at = ?, closed_at = ?, body = ?
+		WHERE space = ? AND id = ? AND version = ?`,
+		row.Kind, row.Status, buildinfo.Revision,
+		formatTime(row.CreatedAt), formatTime(row.UpdatedAt), nullTime(row.ClosedAt), string(body),
+		a.Space, a.ID, a.Version)
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := res.RowsAffected()
+	return body, n, err
 }
 
 // closeUniquely gives a closed ask a close time no other ask of its space has. A close time
