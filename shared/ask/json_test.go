@@ -269,10 +269,13 @@ func TestAskJSONRoundTrip(t *testing.T) {
 	deep := briefingWithSubPoints(t)
 	mustReply(t, deep, responded(say("3.2", "More?"), resolve("1")), func() time.Time { return deep.UpdatedAt.Add(time.Second) })
 	mustAnswer(t, deep, func() time.Time { return deep.UpdatedAt.Add(time.Second) }, answer("3.2", "Yes.", "3.2 a"))
+	escapes := questionInput("<b>&amp;</b>", "line\u2028para\u2029 \x00\x1f")
+	escapes.Question, escapes.Context = "Ship </script> & \"quote\" \\ \ufffd ☃?", "tab\tnew\nline"
 	for _, tc := range []struct {
 		name string
 		ask  *ask.Ask
 	}{
+		{"question_with_characters_json_escapes", mustQuestion(t, escapes, newClock())},
 		{"question_open", openQuestion(t)},
 		{"question_without_options", openQuestionWithoutOptions(t)},
 		{"question_multiple_with_context", mustQuestion(t, multi, newClock())},
@@ -289,6 +292,11 @@ func TestAskJSONRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := roundTrip(t, "Ask", encodable(tc.ask))
+			// Stores write MarshalJSON's output as it is, skipping json.Marshal's compaction
+			// pass: the two must be the same bytes.
+			if direct, err := encodable(tc.ask).MarshalJSON(); err != nil || string(direct) != string(b) {
+				t.Errorf("MarshalJSON = %s, %v\njson.Marshal = %s", direct, err, b)
+			}
 			for _, key := range []string{"space", "version", "Space", "Version"} {
 				if strings.Contains(string(b), `"`+key+`"`) {
 					t.Errorf("the ask's JSON carries %q: %s", key, b)

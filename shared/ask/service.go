@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -144,7 +145,21 @@ func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) 
 // Reply records a person's reply. Two replies racing on one ask never both win: the loser reloads
 // and is judged against the ask as the winner left it.
 func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (*Ask, error) {
-	return s.change(ctx, space, id, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) })
+	a, _, err := s.changeWire(ctx, space, id, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) })
+	return a, err
+}
+
+// ReplyWire is Reply, with the replied ask in the contract's JSON as it was stored (encoded once,
+// for the store and the response alike, where the store hands it back: WireUpdater).
+func (s *Service) ReplyWire(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
+	a, wire, err := s.changeWire(ctx, space, id, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) })
+	if err != nil {
+		return WireAsk{}, err
+	}
+	if wire == nil {
+		return ToWire(a)
+	}
+	return WireAsk{ID: a.ID, Version: a.Version, JSON: wire}, nil
 }
 
 // AnswerFollowUp records an agent's answer to a question asked back (in o's space); with
@@ -195,30 +210,56 @@ func (s *Service) agentsTurn(ctx context.Context, o Origin, id string, answer fu
 // change loads an ask, applies fn, and writes it conditionally, retrying from a fresh read when
 // another writer got there first.
 func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, error) {
+	a, _, err := s.changeWire(ctx, space, id, fn)
+	return a, err
+}
+
+// changeWire is change, with the contract JSON the store wrote when it hands that back
+// (WireUpdater); nil otherwise, and nil when fn changed nothing.
+func (s *Service) changeWire(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, json.RawMessage, error) {
+	if ts, ok := s.Store.(TxStore); ok {
+		a, wire, err := ts.ChangeAsk(ctx, space, id, fn)
+		switch {
+		case errors.Is(err, errUnchanged):
+			return a, nil, nil
+		case errors.Is(err, ErrNotFound):
+			return nil, nil, AskNotFound(id)
+		case err != nil:
+			return nil, nil, err
+		}
+		s.publish(a, false) // committed: now anyone waiting may hear of it
+		return a, wire, nil
+	}
+	wu, _ := s.Store.(WireUpdater)
 	for range maxAttempts {
 		a, err := s.Find(ctx, space, id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := fn(a); errors.Is(err, errUnchanged) {
-			return a, nil
+			return a, nil, nil
 		} else if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		err = s.Store.UpdateAsk(ctx, a)
+		var wire json.RawMessage
+		if wu != nil {
+			wire, err = wu.UpdateAskWire(ctx, a)
+		} else {
+			err = s.Store.UpdateAsk(ctx, a)
+		}
 		if errors.Is(err, ErrVersionConflict) {
 			continue
 		}
 		if errors.Is(err, ErrNotFound) {
-			return nil, AskNotFound(id)
+			return nil, nil, AskNotFound(id)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s.publish(a, false)
-		return a, nil
+		return a, wire, nil
 	}
-	return nil, Errorf(EConflict, "ask %s kept changing while this was written; try again", id)
+	return nil, nil, Errorf(EConflict, "ask %s kept changing while this was written; try again", id)
 }
 
 // Find returns one ask of a space, or AskNotFound: the store only says that it has none.

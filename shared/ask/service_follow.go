@@ -69,6 +69,18 @@ func (s *Service) Unfollow(ctx context.Context, space, id, holder string) error 
 // restored if a lease appeared. Either that recount sees the new lease, or the new follower's own
 // SetWaiting(true) comes after this clear: the flag ends true whenever someone follows.
 func (s *Service) settle(ctx context.Context, space, id string) error {
+	// A flag already clear needs no clearing, whatever the leases: SetWaiting(false) would change
+	// nothing. Ask the store first where it can say so cheaply (after a closing reply it always
+	// says so). A follower that marks the ask waiting after this look took its lease first, and
+	// the flag is rightly left to it.
+	if ws, ok := s.Store.(WaitingStore); ok {
+		waiting, err := ws.AskWaiting(ctx, space, id)
+		if errors.Is(err, ErrNotFound) || (err == nil && !waiting) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
 	n, err := s.Leases.LiveLeases(ctx, space, id, s.Now())
 	if err != nil || n > 0 {
 		return err

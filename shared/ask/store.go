@@ -2,6 +2,7 @@ package ask
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -30,6 +31,16 @@ type Store interface {
 	// ClosedAsks returns up to limit closed asks of a space that closed strictly before `before`,
 	// most recently closed first.
 	ClosedAsks(ctx context.Context, space string, before time.Time, limit int) ([]*Ask, error)
+}
+
+// TxStore is a Store that reads, changes and writes an ask in one transaction, so that no other
+// writer can come between the read and the write (there is no conflict to retry) and the read
+// costs the writer nothing it does not touch anyway. The Service still holds every rule: fn is
+// the change, and must not block or call the store. ChangeAsk returns fn's error as it is,
+// writing nothing, with the ask as read; ErrNotFound for an ask not stored. Otherwise it returns
+// the ask as written (a.Version moved on) and the contract JSON it stored, as WireUpdater does.
+type TxStore interface {
+	ChangeAsk(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, json.RawMessage, error)
 }
 
 // Role says what a credential is for. A person decides: only person credentials (owner and

@@ -84,12 +84,13 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 	// Only a person's credential reaches this route, so `by` is always a person.
 	c := gate.CredentialFrom(r.Context())
 	by := c.Person
-	a, err := s.Service.Reply(r.Context(), c.Space, r.PathValue("id"), reply, &by)
+	// The response is the JSON the store wrote for the replied ask: encoded once.
+	a, err := s.Service.ReplyWire(r.Context(), c.Space, r.PathValue("id"), reply, &by)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, a)
+	writeBody(w, http.StatusOK, a.JSON)
 }
 
 // readBody reads a request body up to MaxBodyBytes; beyond it the request is refused with 413

@@ -31,7 +31,7 @@ func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 		defer stmt.Close()
 		for i, a := range asks {
 			rows[i] = *a
-			if err := closeUniquely(ctx, tx, &rows[i], sql.NullString{}); err != nil {
+			if err := closeUniquely(ctx, tx, &rows[i]); err != nil {
 				return err
 			}
 			if err := insertAsk(ctx, stmt, &rows[i]); err != nil {
@@ -50,7 +50,7 @@ func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 }
 
 func insertAsk(ctx context.Context, stmt *sql.Stmt, a *ask.Ask) error {
-	body, err := json.Marshal(a)
+	body, err := a.MarshalJSON() // what json.Marshal gives, without its second pass over it
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", a.ID, err)
 	}
@@ -79,65 +79,160 @@ func (d *DB) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
 	return decodeAsk(space, version, cred, body)
 }
 
+// AskWaiting reports the stored ask's waiting flag (ask.WaitingStore), read by SQLite from the
+// row's JSON without decoding the ask; ask.ErrNotFound for an ask not stored.
+func (d *DB) AskWaiting(ctx context.Context, space, id string) (bool, error) {
+	var waiting sql.NullBool
+	err := d.r.QueryRowContext(ctx, `SELECT json_extract(body, '$.waiting') FROM asks WHERE space = ? AND id = ?`, space, id).
+		Scan(&waiting)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, ask.ErrNotFound
+	} else if err != nil {
+		return false, fmt.Errorf("sqlite: ask %s waiting: %w", id, err)
+	}
+	return waiting.Bool, nil
+}
+
 // UpdateAsk writes a changed ask if its stored version is still a.Version, and then increments
 // a.Version; otherwise it returns ask.ErrVersionConflict (ask.ErrNotFound for an ask that is not
 // stored) and writes nothing. When the change
 // closes the ask at a time another ask of the space already closed at, the close time moves
 // forward a microsecond at a time until it is free, and updatedAt moves with it.
+//
+// The write is conditional in the UPDATE itself (WHERE version = ?): the row is read again only
+// when that writes nothing, to tell a conflict from an ask that is not stored.
 func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
-	row := *a
+	_, err := d.UpdateAskWire(ctx, a)
+	return err
+}
+
+// UpdateAskWire is UpdateAsk, returning the JSON it stored as the ask's body (ask.WireUpdater).
+func (d *DB) UpdateAskWire(ctx context.Context, a *ask.Ask) (json.RawMessage, error) {
+	var w written
+	err := d.writeTx(ctx, func(tx *Tx) error {
+		var err error
+		w, err = writeAsk(ctx, tx, a)
+		return err
+	})
+	switch {
+	case errors.Is(err, ask.ErrVersionConflict), errors.Is(err, ask.ErrNotFound):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("sqlite: update ask %s: %w", a.ID, err)
+	}
+	return w.committed(a), nil
+}
+
+// ChangeAsk reads an ask, applies fn and writes the result, all in one write transaction
+// (ask.TxStore): the read is the writer's own, so nothing can change the ask between it and the
+// write, and the pages it reads are the ones the write then changes, already in hand. An error
+// from fn is returned as it is, and nothing is written.
+func (d *DB) ChangeAsk(ctx context.Context, space, id string, fn func(*ask.Ask) error) (*ask.Ask, json.RawMessage, error) {
+	var a *ask.Ask
+	var w written
+	var fnErr error
 	err := d.writeTx(ctx, func(tx *Tx) error {
 		var version int
-		var closedAt sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT version, closed_at FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID).
-			Scan(&version, &closedAt)
+		var cred string
+		var stored []byte
+		err := tx.QueryRowContext(ctx, `SELECT version, credential_id, body FROM asks WHERE space = ? AND id = ?`, space, id).
+			Scan(&version, &cred, &stored)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ask.ErrNotFound
 		} else if err != nil {
 			return err
 		}
-		if version != a.Version {
-			return ask.ErrVersionConflict
-		}
-		if err := closeUniquely(ctx, tx, &row, closedAt); err != nil {
+		if a, err = decodeAsk(space, version, cred, stored); err != nil {
 			return err
 		}
-		body, err := json.Marshal(&row)
-		if err != nil {
-			return fmt.Errorf("encode: %w", err)
+		if fnErr = fn(a); fnErr != nil {
+			return fnErr
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE asks SET
-				kind = ?, status = ?, version = version + 1, revision = ?,
-				created_at = ?, updated_at = ?, closed_at = ?, body = ?
-			WHERE space = ? AND id = ? AND version = ?`,
-			row.Kind, row.Status, buildinfo.Revision,
-			formatTime(row.CreatedAt), formatTime(row.UpdatedAt), nullTime(row.ClosedAt), string(body),
-			a.Space, a.ID, a.Version)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n != 1 {
-			return ask.ErrVersionConflict
-		}
-		return nil
+		w, err = writeAsk(ctx, tx, a)
+		return err
 	})
 	switch {
-	case errors.Is(err, ask.ErrVersionConflict), errors.Is(err, ask.ErrNotFound):
-		return err
+	case fnErr != nil:
+		return a, nil, fnErr
+	case errors.Is(err, ask.ErrNotFound):
+		return nil, nil, err
 	case err != nil:
-		return fmt.Errorf("sqlite: update ask %s: %w", a.ID, err)
+		return nil, nil, fmt.Errorf("sqlite: change ask %s: %w", id, err)
 	}
-	a.Version++
-	a.ClosedAt, a.UpdatedAt = row.ClosedAt, row.UpdatedAt
-	return nil
+	return a, w.committed(a), nil
 }
 
-// closeUniquely gives a closed ask a close time no other ask of its space has. stored is the close
-// time already stored for it (invalid for a new or open ask); an unchanged close time is kept.
-func closeUniquely(ctx context.Context, tx *Tx, a *ask.Ask, stored sql.NullString) error {
-	if a.ClosedAt == nil || (stored.Valid && stored.String == formatTime(*a.ClosedAt)) {
+// written is what writeAsk wrote: the ask's body and its close and update times (a close time
+// made unique may have moved both).
+type written struct {
+	body      json.RawMessage
+	closedAt  *time.Time
+	updatedAt time.Time
+}
+
+// committed brings a up to what was written, once the transaction committed, and returns the body.
+func (w written) committed(a *ask.Ask) json.RawMessage {
+	a.Version++
+	a.ClosedAt, a.UpdatedAt = w.closedAt, w.updatedAt
+	return w.body
+}
+
+// writeAsk writes a changed ask in tx if its stored version is still a.Version; a itself is left
+// as it is until the transaction commits (written.committed). The write is conditional in the
+// UPDATE itself (WHERE version = ?): the row is read again only when that writes nothing, to tell
+// a conflict from an ask that is not stored. A close time is taken as it is unless the space's
+// unique index of close times refuses it (SQLite then undoes that statement alone): only then
+// are the taken times walked (closeUniquely) and the row written again.
+func writeAsk(ctx context.Context, tx *Tx, a *ask.Ask) (written, error) {
+	row := *a
+	body, n, err := updateAsk(ctx, tx, a, &row)
+	if isUnique(err) && row.ClosedAt != nil {
+		if err := closeUniquely(ctx, tx, &row); err != nil {
+			return written{}, err
+		}
+		body, n, err = updateAsk(ctx, tx, a, &row)
+	}
+	if err != nil {
+		return written{}, err
+	}
+	if n != 1 {
+		var one int
+		err = tx.QueryRowContext(ctx, `SELECT 1 FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return written{}, ask.ErrNotFound
+		} else if err != nil {
+			return written{}, err
+		}
+		return written{}, ask.ErrVersionConflict
+	}
+	return written{body: body, closedAt: row.ClosedAt, updatedAt: row.UpdatedAt}, nil
+}
+
+// updateAsk writes row over the stored a if that is still at a.Version, returning the body it
+// wrote and how many rows it changed (0 or 1).
+func updateAsk(ctx context.Context, tx *Tx, a, row *ask.Ask) (json.RawMessage, int64, error) {
+	body, err := row.MarshalJSON() // what json.Marshal gives, without its second pass over it
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE asks SET
+			kind = ?, status = ?, version = version + 1, revision = ?,
+			created_at = ?, updated_at = ?, closed_at = ?, body = ?
+		WHERE space = ? AND id = ? AND version = ?`,
+		row.Kind, row.Status, buildinfo.Revision,
+		formatTime(row.CreatedAt), formatTime(row.UpdatedAt), nullTime(row.ClosedAt), string(body),
+		a.Space, a.ID, a.Version)
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := res.RowsAffected()
+	return body, n, err
+}
+
+// closeUniquely gives a closed ask a close time no other ask of its space has. A close time
+// already stored for the ask is its own, and unique: the walk finds it free and keeps it.
+func closeUniquely(ctx context.Context, tx *Tx, a *ask.Ask) error {
+	if a.ClosedAt == nil {
 		return nil
 	}
 	// The space's close times from a.ClosedAt on, in order: walk them while they are taken. They

@@ -34,10 +34,26 @@ const Memory = ":memory:"
 // busyTimeout is how long a statement waits for another process's lock before it fails.
 const busyTimeout = 5 * time.Second
 
+// checkpointEvery is how often a connection of its own copies the WAL back into the database file
+// (a PASSIVE checkpoint, which waits for no reader or writer), so that commits need not: SQLite
+// otherwise checkpoints inside whichever commit takes the WAL past 1,000 pages, and that reply
+// then waits for the copy and two fsyncs. With synchronous=NORMAL a checkpoint is also when the
+// WAL is synced: a commit survives the process being killed at once, and a power loss once the
+// next checkpoint (a fraction of a second later) has synced it.
+const checkpointEvery = 200 * time.Millisecond
+
+// autocheckpointPages is the WAL size (in pages) at which a commit checkpoints after all: a
+// safety net should the background checkpoints fall behind, well above what one interval writes.
+const autocheckpointPages = 5000
+
 // DB is Loopback's SQLite store.
 type DB struct {
 	w *pool // one connection; every transaction on it is BEGIN IMMEDIATE
 	r *pool // readers; the same pool as w for an in-memory database
+
+	ck      *pool         // the background checkpoints' connection; nil in memory
+	stopCk  chan struct{} // closed by Close
+	ckEnded chan struct{} // closed when the checkpoint loop has returned
 }
 
 var (
@@ -46,6 +62,10 @@ var (
 	_ ask.TicketStore     = (*DB)(nil)
 	_ ask.LeaseStore      = (*DB)(nil)
 	_ ask.TaskStore       = (*DB)(nil)
+	_ ask.WaitingStore    = (*DB)(nil)
+	_ ask.WireStore       = (*DB)(nil)
+	_ ask.WireUpdater     = (*DB)(nil)
+	_ ask.TxStore         = (*DB)(nil)
 )
 
 // Open opens the database at path, creating it if need be, or a private in-memory one for
@@ -62,15 +82,37 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		d.w = openPool("file:loopback-"+ask.NewID()+"?mode=memory&"+params, 1)
 		d.r = d.w
 	} else {
-		dsn := path + "?" + params + "&_journal_mode=WAL&_synchronous=NORMAL"
+		dsn := path + "?" + params + "&_journal_mode=WAL&_synchronous=NORMAL" +
+			fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)", autocheckpointPages)
 		d.w = openPool(dsn, 1)
 		d.r = openPool(dsn+"&_query_only=1", max(4, runtime.GOMAXPROCS(0)))
+		d.ck = openPool(dsn, 1)
 	}
 	if err := d.init(ctx, path); err != nil {
 		d.Close()
 		return nil, err
 	}
+	if d.ck != nil {
+		d.stopCk, d.ckEnded = make(chan struct{}), make(chan struct{})
+		go d.checkpoints()
+	}
 	return d, nil
+}
+
+// checkpoints runs a PASSIVE checkpoint every checkpointEvery until Close. One with nothing to
+// copy costs next to nothing; a failed one (the database busy) is simply tried again next time.
+func (d *DB) checkpoints() {
+	defer close(d.ckEnded)
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			_, _ = d.ck.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+		case <-d.stopCk:
+			return
+		}
+	}
 }
 
 func openPool(dsn string, conns int) *pool {
@@ -87,7 +129,16 @@ func openPool(dsn string, conns int) *pool {
 
 // Close closes the database.
 func (d *DB) Close() error {
-	err := d.w.Close()
+	var err error
+	if d.ck != nil {
+		if d.stopCk != nil {
+			close(d.stopCk)
+			<-d.ckEnded
+			d.stopCk = nil
+		}
+		err = d.ck.Close()
+	}
+	err = errors.Join(err, d.w.Close())
 	if d.r != d.w {
 		err = errors.Join(err, d.r.Close())
 	}
@@ -166,13 +217,21 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	return tx.Commit()
 }
 
-// writeTx runs fn in a write transaction and commits it if fn returns nil.
+// writeTx runs fn in a write transaction and commits it if fn returns nil. A caller already gone
+// starts none; once begun, the transaction runs to its commit or its failure, whether or not the
+// caller goes meanwhile (a reply the person sent is kept though their connection dropped), and
+// so with a context that is never cancelled: the driver otherwise starts a goroutine for every
+// statement to watch for the cancel, and database/sql one for the transaction.
 func (d *DB) writeTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer d.w.keep(context.WithoutCancel(ctx), tx) // after the rollback below: the connection is free
+	defer d.w.keep(ctx, tx) // after the rollback below: the connection is free
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
 		return err

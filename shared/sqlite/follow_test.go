@@ -2,6 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -166,5 +169,161 @@ func TestMigrateToFollow(t *testing.T) {
 	}
 	if _, _, err := d.ListTasks(ctx, "s", "", 1, t0); err != nil {
 		t.Fatalf("ListTasks after migrating: %v", err)
+	}
+}
+
+// TestAskWaiting: the flag as the row's JSON holds it, and ErrNotFound for an ask not stored.
+func TestAskWaiting(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	svc := &ask.Service{Store: d, Leases: d, Now: func() time.Time { return t0 }, NewID: ask.NewID}
+	a, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "?", Project: "p"},
+		ask.Origin{Space: "s", Follow: &ask.Follow{Holder: "h", TTL: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := d.AskWaiting(ctx, "s", a.ID); err != nil || !w {
+		t.Fatalf("AskWaiting of a followed ask = %v, %v; want true", w, err)
+	}
+	if _, err := svc.SetWaiting(ctx, "s", a.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := d.AskWaiting(ctx, "s", a.ID); err != nil || w {
+		t.Fatalf("AskWaiting after clearing = %v, %v; want false", w, err)
+	}
+	if _, err := d.AskWaiting(ctx, "other", a.ID); !errors.Is(err, ask.ErrNotFound) {
+		t.Fatalf("AskWaiting in another space: %v, want ErrNotFound", err)
+	}
+}
+
+// TestRewriteClosedAskKeepsItsCloseTime: writing a closed ask again (its close time unchanged)
+// keeps that time, with other asks of the space closed just after it.
+func TestRewriteClosedAskKeepsItsCloseTime(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	svc := &ask.Service{Store: d, Now: func() time.Time { return t0 }, NewID: ask.NewID}
+	var closed []*ask.Ask
+	for range 3 {
+		a, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "?", Project: "p"}, ask.Origin{Space: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, err = svc.Reply(ctx, "s", a.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, nil); err != nil {
+			t.Fatal(err)
+		}
+		closed = append(closed, a)
+	}
+	a := closed[0]
+	at := *a.ClosedAt
+	a.Waiting = true // any change of a closed ask
+	if err := d.UpdateAsk(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.FindAsk(ctx, "s", a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.ClosedAt.Equal(at) || !got.Waiting || got.Version != a.Version {
+		t.Fatalf("rewritten: closedAt %v waiting %v version %d; want %v, true, %d", got.ClosedAt, got.Waiting, got.Version, at, a.Version)
+	}
+	stale := *closed[1]
+	stale.Version--
+	if err := d.UpdateAsk(ctx, &stale); !errors.Is(err, ask.ErrVersionConflict) {
+		t.Fatalf("a stale write: %v, want ErrVersionConflict", err)
+	}
+	gone := *closed[1]
+	gone.ID = "nope"
+	if err := d.UpdateAsk(ctx, &gone); !errors.Is(err, ask.ErrNotFound) {
+		t.Fatalf("an ask not stored: %v, want ErrNotFound", err)
+	}
+}
+
+// TestReplyWireIsTheAsksJSON: the JSON a reply hands back (the body UpdateAskWire stored) is byte
+// for byte json.Marshal of the replied ask, as the response wrote it before.
+func TestReplyWireIsTheAsksJSON(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	svc := &ask.Service{Store: d, Now: func() time.Time { return t0 }, NewID: ask.NewID}
+	by := &ask.Actor{ID: "ana", Name: "Ana <ana@example.com>"}
+	for _, r := range []ask.Reply{
+		{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}, Text: "a & b <c>"},
+		{Outcome: ask.OutcomeFollowUp, Question: "why?\u2028"},
+	} {
+		a, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "Go <now>?", Project: "p",
+			Options: []ask.Choice{{Label: "Yes"}, {Label: "No"}}}, ask.Origin{Space: "s", RaisedBy: by})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := svc.ReplyWire(ctx, "s", a.ID, r, by)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.FindAsk(ctx, "s", a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(w.JSON) != string(want) || w.ID != a.ID || w.Version != got.Version {
+			t.Fatalf("ReplyWire = %s (%s v%d)\nwant       %s (%s v%d)", w.JSON, w.ID, w.Version, want, a.ID, got.Version)
+		}
+	}
+}
+
+// TestChangeAsk: fn's error comes back as it is and nothing is written; an ask not stored is
+// ErrNotFound; a change is written with its version moved on, and the body returned is the row's.
+func TestChangeAsk(t *testing.T) {
+	ctx := context.Background()
+	d := openTest(t)
+	svc := &ask.Service{Store: d, Now: func() time.Time { return t0 }, NewID: ask.NewID}
+	a, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "?", Project: "p"}, ask.Origin{Space: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("refused")
+	if _, _, err := d.ChangeAsk(ctx, "s", a.ID, func(a *ask.Ask) error { a.Project = "changed"; return refused }); err != refused {
+		t.Fatalf("ChangeAsk with fn refusing: %v, want fn's error as it is", err)
+	}
+	if got, _ := d.FindAsk(ctx, "s", a.ID); got.Project != "p" || got.Version != 1 {
+		t.Fatalf("after a refused change: project %q version %d, want p, 1", got.Project, got.Version)
+	}
+	if _, _, err := d.ChangeAsk(ctx, "other", a.ID, func(*ask.Ask) error { return nil }); !errors.Is(err, ask.ErrNotFound) {
+		t.Fatalf("ChangeAsk in another space: %v, want ErrNotFound", err)
+	}
+	changed, body, err := d.ChangeAsk(ctx, "s", a.ID, func(a *ask.Ask) error { a.Waiting = true; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored string
+	if err := d.r.QueryRowContext(ctx, `SELECT body FROM asks WHERE id = ?`, a.ID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if changed.Version != 2 || !changed.Waiting || string(body) != stored {
+		t.Fatalf("changed: version %d waiting %v body %s; want 2, true, the stored %s", changed.Version, changed.Waiting, body, stored)
+	}
+}
+
+// TestCheckpointsInTheBackground: commits leave the WAL to the background checkpoints, which copy
+// it into the database file within a fraction of a second, with no commit doing it.
+func TestCheckpointsInTheBackground(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "loopback.db")
+	d := openPath(t, path)
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	seed(t, d, "s", 300, 0) // about 100 pages, in the WAL when the transaction commits
+	before := size()
+	deadline := time.Now().Add(5 * time.Second)
+	for size() <= before {
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file stayed at %d bytes: nothing checkpointed the WAL", before)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/loopback-hq/loopback/shared/ask"
@@ -62,6 +63,78 @@ func BenchmarkSnapshotHTTP(b *testing.B) {
 		res.Body.Close()
 		if res.StatusCode != 200 || n < 1000 {
 			b.Fatalf("%d, %d bytes", res.StatusCode, n)
+		}
+	}
+}
+
+// httpBench serves the API on a loopback connection over a store of 1,000 open and 10,000 closed
+// asks, with an owner credential whose bearer header it returns.
+func httpBench(b *testing.B) (*DB, *ask.Service, *httptest.Server, string) {
+	d := openTest(b)
+	seed(b, d, "bench", 1000, 10000)
+	ctx := context.Background()
+	owner := ask.Actor{ID: "owner", Name: "Bench"}
+	const token = "lb_bench-owner-token-0123456789abcdefghijklmnop"
+	if _, err := gate.Adopt(ctx, d, token, ask.Credential{Space: "bench", Role: ask.RoleOwner, Actor: owner, Person: owner}); err != nil {
+		b.Fatal(err)
+	}
+	svc := ask.NewService(d)
+	api := &httpapi.Server{Service: svc, Gate: &gate.Gate{Credentials: d, Now: svc.Now}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	srv := httptest.NewServer(api.Handler())
+	b.Cleanup(srv.Close)
+	return d, svc, srv, "Bearer " + token
+}
+
+// BenchmarkWhoamiHTTP is the bare round trip bench/mcpwait measures against: GET /api/v1/whoami
+// (gate, headers, a small body) over a real loopback connection.
+func BenchmarkWhoamiHTTP(b *testing.B) {
+	_, _, srv, auth := httpBench(b)
+	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/whoami", nil)
+	req.Header.Set("Authorization", auth)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			b.Fatalf("whoami: %d", res.StatusCode)
+		}
+	}
+}
+
+// BenchmarkReplyHTTP is POST /api/v1/asks/{id}/reply over the same connection: the reply's whole
+// HTTP path (gate, body, domain, commit, response), one fresh open question per iteration.
+func BenchmarkReplyHTTP(b *testing.B) {
+	d, svc, srv, auth := httpBench(b)
+	asks := make([]*ask.Ask, b.N)
+	for i := range asks {
+		a, err := ask.NewQuestion(ask.NewID(), benchQuestion(i), ask.Origin{Space: "bench"}, svc.Now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		asks[i] = a
+	}
+	if err := d.createAsks(context.Background(), asks...); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		req, _ := http.NewRequest("POST", srv.URL+"/api/v1/asks/"+asks[i].ID+"/reply", strings.NewReader(`{"outcome":"answered","selected":["Yes"]}`))
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			b.Fatalf("reply: %d", res.StatusCode)
 		}
 	}
 }

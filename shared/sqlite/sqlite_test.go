@@ -103,6 +103,7 @@ func TestPragmas(t *testing.T) {
 		check(pool, "PRAGMA synchronous", "1") // NORMAL
 		check(pool, "PRAGMA user_version", "7")
 	}
+	check("w", "PRAGMA wal_autocheckpoint", "5000") // the background checkpoints do it
 	check("r", "PRAGMA query_only", "1")
 	check("w", "PRAGMA query_only", "0")
 }
