@@ -46,6 +46,7 @@ import (
 )
 
 var (
+	clientKind  string
 	withFloor   bool
 	heapProfile *string
 	cpuProfile  *string
@@ -62,6 +63,7 @@ func main() {
 	cpuProfile = flag.String("cpuprofile", "", "save a CPU profile of the server while it fans replies out (the first replies/10 seconds) to this file")
 	idle = flag.Duration("idle", 5*time.Second, "how long the sockets sit idle before the server's memory is measured")
 	heapProfile = flag.String("heapprofile", "", "save the server's heap profile, with every socket open and idle, to this file")
+	flag.StringVar(&clientKind, "client", "epoll", "how the clients read: epoll (one goroutine for all, Linux) or goroutines (gorilla/websocket, a goroutine each)")
 	floorServe := flag.Bool("floor-serve", false, "be the floor's bare WebSocket server (what the benchmark starts for its floor)")
 	noFloor := flag.Bool("no-floor", false, "skip the floor")
 	flag.Parse()
@@ -248,12 +250,31 @@ func fanout(srv *server, sockets, n, warmup int, trigger func(i int) (*http.Requ
 			}
 		}
 	}()
+	// onMessage is every client's: it notes when the last socket has the frame being timed.
+	onMessage := func(b []byte) {
+		t := current.Load()
+		if t != nil && bytes.HasPrefix(b, []byte(`{"type":"ask.updated"`)) && bytes.Contains(b, t.id) && bytes.Contains(b, []byte(`"status":"closed"`)) {
+			now := time.Now().UnixNano()
+			t.len.Store(int64(len(b)))
+			if t.seen.Add(1) == int64(sockets) {
+				t.last.Store(now)
+				close(t.done)
+			}
+		}
+	}
+	var epoll *epollReader
+	if clientKind == "epoll" {
+		if epoll, err = newEpollReader(); err != nil {
+			return m, err
+		}
+		defer epoll.close()
+	}
 	began := time.Now()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
-	// The clients are gorilla/websocket's, each read on a goroutine of its own: the leanest
-	// ordinary client (coder/websocket's Read hands every read to a second goroutine of the
+	// The clients are gorilla/websocket's. With -client goroutines each reads on a goroutine of
+	// its own (coder/websocket's Read, used before, hands every read to a second goroutine of the
 	// connection's, which doubled what the clients took of the two cores they share with the
-	// server).
+	// server); with -client epoll (the default) one goroutine reads them all (epoll_linux.go).
 	dialer := websocket.Dialer{Subprotocols: []string{"loopback.v1"}, ReadBufferSize: 4096, WriteBufferSize: 512}
 	wsBase := "ws" + strings.TrimPrefix(srv.base, "http")
 	for i := range sockets {
@@ -264,6 +285,15 @@ func fanout(srv *server, sockets, n, warmup int, trigger func(i int) (*http.Requ
 		res.Body.Close()
 		c.SetReadLimit(16 << 20)
 		conns[i] = c
+		if epoll != nil {
+			if _, _, err := c.ReadMessage(); err != nil { // the snapshot
+				return m, fmt.Errorf("socket %d: %w", i, err)
+			}
+			if err := epoll.add(c); err != nil {
+				return m, err
+			}
+			continue
+		}
 		opened.Add(1)
 		go func() {
 			first := true
@@ -277,17 +307,12 @@ func fanout(srv *server, sockets, n, warmup int, trigger func(i int) (*http.Requ
 					opened.Done()
 					continue
 				}
-				t := current.Load()
-				if t != nil && bytes.HasPrefix(b, []byte(`{"type":"ask.updated"`)) && bytes.Contains(b, t.id) && bytes.Contains(b, []byte(`"status":"closed"`)) {
-					now := time.Now().UnixNano()
-					t.len.Store(int64(len(b)))
-					if t.seen.Add(1) == int64(sockets) {
-						t.last.Store(now)
-						close(t.done)
-					}
-				}
+				onMessage(b)
 			}
 		}()
+	}
+	if epoll != nil {
+		go epoll.run(onMessage)
 	}
 	opened.Wait()
 	fmt.Printf("opened %d sockets on %s (every first frame received) in %v\n", sockets, srv.base, time.Since(began).Round(time.Millisecond))
