@@ -29,7 +29,7 @@ func NewHub() *Hub { return &Hub{subs: map[topic]map[*Subscription]struct{}{}} }
 type Subscription struct {
 	hub   *Hub
 	space string
-	askID string // "" for every ask of the space; else a watcher (Watch), whose changes coalesce
+	askID string // "" for every ask of the space; else a watcher of one ask (WatchFunc)
 	c     chan ask.Change
 	// deliver, when set (SubscribeFunc), takes each change instead of c.
 	deliver func(ask.Change) bool
@@ -75,14 +75,6 @@ func (h *Hub) SubscribeFunc(space string, deliver func(ask.Change) bool) *Subscr
 	return h.add(&Subscription{space: space, deliver: deliver})
 }
 
-// Watch wakes its receiver whenever an ask changes. Wake-ups coalesce: a waiter that has not yet
-// looked keeps one pending wake-up, the change of the newest version published, which is all it
-// needs. The ask in it is the published copy, shared by every watcher of that ask (read it, never
-// change it).
-func (h *Hub) Watch(space, askID string) *Subscription {
-	return h.add(&Subscription{space: space, askID: askID, c: make(chan ask.Change, 1)})
-}
-
 // WatchFunc calls changed with every change of one ask, under the hub's lock: changed must not
 // block and must not call the hub. A waiting call parked without a goroutine (mcptools) is woken
 // this way.
@@ -124,36 +116,11 @@ func (h *Hub) Publish(c ask.Change) {
 		}
 	}
 	for s := range h.subs[topic{c.Ask.Space, c.Ask.ID}] {
-		if s.deliver != nil {
-			s.deliver(c)
-			continue
-		}
-		s.wake(c)
+		s.deliver(c)
 	}
 	h.mu.Unlock()
 	for _, s := range dropped {
 		s.Close()
-	}
-}
-
-// wake leaves a watcher one pending change, the newest by version. Only Publish sends, under the
-// hub's lock, so a slot it empties stays free for its own send.
-func (s *Subscription) wake(c ask.Change) {
-	select {
-	case s.c <- c:
-		return
-	default:
-	}
-	select {
-	case pending := <-s.c:
-		if pending.Ask != nil && pending.Ask.Version > c.Ask.Version {
-			c = pending // two commits published out of order: keep the newer
-		}
-	default: // the receiver took it meanwhile
-	}
-	select {
-	case s.c <- c:
-	default:
 	}
 }
 

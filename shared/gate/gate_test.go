@@ -104,29 +104,29 @@ func TestRevocations(t *testing.T) {
 	r := &gate.Revocations{Credentials: db, Interval: 20 * time.Millisecond}
 	_, c := issue(t, db, ask.RoleAgent)
 	_, kept := issue(t, db, ask.RoleAgent)
-	revoked, stop := r.Watch(c)
+	revoked, stop := r.Context(c)
 	defer stop()
-	other, stopOther := r.Watch(c)
+	other, stopOther := r.Context(c)
 	defer stopOther()
-	untouched, stopKept := r.Watch(kept)
+	untouched, stopKept := r.Context(kept)
 	defer stopKept()
 	if err := db.RevokeCredential(ctx, "s", c.ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	for _, ch := range []<-chan struct{}{revoked, other} {
+	for _, ctx := range []context.Context{revoked, other} {
 		select {
-		case <-ch:
+		case <-ctx.Done():
 		case <-time.After(5 * time.Second):
 			t.Fatal("a watcher did not hear of the revocation")
 		}
 	}
 	select {
-	case <-untouched:
+	case <-untouched.Done():
 		t.Fatal("revoking one credential ended the watch of another")
 	case <-time.After(100 * time.Millisecond):
 	}
 	var none *gate.Revocations
-	if ch, stop := none.Watch(kept); ch != nil {
+	if ctx, stop := none.Context(kept); ctx != nil {
 		t.Error("a nil Revocations watches")
 	} else {
 		stop()

@@ -40,21 +40,11 @@ type watched struct {
 	revoke  context.CancelFunc
 }
 
-// Watch returns a channel that is closed once credential c is revoked, and a stop to call when
-// the holder is done with it.
-func (r *Revocations) Watch(c *ask.Credential) (revoked <-chan struct{}, stop func()) {
-	ctx, stop := r.watch(c)
-	if ctx == nil {
-		return nil, stop
-	}
-	return ctx.Done(), stop
-}
-
 // OnRevoke calls f, once and in a goroutine of its own, when credential c is revoked, holding no
 // goroutine until then (an idle event socket has none to spare). stop, called when the holder is
 // done, stops watching; f may already have run.
 func (r *Revocations) OnRevoke(c *ask.Credential, f func()) (stop func()) {
-	ctx, unwatch := r.watch(c)
+	ctx, unwatch := r.Context(c)
 	if ctx == nil {
 		return unwatch
 	}
@@ -64,13 +54,9 @@ func (r *Revocations) OnRevoke(c *ask.Credential, f func()) (stop func()) {
 
 // Context returns a context that ends once credential c is revoked (nil where nothing is
 // watched: a nil Revocations, or no credential), and a stop to call when the holder is done. A
-// holder driven by events rather than a goroutine (a parked MCP wait) both asks whether it has
-// ended and has a function called when it does.
+// waiting MCP call, driven by events rather than a goroutine, both asks whether it has ended and
+// has a function called when it does (context.AfterFunc).
 func (r *Revocations) Context(c *ask.Credential) (revoked context.Context, stop func()) {
-	return r.watch(c)
-}
-
-func (r *Revocations) watch(c *ask.Credential) (revoked context.Context, stop func()) {
 	if r == nil || c == nil {
 		return nil, func() {}
 	}
@@ -117,7 +103,7 @@ func (r *Revocations) Revoked(space, id string) {
 	}
 }
 
-// run checks the watched credentials every Interval while any is watched, then stops (Watch
+// run checks the watched credentials every Interval while any is watched, then stops (Context
 // starts it again).
 func (r *Revocations) run() {
 	interval := r.Interval

@@ -72,11 +72,16 @@ func (k *keepalive) event(data []byte) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.streaming && !k.done {
-		k.w.Write(append(append([]byte("event: message\ndata: "), data...), "\n\n"...))
+		k.w.Write(sseMessage(data))
 		if f, ok := k.w.(http.Flusher); ok {
 			f.Flush()
 		}
 	}
+}
+
+// sseMessage is data as one SSE `message` event, as mcp-go writes its events.
+func sseMessage(data []byte) []byte {
+	return append(append([]byte("event: message\ndata: "), data...), "\n\n"...)
 }
 
 // park stops this writer writing anything, for a wait that takes the connection (park.go); false
@@ -182,10 +187,7 @@ func (k *keepalive) finish() {
 	if !k.held {
 		return
 	}
-	body := bytes.TrimRight(k.buf.Bytes(), "\n")
-	k.w.Write([]byte("event: message\ndata: "))
-	k.w.Write(body)
-	k.w.Write([]byte("\n\n"))
+	k.w.Write(sseMessage(bytes.TrimRight(k.buf.Bytes(), "\n")))
 	if f, ok := k.w.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -110,9 +110,10 @@ func parkingFrom(ctx context.Context) *parking {
 // isParked reports whether the request of ctx was parked: its handler's result is not the answer.
 func isParked(ctx context.Context) bool {
 	p := parkingFrom(ctx)
-	if p == nil {
-		return false
-	}
+	return p != nil && p.isParked()
+}
+
+func (p *parking) isParked() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.parked
@@ -142,10 +143,7 @@ func (h *Handler) newParking(r *http.Request, credential string, ka *keepalive, 
 // releaseUnlessParked gives back the call's place among its credential's waits, unless the wait
 // was parked and gives it back when it ends.
 func (p *parking) releaseUnlessParked() {
-	p.mu.Lock()
-	parked := p.parked
-	p.mu.Unlock()
-	if !parked {
+	if !p.isParked() {
 		p.release()
 	}
 }
@@ -186,9 +184,7 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 			n++
 			b, _ := json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
 				Method: "notifications/progress",
-				Params: mcp.NotificationParams{AdditionalFields: map[string]any{
-					"progressToken": token, "progress": n, "message": progressMessage(waited),
-				}},
+				Params: mcp.NotificationParams{AdditionalFields: progressParams(token, n, waited)},
 			}})
 			ka.event(b)
 		}

@@ -428,11 +428,7 @@ func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, 
 			return
 		}
 		n++
-		_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
-			"progressToken": token,
-			"progress":      n,
-			"message":       progressMessage(waited),
-		})
+		_ = srv.SendNotificationToClient(ctx, "notifications/progress", progressParams(token, n, waited))
 	}
 	if token == nil || srv == nil {
 		// Nothing to report to: keep the stream alive with comment lines where the client takes
@@ -443,9 +439,13 @@ func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, 
 	return h.outcome(askID, reply, err, h.cfg.Waiter.Limit(progress != nil))
 }
 
-// progressMessage is what a waiting call's progress notification says.
-func progressMessage(waited time.Duration) string {
-	return fmt.Sprintf("Waiting for the person to answer (%s so far)", waited.Round(time.Second))
+// progressParams are the params of a waiting call's n-th progress notification.
+func progressParams(token mcp.ProgressToken, n int, waited time.Duration) map[string]any {
+	return map[string]any{
+		"progressToken": token,
+		"progress":      n,
+		"message":       fmt.Sprintf("Waiting for the person to answer (%s so far)", waited.Round(time.Second)),
+	}
 }
 
 // keepaliveProgress is a Wait's progress callback for a wait with no progress token: it starts
