@@ -38,20 +38,14 @@ func BenchmarkSnapshotWire(b *testing.B) {
 // BenchmarkSnapshotHTTP is GET /api/v1/snapshot of the same space through the API's handler and a
 // real loopback connection (gate, headers, body), as the inbox fetches it.
 func BenchmarkSnapshotHTTP(b *testing.B) {
-	d := openTest(b)
-	seed(b, d, "bench", 1000, 10000)
-	ctx := context.Background()
-	owner := ask.Actor{ID: "owner", Name: "Bench"}
-	const token = "lb_bench-owner-token-0123456789abcdefghijklmnop"
-	if _, err := gate.Adopt(ctx, d, token, ask.Credential{Space: "bench", Role: ask.RoleOwner, Actor: owner, Person: owner}); err != nil {
-		b.Fatal(err)
-	}
-	svc := ask.NewService(d)
-	api := &httpapi.Server{Service: svc, Gate: &gate.Gate{Credentials: d, Now: svc.Now}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	srv := httptest.NewServer(api.Handler())
-	defer srv.Close()
-	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/snapshot", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
+	_, _, srv, auth := httpBench(b)
+	benchGET(b, srv.URL+"/api/v1/snapshot", auth, 1000)
+}
+
+// benchGET times GET url, b.N times, each answered 200 with at least minBytes.
+func benchGET(b *testing.B, url, auth string, minBytes int64) {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", auth)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -61,8 +55,8 @@ func BenchmarkSnapshotHTTP(b *testing.B) {
 		}
 		n, _ := io.Copy(io.Discard, res.Body)
 		res.Body.Close()
-		if res.StatusCode != 200 || n < 1000 {
-			b.Fatalf("%d, %d bytes", res.StatusCode, n)
+		if res.StatusCode != 200 || n < minBytes {
+			b.Fatalf("GET %s: %d, %d bytes", url, res.StatusCode, n)
 		}
 	}
 }
@@ -89,38 +83,14 @@ func httpBench(b *testing.B) (*DB, *ask.Service, *httptest.Server, string) {
 // (gate, headers, a small body) over a real loopback connection.
 func BenchmarkWhoamiHTTP(b *testing.B) {
 	_, _, srv, auth := httpBench(b)
-	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/whoami", nil)
-	req.Header.Set("Authorization", auth)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != 200 {
-			b.Fatalf("whoami: %d", res.StatusCode)
-		}
-	}
+	benchGET(b, srv.URL+"/api/v1/whoami", auth, 1)
 }
 
 // BenchmarkReplyHTTP is POST /api/v1/asks/{id}/reply over the same connection: the reply's whole
 // HTTP path (gate, body, domain, commit, response), one fresh open question per iteration.
 func BenchmarkReplyHTTP(b *testing.B) {
 	d, svc, srv, auth := httpBench(b)
-	asks := make([]*ask.Ask, b.N)
-	for i := range asks {
-		a, err := ask.NewQuestion(ask.NewID(), benchQuestion(i), ask.Origin{Space: "bench"}, svc.Now)
-		if err != nil {
-			b.Fatal(err)
-		}
-		asks[i] = a
-	}
-	if err := d.createAsks(context.Background(), asks...); err != nil {
-		b.Fatal(err)
-	}
+	asks := openQuestions(b, d, svc)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {

@@ -326,12 +326,8 @@ func BenchmarkSnapshot(b *testing.B) {
 	}
 }
 
-func BenchmarkReply(b *testing.B) {
-	d := openTest(b)
-	seed(b, d, "bench", 1000, 10000)
-	svc := ask.NewService(d)
-	ctx := context.Background()
-	// One fresh open question per iteration, made before the timer starts.
+// openQuestions stores one fresh open question per iteration of b, made before its timer starts.
+func openQuestions(b *testing.B, d *DB, svc *ask.Service) []*ask.Ask {
 	asks := make([]*ask.Ask, b.N)
 	for i := range asks {
 		a, err := ask.NewQuestion(ask.NewID(), benchQuestion(i), ask.Origin{Space: "bench"}, svc.Now)
@@ -340,9 +336,18 @@ func BenchmarkReply(b *testing.B) {
 		}
 		asks[i] = a
 	}
-	if err := d.createAsks(ctx, asks...); err != nil {
+	if err := d.createAsks(context.Background(), asks...); err != nil {
 		b.Fatal(err)
 	}
+	return asks
+}
+
+func BenchmarkReply(b *testing.B) {
+	d := openTest(b)
+	seed(b, d, "bench", 1000, 10000)
+	svc := ask.NewService(d)
+	ctx := context.Background()
+	asks := openQuestions(b, d, svc)
 	reply := ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}}
 	b.ReportAllocs()
 	b.ResetTimer()
