@@ -46,7 +46,8 @@ type parking struct {
 	name   string
 	meta   json.RawMessage
 
-	key string // among the parked calls, for notifications/cancelled
+	key     string // among the parked calls, for notifications/cancelled
+	removed bool   // its wait ended: it is no longer among them (guarded by parkedCalls.mu)
 
 	mu     sync.Mutex
 	parked bool
@@ -66,9 +67,13 @@ func parkedKey(credential string, r *http.Request, id json.RawMessage) string {
 	return credential + "\x00" + r.Header.Get(mcp.HeaderSessionID) + "\x00" + string(bytes.TrimSpace(id))
 }
 
+// add puts p among the parked calls, unless its wait has ended already (remove came first).
 func (c *parkedCalls) add(p *parking, cancel func(error)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if p.removed {
+		return
+	}
 	if c.calls == nil {
 		c.calls = map[string]map[*parking]func(error){}
 	}
@@ -81,6 +86,7 @@ func (c *parkedCalls) add(p *parking, cancel func(error)) {
 func (c *parkedCalls) remove(p *parking) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	p.removed = true
 	delete(c.calls[p.key], p)
 	if len(c.calls[p.key]) == 0 {
 		delete(c.calls, p.key)
@@ -192,18 +198,14 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 	w := p.h.cfg.Waiter
 	done := w.Track()
 	limit := w.Limit(true)
-	var ended sync.WaitGroup // the wait may end before Begin returns: its key goes after it is added
-	ended.Add(1)
 	cancel := w.Begin(ctx, gate.CredentialFrom(ctx), askID, followed, progress, func(reply *ask.Reply, err error) {
 		defer done()
 		defer p.release()
-		p.answer(line, ka, p.h.outcome(askID, reply, err, limit))
-		s.end()
+		p.h.parked.remove(p)
+		p.answer(line, ka, s, p.h.outcome(askID, reply, err, limit))
 		endLine(s.sent)
-		go func() { ended.Wait(); p.h.parked.remove(p) }()
 	})
-	p.h.parked.add(p, cancel)
-	ended.Done()
+	p.h.parked.add(p, cancel) // nothing, if the wait already ended inside Begin
 	// The client leaving is the one thing the connection can say now: nothing more is read.
 	go func() {
 		var b [1]byte
@@ -218,20 +220,21 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 }
 
 // answer has mcp-go answer the call with result, as it answers any tools/call, onto the stream.
-func (p *parking) answer(line *reqlog.Line, ka *keepalive, result *mcp.CallToolResult) {
+// ka writes onto s; the stream ends after the answer.
+func (p *parking) answer(line *reqlog.Line, ka *keepalive, s *rawStream, result *mcp.CallToolResult) {
 	params := map[string]json.RawMessage{"name": mustJSON(p.name), "arguments": json.RawMessage("{}")}
 	if len(p.meta) > 0 {
 		params["_meta"] = p.meta
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": p.id, "method": "tools/call", "params": params})
 	ctx := context.WithValue(reqlog.WithLine(context.Background(), line), resumedKey{}, result)
+	defer s.end()
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.path, bytes.NewReader(body))
 	if err != nil {
 		return
 	}
 	r.Header = p.header
 	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
-	s := ka.w.(*rawStream)
 	s.hold() // the answer and the stream's end go out as one write
 	p.h.http.ServeHTTP(ka, r)
 	ka.finish()
