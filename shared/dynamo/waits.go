@@ -121,7 +121,7 @@ func (s *Store) RenewWait(ctx context.Context, w ask.HeldWait) (bool, error) {
 	}
 	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: waitKey(w.Credential, w.Holder),
-		UpdateExpression:         aws.String("SET #expires = :e, #"+attrTTL+" = :t, #call = :c, #type = :type"),
+		UpdateExpression:         aws.String("SET #expires = :e, #" + attrTTL + " = :t, #call = :c, #type = :type"),
 		ExpressionAttributeNames: names(attrExpires, attrTTL, attrCall, attrType),
 		ExpressionAttributeValues: item{":e": str(formatTime(w.ExpiresAt)), ":t": ttl(w.ExpiresAt.Add(waitGrace)),
 			":c": str(w.Call), ":type": str("wait")},
@@ -209,4 +209,3 @@ func (s *Store) EndWait(ctx context.Context, credential, holder string) error {
 }
 
 var _ ask.WaitStore = (*Store)(nil)
-
