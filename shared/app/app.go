@@ -78,6 +78,10 @@ type Config struct {
 	// Limits bound what one credential holds at once (waits, MCP streams, event sockets) in this
 	// process. Zero fields: no bound.
 	Limits limit.Limits
+	// WaitStore, when set, counts each credential's waiting calls in the store, across every
+	// process that serves MCP (AWS: each Lambda instance), and carries a client's cancel to the
+	// instance that waits; nil counts them in this process, which locally is all of them.
+	WaitStore ask.WaitStore
 
 	// Wait tunes blocking MCP calls and tasks.
 	Wait Wait
@@ -158,7 +162,7 @@ func New(cfg Config) *App {
 	a.MCP = mcptools.New(mcptools.Config{
 		Service: svc, Gate: a.Gate, Tasks: store, Waiter: a.Waiter, Uploads: a.Uploads,
 		PublicURL: a.PublicURL, TaskPollInterval: cfg.Wait.TaskPoll, Logger: cfg.Logger,
-		Waits: perKey(cfg.Limits.WaitsPerCredential), Streams: perKey(cfg.Limits.StreamsPerCredential),
+		Waits: waits(cfg), Streams: perKey(cfg.Limits.StreamsPerCredential),
 	})
 	return a
 }
@@ -208,6 +212,19 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 // second or so, and the check takes a moment more; an agent that names the upload right after
 // its command finished should not be refused for that.
 const UploadVerdictWait = 10 * time.Second
+
+// waits is the bound on each credential's waiting calls: in the store when it counts them, or else
+// in this process; none (nil) for zero.
+func waits(cfg Config) limit.Waits {
+	n := cfg.Limits.WaitsPerCredential
+	switch {
+	case n <= 0:
+		return nil
+	case cfg.WaitStore != nil:
+		return &limit.SharedWaits{Store: cfg.WaitStore, Max: n, Logger: cfg.Logger}
+	}
+	return perKey(n)
+}
 
 // perKey is a bound of max per key; none (nil) for zero.
 func perKey(max int) *limit.PerKey {

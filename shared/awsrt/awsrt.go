@@ -74,6 +74,11 @@ type Env struct {
 	// read timeout (60 s at most without a quota increase; template.yaml sets 60 s on /mcp).
 	// Default 50 s. Every other wait streams progress or keepalives and lasts MaxWait.
 	QuietMaxWait time.Duration
+	// MaxWaits bounds the calls one credential has waiting at once across every instance of the
+	// MCP function (LOOPBACK_MAX_WAITS), counted in the table: each holds one of the function's
+	// reserved executions, so one credential must not be able to take them all. Default 10, a
+	// fifth of the template's 50 reserved executions.
+	MaxWaits int
 	// VAPIDParameter is the prefix of the SSM parameters holding the Web Push key pair
 	// (LOOPBACK_VAPID_PARAMETER; awsrt/push.go). Empty: no push routes, no pushes.
 	VAPIDParameter string
@@ -88,6 +93,7 @@ const (
 	DefaultProgress = 15 * time.Second
 	DefaultPoll     = time.Second
 	DefaultQuiet    = 50 * time.Second
+	DefaultMaxWaits = 10
 )
 
 // EnvFromOS reads Env from the process's environment.
@@ -117,6 +123,13 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 			*d.to = t
 		}
 	}
+	if v := getenv("LOOPBACK_MAX_WAITS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return e, fmt.Errorf("LOOPBACK_MAX_WAITS=%q: want a number of calls such as 10", v)
+		}
+		e.MaxWaits = n
+	}
 	if v := os.Getenv("LOOPBACK_MAX_UPLOAD_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 {
@@ -143,7 +156,18 @@ func (e Env) withDefaults() Env {
 	if e.QuietMaxWait <= 0 {
 		e.QuietMaxWait = DefaultQuiet
 	}
+	if e.MaxWaits <= 0 {
+		e.MaxWaits = DefaultMaxWaits
+	}
 	return e
+}
+
+// limits are the bounds of a function: limit.Defaults, with the waits per credential counted
+// across instances and bounded by MaxWaits.
+func limits(env Env) limit.Limits {
+	l := limit.Defaults
+	l.WaitsPerCredential = env.MaxWaits
+	return l
 }
 
 // Runtime is a function's wired Loopback: clients, store, and the app (shared/app) on them.
@@ -208,8 +232,9 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		Storage: store, PublicURL: env.PublicURL, Logger: logger,
 		Watcher: dynamo.HeadWatcher{Heads: store, Interval: env.Poll},
 		Wait:    app.Wait{MaxWait: env.MaxWait, Progress: env.Progress, QuietMaxWait: env.QuietMaxWait},
-		// Per instance; a Lambda instance serves one request at a time.
-		Limits: limit.Defaults,
+		// A Lambda instance serves one request at a time: the waits each credential holds are
+		// counted in the table (WaitStore), across instances.
+		Limits: limits(env), WaitStore: store,
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)

@@ -47,9 +47,13 @@ type Config struct {
 	// TaskPollInterval is what task-augmented calls suggest clients poll at.
 	TaskPollInterval time.Duration
 
-	// Waits and Streams bound the blocking calls and GET streams one credential holds at once
-	// (429 beyond them); nil, no bound. A task holds nothing, and counts against neither.
-	Waits, Streams *limit.PerKey
+	// Waits bounds the calls one credential has waiting at once: blocking tools/call and 2025
+	// tasks/result, counted in this process (limit.PerKey) or across instances in the store
+	// (limit.SharedWaits), which also carries a client's cancel to the instance that waits.
+	// Streams bounds the GET streams one credential holds at once. 429 beyond either; nil, no
+	// bound. A task holds nothing between polls, and counts against neither.
+	Waits   limit.Waits
+	Streams *limit.PerKey
 
 	Logger *slog.Logger
 }
@@ -217,8 +221,31 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx = withClient(ctx, client)
 		if msg.Method == string(mcp.MethodNotificationCancelled) {
-			// mcp-go cancels the calls it still runs; a parked one is Loopback's to end.
-			h.parked.cancel(parkedKey(cred.ID, r, msg.Params.RequestID))
+			// mcp-go cancels the calls it still runs; a parked one is Loopback's to end, and so is
+			// one another instance runs (Waits carries the cancel there).
+			call := parkedKey(cred.ID, r, msg.Params.RequestID)
+			h.parked.cancel(call)
+			if h.cfg.Waits != nil {
+				h.cfg.Waits.Cancel(ctx, cred.ID, call)
+			}
+		}
+		// A call that waits holds its place among its credential's waits while it waits, and
+		// ends when its client cancels it from wherever.
+		var cancelWait context.CancelFunc
+		ctx, cancelWait = context.WithCancel(ctx)
+		defer cancelWait()
+		call := parkedKey(cred.ID, r, msg.ID)
+		onCancel := func() {
+			line.Add(slog.Bool("cancel_reached", true))
+			cancelWait()
+			h.parked.cancel(call)
+		}
+		if msg.Method == "tasks/result" && !modern(r, &msg) {
+			release, ok := h.holdWait(w, r, cred.ID, call, onCancel)
+			if !ok {
+				return
+			}
+			defer release()
 		}
 		if modern(r, &msg) {
 			if h.serveModern(w, r.WithContext(ctx), &msg, body) {
@@ -232,9 +259,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if _, blocking := h.tools[msg.Params.Name]; blocking && msg.Method == string(mcp.MethodToolsCall) {
-			release, ok := h.cfg.Waits.Acquire(cred.ID)
+			release, ok := h.holdWait(w, r, cred.ID, call, onCancel)
 			if !ok {
-				h.errors().TooMany(w, r, "waiting calls", h.cfg.Waits.Max)
 				return
 			}
 			// The wait may be parked, holding no goroutine (park.go); then it gives its place back.
@@ -252,6 +278,24 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(ctx)
 	}
 	h.http.ServeHTTP(w, r)
+}
+
+// holdWait takes a waiting call's place among its credential's waits; false when it answered the
+// request instead (429 when the credential holds its most).
+func (h *Handler) holdWait(w http.ResponseWriter, r *http.Request, credential, call string, cancel func()) (func(), bool) {
+	if h.cfg.Waits == nil {
+		return func() {}, true
+	}
+	release, err := h.cfg.Waits.Take(r.Context(), credential, call, cancel)
+	switch {
+	case errors.Is(err, limit.ErrFull):
+		h.errors().TooMany(w, r, "waiting calls", h.cfg.Waits.Cap())
+		return nil, false
+	case err != nil:
+		h.errors().Write(w, r, err)
+		return nil, false
+	}
+	return release, true
 }
 
 // requestLogHooks put on the request's log line (reqlog) what only mcp-go sees: the JSON-RPC
