@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"strconv"
@@ -202,7 +203,7 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 		defer done()
 		defer p.release()
 		p.h.parked.remove(p)
-		p.answer(line, ka, s, p.h.outcome(askID, reply, err, limit))
+		p.answer(line, ka, s, p.h.outcome(askID, reply, err, limit), errors.Is(err, context.Canceled))
 		endLine(s.sent)
 	})
 	p.h.parked.add(p, cancel) // nothing, if the wait already ended inside Begin
@@ -221,13 +222,14 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 
 // answer has mcp-go answer the call with result, as it answers any tools/call, onto the stream.
 // ka writes onto s; the stream ends after the answer.
-func (p *parking) answer(line *reqlog.Line, ka *keepalive, s *rawStream, result *mcp.CallToolResult) {
+func (p *parking) answer(line *reqlog.Line, ka *keepalive, s *rawStream, result *mcp.CallToolResult, gone bool) {
 	params := map[string]json.RawMessage{"name": mustJSON(p.name), "arguments": json.RawMessage("{}")}
 	if len(p.meta) > 0 {
 		params["_meta"] = p.meta
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": p.id, "method": "tools/call", "params": params})
 	ctx := context.WithValue(reqlog.WithLine(context.Background(), line), resumedKey{}, result)
+	ctx = context.WithValue(ctx, goneKey{}, gone)
 	defer s.end()
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.path, bytes.NewReader(body))
 	if err != nil {

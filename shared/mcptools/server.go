@@ -313,11 +313,25 @@ func requestLogHooks() *server.Hooks {
 		if isParked(ctx) {
 			return // not the answer: that comes when the parked wait ends, through here again
 		}
+		if clientGone(ctx) {
+			// The client cancelled or went away: it gets nothing, and nothing failed.
+			reqlog.From(ctx).Add(slog.Bool("client_gone", true))
+			return
+		}
 		if r, ok := result.(*mcp.CallToolResult); ok && r.IsError {
 			reqlog.From(ctx).Add(slog.Bool("tool_error", true))
 		}
 	})
 	return hooks
+}
+
+// goneKey marks the answer of a parked wait whose client cancelled it or went away.
+type goneKey struct{}
+
+// clientGone reports whether the call of ctx ended because its client cancelled it or went away.
+func clientGone(ctx context.Context) bool {
+	gone, _ := ctx.Value(goneKey{}).(bool)
+	return gone || errors.Is(ctx.Err(), context.Canceled)
 }
 
 // rpcMessage is the part of a JSON-RPC message Loopback looks at before mcp-go does.
