@@ -96,8 +96,10 @@ type Config struct {
 type Wait struct {
 	MaxWait      time.Duration // how long one blocking call waits before it says to call await_reply
 	Progress     time.Duration // how often a waiting call reports progress and renews its lease
-	QuietMaxWait time.Duration // the bound on a wait that reports no progress (see mcptools.Waiter)
-	TaskPoll     time.Duration // the poll interval a task suggests to its client
+	QuietMaxWait time.Duration // the bound on a call with no progress token (see mcptools.Waiter)
+	// ClaudeCodeMaxWait bounds a call from Claude Code (see mcptools.Waiter).
+	ClaudeCodeMaxWait time.Duration
+	TaskPoll          time.Duration // the poll interval a task suggests to its client
 }
 
 // App is one wired Loopback. Its handlers are what a deployment serves: API at /api/, MCP at /mcp.
@@ -157,7 +159,7 @@ func New(cfg Config) *App {
 	}
 	a.Waiter = &mcptools.Waiter{
 		Service: svc, Watcher: watcher, Progress: cfg.Wait.Progress, MaxWait: cfg.Wait.MaxWait,
-		QuietMaxWait: cfg.Wait.QuietMaxWait, Revocations: a.Revocations,
+		QuietMaxWait: cfg.Wait.QuietMaxWait, ClaudeCodeMaxWait: cfg.Wait.ClaudeCodeMaxWait, Revocations: a.Revocations,
 	}
 	a.MCP = mcptools.New(mcptools.Config{
 		Service: svc, Gate: a.Gate, Tasks: store, Waiter: a.Waiter, Uploads: a.Uploads,

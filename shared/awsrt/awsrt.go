@@ -33,6 +33,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
@@ -68,12 +69,14 @@ type Env struct {
 	Progress time.Duration
 	// Poll is how often a waiting call reads its ask's head (LOOPBACK_POLL). Default 1 s.
 	Poll time.Duration
-	// QuietMaxWait bounds a wait that can report nothing (LOOPBACK_QUIET_MAX_WAIT): no progress
-	// token, and a client that takes no SSE, so no keepalive comment lines either. Such a response
-	// sends nothing until it ends, and CloudFront cuts a response that sent nothing for its origin
-	// read timeout (60 s at most without a quota increase; template.yaml sets 60 s on /mcp).
-	// Default 50 s. Every other wait streams progress or keepalives and lasts MaxWait.
+	// QuietMaxWait bounds the wait of a call with no progress token (LOOPBACK_QUIET_MAX_WAIT):
+	// the official SDKs cut such a call at 60 s, and CloudFront a response that sent nothing for
+	// its origin read timeout (60 s at most without a quota increase; template.yaml sets 60 s on
+	// /mcp). Default 50 s (mcptools.DefaultQuietMaxWait).
 	QuietMaxWait time.Duration
+	// ClaudeCodeMaxWait bounds the wait of a call from Claude Code
+	// (LOOPBACK_CLAUDE_CODE_MAX_WAIT). Default 4m30s (mcptools.DefaultClaudeCodeMaxWait).
+	ClaudeCodeMaxWait time.Duration
 	// MaxWaits bounds the calls one credential has waiting at once across every instance of the
 	// MCP function (LOOPBACK_MAX_WAITS), counted in the table: each holds one of the function's
 	// reserved executions, so one credential must not be able to take them all. Default 10, a
@@ -92,7 +95,7 @@ const (
 	DefaultMaxWait  = 14*time.Minute + 30*time.Second
 	DefaultProgress = 15 * time.Second
 	DefaultPoll     = time.Second
-	DefaultQuiet    = 50 * time.Second
+	DefaultQuiet    = mcptools.DefaultQuietMaxWait
 	DefaultMaxWaits = 10
 )
 
@@ -114,7 +117,8 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	for _, d := range []struct {
 		name string
 		to   *time.Duration
-	}{{"LOOPBACK_MAX_WAIT", &e.MaxWait}, {"LOOPBACK_PROGRESS", &e.Progress}, {"LOOPBACK_POLL", &e.Poll}, {"LOOPBACK_QUIET_MAX_WAIT", &e.QuietMaxWait}} {
+	}{{"LOOPBACK_MAX_WAIT", &e.MaxWait}, {"LOOPBACK_PROGRESS", &e.Progress}, {"LOOPBACK_POLL", &e.Poll}, {"LOOPBACK_QUIET_MAX_WAIT", &e.QuietMaxWait},
+		{"LOOPBACK_CLAUDE_CODE_MAX_WAIT", &e.ClaudeCodeMaxWait}} {
 		if v := getenv(d.name); v != "" {
 			t, err := time.ParseDuration(v)
 			if err != nil || t <= 0 {
@@ -231,7 +235,8 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// waiting call polls its ask's head (HeadWatcher).
 		Storage: store, PublicURL: env.PublicURL, Logger: logger,
 		Watcher: dynamo.HeadWatcher{Heads: store, Interval: env.Poll},
-		Wait:    app.Wait{MaxWait: env.MaxWait, Progress: env.Progress, QuietMaxWait: env.QuietMaxWait},
+		Wait: app.Wait{MaxWait: env.MaxWait, Progress: env.Progress, QuietMaxWait: env.QuietMaxWait,
+			ClaudeCodeMaxWait: env.ClaudeCodeMaxWait},
 		// A Lambda instance serves one request at a time: the waits each credential holds are
 		// counted in the table (WaitStore), across instances.
 		Limits: limits(env), WaitStore: store,

@@ -184,21 +184,21 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 	endLine := line.Hold()
 	ka := &keepalive{w: s, streaming: true}
 	ka.comment()
-	progress := func(time.Duration) { ka.beat() }
+	progress := func(time.Duration) error { return ka.beat() }
 	if token != nil {
 		n := 0
-		progress = func(waited time.Duration) {
+		progress = func(waited time.Duration) error {
 			n++
 			b, _ := json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
 				Method: "notifications/progress",
 				Params: mcp.NotificationParams{AdditionalFields: progressParams(token, n, waited)},
 			}})
-			ka.event(b)
+			return ka.event(b)
 		}
 	}
 	w := p.h.cfg.Waiter
 	done := w.Track()
-	limit := w.Limit(true)
+	limit := w.limitOf(ctx)
 	cancel := w.Begin(ctx, gate.CredentialFrom(ctx), askID, followed, progress, func(reply *ask.Reply, err error) {
 		defer done()
 		defer p.release()
@@ -229,7 +229,7 @@ func (p *parking) answer(line *reqlog.Line, ka *keepalive, s *rawStream, result 
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": p.id, "method": "tools/call", "params": params})
 	ctx := context.WithValue(reqlog.WithLine(context.Background(), line), resumedKey{}, result)
-	ctx = context.WithValue(ctx, goneKey{}, gone)
+	ctx = withGoneFlag(ctx, gone)
 	defer s.end()
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.path, bytes.NewReader(body))
 	if err != nil {

@@ -10,10 +10,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -147,7 +149,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		h.errors().Write(w, r, ask.Errorf(ask.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
 		return
 	}
-	ctx := withPublicURL(gate.WithCredential(r.Context(), cred), public)
+	ctx := withGoneFlag(withPublicURL(gate.WithCredential(r.Context(), cred), public), false)
 	line.Credential(cred.ID)
 	if r.Method == http.MethodGet {
 		release, ok := h.cfg.Streams.Acquire(cred.ID)
@@ -229,6 +231,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 				h.cfg.Waits.Cancel(ctx, cred.ID, call)
 			}
 		}
+		// How long a call waits before "no reply yet": what the person asked for on the URL, or
+		// what its client is known to take (Waiter.Limit).
+		asked, err := askedWait(r)
+		if err != nil {
+			h.errors().Write(w, r, err)
+			return
+		}
+		ctx = withLimit(ctx, h.cfg.Waiter.Limit(Caller{Client: client, Asked: asked,
+			ProgressToken: msg.Params.Meta != nil && msg.Params.Meta.ProgressToken != nil}))
 		// A call that waits holds its place among its credential's waits while it waits, and
 		// ends when its client cancels it from wherever.
 		var cancelWait context.CancelFunc
@@ -280,6 +291,28 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	h.http.ServeHTTP(w, r)
 }
 
+// askedWait reads the person's own bound on a call's wait from the MCP URL (?maxWait=50s, or a
+// number of seconds), for a client whose limit Loopback cannot see (Claude Code's
+// MCP_TOOL_TIMEOUT). Zero when absent.
+func askedWait(r *http.Request) (time.Duration, error) {
+	v := r.URL.Query().Get("maxWait")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		n, nerr := strconv.ParseFloat(v, 64)
+		if nerr != nil || math.IsNaN(n) {
+			return 0, ask.Errorf(ask.ERequestInvalid, "maxWait=%q in the MCP URL must be a duration such as 50s or 10m, or a number of seconds", v)
+		}
+		d = time.Duration(min(n, 1e9) * float64(time.Second))
+	}
+	if d <= 0 {
+		return 0, ask.Errorf(ask.ERequestInvalid, "maxWait=%q in the MCP URL must be more than zero", v)
+	}
+	return d, nil
+}
+
 // holdWait takes a waiting call's place among its credential's waits; false when it answered the
 // request instead (429 when the credential holds its most).
 func (h *Handler) holdWait(w http.ResponseWriter, r *http.Request, credential, call string, cancel func()) (func(), bool) {
@@ -325,13 +358,28 @@ func requestLogHooks() *server.Hooks {
 	return hooks
 }
 
-// goneKey marks the answer of a parked wait whose client cancelled it or went away.
+// goneKey carries a flag that a call's wait sets when it ended because its client cancelled it
+// or went away (a parked wait's answer carries it set).
 type goneKey struct{}
+
+// withGoneFlag gives ctx a flag for markGone.
+func withGoneFlag(ctx context.Context, gone bool) context.Context {
+	f := new(atomic.Bool)
+	f.Store(gone)
+	return context.WithValue(ctx, goneKey{}, f)
+}
+
+// markGone records that the call of ctx ended because its client left.
+func markGone(ctx context.Context) {
+	if f, ok := ctx.Value(goneKey{}).(*atomic.Bool); ok {
+		f.Store(true)
+	}
+}
 
 // clientGone reports whether the call of ctx ended because its client cancelled it or went away.
 func clientGone(ctx context.Context) bool {
-	gone, _ := ctx.Value(goneKey{}).(bool)
-	return gone || errors.Is(ctx.Err(), context.Canceled)
+	f, _ := ctx.Value(goneKey{}).(*atomic.Bool)
+	return (f != nil && f.Load()) || errors.Is(ctx.Err(), context.Canceled)
 }
 
 // rpcMessage is the part of a JSON-RPC message Loopback looks at before mcp-go does.

@@ -3,15 +3,18 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/mcptools"
 )
 
 // TestWaitingFollowsTheCall: waiting is true exactly while a call waits, for both protocol eras.
@@ -311,5 +314,31 @@ func TestReaper(t *testing.T) {
 	}
 	d.reply(t, id, map[string]any{"outcome": "dismissed"})
 	toolReply(t, p.result(t))
+	d.waitFor(t, id, false)
+}
+
+// TestFailedProgressEndsTheWait: a wait whose progress or keepalive cannot be written any more
+// (its client went away, and nothing else said so: on Lambda an invocation runs on after its
+// client leaves) ends at the next beat, as a client that left, and the ask stops showing an agent
+// waiting.
+func TestFailedProgressEndsTheWait(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{})
+	id := d.newQuestion(t, asAgent)
+	w := &mcptools.Waiter{Service: d.Service, Watcher: mcptools.HubWatcher{Hub: d.Hub}, Progress: 50 * time.Millisecond, MaxWait: time.Minute}
+	var beats atomic.Int32
+	started := time.Now()
+	_, err := w.Wait(context.Background(), &ask.Credential{ID: "cred_gone", Space: testSpace}, id, nil, func(time.Duration) error {
+		if beats.Add(1) == 1 {
+			return nil
+		}
+		return errors.New("write: broken pipe")
+	})
+	if !errors.Is(err, mcptools.ErrClientGone) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("a wait whose progress cannot be written: %v, want ErrClientGone", err)
+	}
+	if took := time.Since(started); took > 5*time.Second {
+		t.Fatalf("it ended after %s", took)
+	}
+	w.Drain()
 	d.waitFor(t, id, false)
 }
