@@ -85,7 +85,7 @@ type Waiter struct {
 	quitOnce sync.Once
 	quit     context.Context // ends at Shutdown
 	shutdown context.CancelFunc
-	pending  sync.WaitGroup // waits whose lease is not yet let go (and parked answers not yet written)
+	pending  pending // waits whose lease is not yet let go (and parked answers not yet written)
 }
 
 // ErrClientGone ends a wait whose progress or keepalive could not be written: the client went
@@ -115,13 +115,53 @@ func (w *Waiter) Shutdown() {
 // Track counts something a wait still has to do after its caller's goroutine is gone (a parked
 // call's answer); Drain waits for it until the returned done is called.
 func (w *Waiter) Track() (done func()) {
-	w.pending.Add(1)
-	return w.pending.Done
+	w.pending.add()
+	return w.pending.done
 }
 
 // Drain returns once every wait's bookkeeping (leases released, waiting cleared) is written; call
 // it before closing the store.
-func (w *Waiter) Drain() { w.pending.Wait() }
+func (w *Waiter) Drain() { w.pending.wait() }
+
+// pending counts what Drain waits for. Unlike a sync.WaitGroup, it may grow while Drain waits:
+// on a Lambda instance each invocation drains as it ends, and where one runtime serves several
+// invocations at once (aws-local's tests) another call's wait may begin meanwhile.
+type pending struct {
+	mu   sync.Mutex
+	n    int
+	zero *sync.Cond
+}
+
+func (p *pending) cond() *sync.Cond {
+	if p.zero == nil {
+		p.zero = sync.NewCond(&p.mu)
+	}
+	return p.zero
+}
+
+func (p *pending) add() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+}
+
+func (p *pending) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n--; p.n <= 0 {
+		p.n = 0
+		p.cond().Broadcast()
+	}
+}
+
+// wait returns once nothing is pending.
+func (p *pending) wait() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.n > 0 {
+		p.cond().Wait()
+	}
+}
 
 // leaseTTL is how long a lease outlives its last renewal: long enough to survive a slow renewal,
 // short enough that a killed process stops showing as waiting within a minute or so.
@@ -298,7 +338,7 @@ func (wt *wait) hold(holder string) bool {
 		return false
 	}
 	wt.holder = holder
-	wt.w.pending.Add(1)
+	wt.w.pending.add()
 	return true
 }
 
@@ -409,7 +449,7 @@ func (wt *wait) end(r *ask.Reply, err error) {
 	wt.done(r, err)
 	if holder != "" {
 		go func() {
-			defer wt.w.pending.Done()
+			defer wt.w.pending.done()
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 			defer cancel()
 			_ = wt.w.Service.Unfollow(ctx, wt.space, wt.askID, holder)
