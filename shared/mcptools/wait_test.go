@@ -342,3 +342,37 @@ func TestFailedProgressEndsTheWait(t *testing.T) {
 	w.Drain()
 	d.waitFor(t, id, false)
 }
+
+// TestMaxWaitOnTheURL: the person's own bound, ?maxWait= on the MCP URL, ends a call that would
+// otherwise wait MaxWait (it sends a progress token, from a client that claims to be Claude Code)
+// with the "no reply yet" result naming the ask; a value that is no duration is refused.
+func TestMaxWaitOnTheURL(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{})
+	session := initSession(t, d.MCP, d.Token, mcp.Implementation{Name: "claude-code", Version: "2.1.332"})
+	started := time.Now()
+	r, err := doRPC(d.MCP+"?maxWait=1s", d.Token, session, "tools/call", map[string]any{"name": "ask_question",
+		"arguments": question("url-bound"), "_meta": map[string]any{"progressToken": "t"}})
+	took := time.Since(started)
+	if err != nil || r.Error != nil {
+		t.Fatalf("the call: %v %+v", err, r.Error)
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	open, _ := d.snapshot(t)
+	if len(open) != 1 {
+		t.Fatalf("%d open asks", len(open))
+	}
+	id := open[0].ID
+	if text := resultText(&res); !res.IsError || !strings.Contains(text, id) || !strings.Contains(text, "await_reply") {
+		t.Fatalf("after ?maxWait=1s: %s", text)
+	}
+	if took < time.Second || took > 10*time.Second {
+		t.Fatalf("the call returned after %s, want about 1 s", took)
+	}
+	if r, err := doRPC(d.MCP+"?maxWait=soon", d.Token, session, "tools/call", map[string]any{"name": "ask_question",
+		"arguments": question("bad-bound")}); err == nil || r.Status != 400 {
+		t.Fatalf("?maxWait=soon: %d %v, want 400", r.Status, err)
+	}
+}
