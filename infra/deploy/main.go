@@ -338,11 +338,11 @@ func readSamconfig(path string) (samconfig, error) {
 		if !ok || strings.TrimSpace(key) != "parameter_overrides" {
 			continue
 		}
-		value = strings.TrimSpace(value)
+		value = strings.TrimSpace(stripComment(value))
 		if strings.HasPrefix(value, "[") { // an array, perhaps over several lines
-			for !strings.Contains(stripComment(value), "]") && i+1 < len(lines) {
+			for !strings.Contains(value, "]") && i+1 < len(lines) {
 				i++
-				value += " " + strings.TrimSpace(lines[i])
+				value += " " + strings.TrimSpace(stripComment(lines[i]))
 			}
 			var parts []string
 			rest := strings.TrimSpace(strings.TrimPrefix(value, "["))
