@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"image"
 	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,3 +143,21 @@ func FuzzCheckImage(f *testing.F) {
 		}
 	})
 }
+
+// A read that fails while the check reads is no verdict on the bytes: the error comes back as
+// it is, not as upload.invalid, so the checker retries rather than refusing a good image.
+func TestCheckImageReaderReadError(t *testing.T) {
+	b := testImage(t, "tiny.jpg")
+	cut := errors.New("connection reset")
+	err := upload.CheckImageReader(ask.ImageJPEG, io.MultiReader(bytes.NewReader(b[:len(b)/2]), errReader{cut}))
+	if !errors.Is(err, cut) {
+		t.Fatalf("got %v, want the read error", err)
+	}
+	if err := upload.CheckImageReader(ask.ImageJPEG, bytes.NewReader(b)); err != nil {
+		t.Fatalf("the whole JPEG: %v", err)
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

@@ -1,0 +1,118 @@
+package awsrt_test
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// bigJPEG writes a valid JPEG of 3×2 pixels whose header sits after about mib MiB of APP15
+// segments, as a camera's EXIF and ICC data can push a real JPEG's dimensions megabytes in, and
+// returns its path.
+func bigJPEG(t *testing.T, mib int) (string, int64) {
+	t.Helper()
+	var small bytes.Buffer
+	if err := jpeg.Encode(&small, image.NewGray(image.Rect(0, 0, 3, 2)), nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "big photo.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seg := make([]byte, 2+2+65533)
+	seg[0], seg[1], seg[2], seg[3] = 0xFF, 0xEF, 0xFF, 0xFF // APP15, length 65535 (itself included)
+	if _, err := f.Write(small.Bytes()[:2]); err != nil {   // SOI
+		t.Fatal(err)
+	}
+	for range mib * 16 {
+		if _, err := f.Write(seg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.Write(small.Bytes()[2:]); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Name(), st.Size()
+}
+
+// TestServerlessUploadCheckMemory: the checker reads only what the image check needs (the size
+// from the object's head, the type and dimensions from a stream read up to the header), so a
+// 64 MiB JPEG whose header sits at its end is checked in a few hundred KB of allocations, where
+// reading the whole object took three times its size (out of memory past 70–80 MiB on a 256 MB
+// function).
+func TestServerlessUploadCheckMemory(t *testing.T) {
+	d := deploy(t)
+	ctx := context.Background()
+	d.rt.Uploads.MaxBytes = 100 << 20 // a deployment that raised MaxUploadBytes
+	tk, err := d.rt.Uploads.Issue(ctx, "sp_images", ask.ImageJPEG, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, size := bigJPEG(t, 64)
+	if _, out, err := runCommand(t, tk.Command, path); err != nil {
+		t.Fatalf("the PUT: %v %s", err, out)
+	}
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	d.objectCreated(t, tk.UploadID, "sp_images")
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("checking a %d-byte JPEG allocated %d bytes (%.2f MiB)", size, allocated, float64(allocated)/(1<<20))
+	if allocated > 8<<20 {
+		t.Errorf("checking a %d MiB JPEG allocated %.1f MiB: the check reads more than it needs", size>>20, float64(allocated)/(1<<20))
+	}
+	u, err := d.rt.Store.StoredUpload(ctx, "sp_images", tk.UploadID)
+	if err != nil || u.Size != size {
+		t.Fatalf("the big JPEG = %+v, %v; want it stored with %d bytes", u, err, size)
+	}
+}
+
+// TestServerlessUploadCheckAfterCrash: a check that claimed an upload and then died (out of
+// memory, a timeout) leaves it claimed; the event's retry gives the verdict rather than taking
+// "claimed" for another check at work, and until then the upload is never shown.
+func TestServerlessUploadCheckAfterCrash(t *testing.T) {
+	d := deploy(t)
+	ctx := context.Background()
+	tk, err := d.rt.Uploads.Issue(ctx, "sp_images", ask.ImagePNG, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, out, err := runCommand(t, tk.Command, writeFile(t, t.TempDir(), "x.png", pngBytes(t))); err != nil {
+		t.Fatalf("the PUT: %v %s", err, out)
+	}
+	// The first delivery claimed it and died.
+	if _, err := d.rt.Store.ClaimUpload(ctx, "sp_images", tk.UploadID, ask.Truncate(tk.ExpiresAt.Add(-ask.UploadTTL))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.rt.Store.StoredUpload(ctx, "sp_images", tk.UploadID); ask.ErrorCode(err) != ask.EUploadNotFound {
+		t.Fatalf("a claimed upload is shown: %v", err)
+	}
+	d.objectCreated(t, tk.UploadID, "sp_images") // the retry
+	if u, err := d.rt.Store.StoredUpload(ctx, "sp_images", tk.UploadID); err != nil {
+		t.Fatalf("after the retry: %+v, %v; want it stored", u, err)
+	}
+}
+
+func pngBytes(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 3, 2))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
