@@ -139,7 +139,7 @@ func New(cfg Config) *App {
 		a.Uploads = &upload.Service{Store: store, Blobs: cfg.Blobs, Now: svc.Now, Logger: cfg.Logger}
 		if d, ok := cfg.Blobs.(ask.DirectBlobs); ok && cfg.DirectUploads {
 			a.Uploads.Direct, a.Uploads.MaxBytes = d, cmp.Or(cfg.MaxUploadBytes, upload.DefaultDirectMaxBytes)
-			svc.UploadVerdictWait = UploadVerdictWait
+			svc.UploadCheck = a.Uploads
 		}
 	}
 	a.API = &httpapi.Server{
@@ -202,12 +202,6 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 		mux.ServeHTTP(w, r)
 	})
 }
-
-// UploadVerdictWait is how long an image block naming an upload still being checked waits for
-// the verdict, where uploads go straight to S3: S3 delivers its event to the checker within a
-// second or so, and the check takes a moment more; an agent that names the upload right after
-// its command finished should not be refused for that.
-const UploadVerdictWait = 10 * time.Second
 
 // perKey is a bound of max per key; none (nil) for zero.
 func perKey(max int) *limit.PerKey {

@@ -263,36 +263,39 @@ func (s *Service) checkImages(ctx context.Context, space, code string, lists ...
 	return nil
 }
 
-// uploadVerdictPoll is how often an image block waiting for its upload's verdict reads it.
-const uploadVerdictPoll = 200 * time.Millisecond
+// UploadChecker gives the verdict on an upload's bytes on the spot (upload.Service.CheckUpload),
+// where they go straight to blob storage and are checked after they arrive: S3's event can take a
+// minute to reach the checker (five after the bucket's notifications were first turned on), and
+// an agent names the upload the moment its command returned. It returns the upload as it stands
+// after the check: stored, refused, or still pending when no bytes have arrived.
+type UploadChecker interface {
+	CheckUpload(ctx context.Context, space, id string) (*Upload, error)
+}
 
 // storedImage refuses an image block at path unless it names a stored upload of the space. Where
-// bytes are checked after they arrive (UploadVerdictWait), an upload still pending is waited for
-// a little: the agent ran the command a moment ago and the checker is reading the bytes. A refused
-// upload is refused with its reason, so the agent learns what was wrong with the image.
+// bytes are checked after they arrive (UploadCheck), an upload whose verdict has not arrived yet
+// is checked on the spot. A refused upload is refused with its reason, so the agent learns what was
+// wrong with the image.
 func (s *Service) storedImage(ctx context.Context, space, code, path, id string) error {
-	deadline := time.Now().Add(s.UploadVerdictWait) // real time: a test's clock may stand still
-	for {
-		u, err := s.Uploads.UploadByID(ctx, space, id)
-		if ErrorCode(err) == EUploadNotFound {
-			return Errorf(code, "%s: no stored upload %q in this space: call request_upload, run its command with the image, then name the uploadId it returned", path, id)
-		} else if err != nil {
-			return err
-		}
-		switch {
-		case u.State == UploadStored:
-			return nil
-		case u.State == UploadRefused:
-			return Errorf(code, "%s: upload %s was refused: %s; call request_upload for a new address and send a valid image", path, id, u.Refusal)
-		case s.UploadVerdictWait <= 0 || !time.Now().Before(deadline):
-			return Errorf(code, "%s: no stored upload %q in this space yet: run the command request_upload returned (with FILE replaced by the image's path), check that it succeeded, then name the upload again", path, id)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(uploadVerdictPoll):
+	u, err := s.Uploads.UploadByID(ctx, space, id)
+	if err == nil && (u.State == UploadPending || u.State == UploadClaimed) && s.UploadCheck != nil {
+		u, err = s.UploadCheck.CheckUpload(ctx, space, id)
+		if err != nil && ErrorCode(err) == EInternal && ctx.Err() == nil {
+			return Errorf(code, "%s: the image of upload %s could not be checked just now (the checker logged why): name it again in a minute", path, id)
 		}
 	}
+	if ErrorCode(err) == EUploadNotFound {
+		return Errorf(code, "%s: no stored upload %q in this space: call request_upload, run its command with the image, then name the uploadId it returned", path, id)
+	} else if err != nil {
+		return err
+	}
+	switch u.State {
+	case UploadStored:
+		return nil
+	case UploadRefused:
+		return Errorf(code, "%s: upload %s was refused: %s; call request_upload for a new address and send a valid image", path, id, u.Refusal)
+	}
+	return Errorf(code, "%s: no stored upload %q in this space yet, no image has arrived for it: run the command request_upload returned (with FILE replaced by the image's path), check that it succeeded, then name the upload again", path, id)
 }
 
 // blockList is a list of blocks and where it is in an input.

@@ -9,7 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 )
@@ -115,4 +119,65 @@ func pngBytes(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestServerlessUploadSpotCheck: S3's event can take a minute to reach the checker (five after
+// the bucket's notifications were turned on), so an image block naming an upload whose verdict
+// has not arrived checks the object on the spot, with the same rules: no event is delivered here
+// at all. A block naming an upload whose bytes were never sent is told so at once, in words.
+func TestServerlessUploadSpotCheck(t *testing.T) {
+	d := deploy(t)
+	ctx := context.Background()
+	token := d.owner(t, "sp_images", "ada")
+	agent, _, _ := d.agent(t, token)
+	dir := t.TempDir()
+	review := func(uploadID string) *mcp.CallToolResult {
+		t.Helper()
+		var req mcp.CallToolRequest
+		req.Params.Name = "request_review"
+		req.Params.Arguments = map[string]any{"title": "Spot", "project": "alpha", "content": []map[string]any{
+			{"type": "image", "uploadId": uploadID},
+		}}
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		res, _ := agent.CallTool(cctx, req) // the open review's wait ends with its context
+		return res
+	}
+
+	// Not sent yet: said at once.
+	unsent := requestUpload(t, agent)
+	start := time.Now()
+	res := review(unsent.UploadID)
+	if res == nil || !res.IsError || !strings.Contains(toolText(res), "no image has arrived") {
+		t.Fatalf("a review naming an upload never sent = %s", toolText(res))
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the refusal took %s", took)
+	}
+
+	// An SVG labelled PNG, named before any event: refused with the reason, the object deleted.
+	svg := requestUpload(t, agent)
+	if _, out, err := runCommand(t, svg.Command, writeFile(t, dir, "logo.png", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`))); err != nil {
+		t.Fatalf("the SVG's PUT: %v %s", err, out)
+	}
+	if res := review(svg.UploadID); res == nil || !res.IsError || !strings.Contains(toolText(res), "SVG") {
+		t.Fatalf("a review naming the SVG = %s", toolText(res))
+	}
+	d.wantRefused(t, svg.UploadID, "SVG")
+
+	// A PNG, named before any event: checked on the spot, the review opens (the call then
+	// waits for the person, which this test does not need).
+	tk := requestUpload(t, agent)
+	if _, out, err := runCommand(t, tk.Command, writeFile(t, dir, "ok.png", pngBytes(t))); err != nil {
+		t.Fatalf("the PUT: %v %s", err, out)
+	}
+	go review(tk.UploadID)
+	eventually(t, "the review opens", func() bool {
+		snap, err := d.rt.Service.Snapshot(ctx, "sp_images")
+		return err == nil && len(snap.Open) == 1
+	})
+	if _, err := d.rt.Store.StoredUpload(ctx, "sp_images", tk.UploadID); err != nil {
+		t.Fatalf("the PNG after the spot check: %v", err)
+	}
+	d.objectCreated(t, tk.UploadID, "sp_images") // the event, when it comes, finds the verdict given
 }

@@ -18,8 +18,8 @@ import (
 // S3 cannot check (that the bytes are an image of that type, within maxBytes, sent before the
 // ticket expired) is checked after they arrive: S3's ObjectCreated event runs Check, which marks
 // the upload stored or deletes the object and marks the upload refused with the reason. Nothing
-// shows an upload until it is stored, and an image block naming one still being checked waits a
-// little for the verdict (ask.Service.UploadVerdictWait). See docs/design/uploads.md.
+// shows an upload until it is stored, and an image block naming one whose verdict has not arrived
+// checks it on the spot (CheckUpload, ask.Service.UploadCheck). See docs/design/uploads.md.
 
 // DefaultDirectMaxBytes is what a ticket takes on AWS unless the deployment says otherwise
 // (template.yaml's MaxUploadBytes): the bytes no longer pass through a Lambda's 6 MB payload, and
@@ -132,7 +132,11 @@ func (s *Service) CheckUpload(ctx context.Context, space, id string) (*ask.Uploa
 	if err != nil {
 		return nil, err
 	}
-	return s.check(ctx, u, key)
+	out, err := s.check(ctx, u, key)
+	if err != nil && ask.ErrorCode(err) == ask.EInternal {
+		s.logger().WarnContext(ctx, "checking an upload on the spot", "upload", id, "err", err)
+	}
+	return out, err
 }
 
 func (s *Service) check(ctx context.Context, u *ask.Upload, key ask.BlobKey) (*ask.Upload, error) {
