@@ -215,7 +215,8 @@ func perKey(max int) *limit.PerKey {
 const sweepBatch = 100
 
 // Sweep reaps leases whose holders stopped renewing them (a process killed mid-wait, a Lambda
-// instance stopped), which clears the waiting flag of asks nobody follows any more. It goes on
+// instance stopped), which clears the waiting flag of asks nobody follows any more, and then
+// uploads no ask shows a day after their ticket expired (upload.Service.Reap). It goes on
 // while whole batches come back (a hundred thousand tasks nobody polls lapse together), until
 // ctx ends, and says how many it reaped. The local binary runs it every few seconds; on AWS the
 // sweeper function runs it every minute.
@@ -229,6 +230,12 @@ func (a *App) Sweep(ctx context.Context) (int, error) {
 		}
 		if n < sweepBatch {
 			break
+		}
+	}
+	if a.Uploads != nil {
+		// After the leases, whatever happens here: uploads no ask shows, a day after expiry.
+		if _, err := a.Uploads.Reap(ctx); err != nil {
+			return total, fmt.Errorf("reaping uploads: %w", err)
 		}
 	}
 	return total, nil

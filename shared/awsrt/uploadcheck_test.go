@@ -3,6 +3,7 @@ package awsrt_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -61,7 +62,7 @@ func TestServerlessUploadCheckMemory(t *testing.T) {
 	d := deploy(t)
 	ctx := context.Background()
 	d.rt.Uploads.MaxBytes = 100 << 20 // a deployment that raised MaxUploadBytes
-	tk, err := d.rt.Uploads.Issue(ctx, "sp_images", ask.ImageJPEG, "")
+	tk, err := d.rt.Uploads.Issue(ctx, "sp_images", "cred_test", ask.ImageJPEG, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestServerlessUploadCheckMemory(t *testing.T) {
 func TestServerlessUploadCheckAfterCrash(t *testing.T) {
 	d := deploy(t)
 	ctx := context.Background()
-	tk, err := d.rt.Uploads.Issue(ctx, "sp_images", ask.ImagePNG, "")
+	tk, err := d.rt.Uploads.Issue(ctx, "sp_images", "cred_test", ask.ImagePNG, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,4 +181,76 @@ func TestServerlessUploadSpotCheck(t *testing.T) {
 		t.Fatalf("the PNG after the spot check: %v", err)
 	}
 	d.objectCreated(t, tk.UploadID, "sp_images") // the event, when it comes, finds the verdict given
+}
+
+// TestServerlessUploadCapsAndReap, on DynamoDB and S3: request_upload refuses a credential's
+// tickets past the cap with a tool error that says why and when; the sweeper function deletes an
+// image no ask shows a day after its ticket expired (the object and the items), and keeps the one
+// a review shows.
+func TestServerlessUploadCapsAndReap(t *testing.T) {
+	d := deploy(t)
+	ctx := context.Background()
+	d.rt.Uploads.MaxPerWindow = 3
+	token := d.owner(t, "sp_images", "ada")
+	agent, _, _ := d.agent(t, token)
+	dir := t.TempDir()
+	shown, unnamed := requestUpload(t, agent), requestUpload(t, agent)
+	for _, tk := range []ticket{shown, unnamed} {
+		if _, out, err := runCommand(t, tk.Command, writeFile(t, dir, tk.UploadID+".png", pngBytes(t))); err != nil {
+			t.Fatalf("the PUT: %v %s", err, out)
+		}
+		d.objectCreated(t, tk.UploadID, "sp_images")
+	}
+	unused := requestUpload(t, agent)
+
+	var req mcp.CallToolRequest
+	req.Params.Name = "request_upload"
+	req.Params.Arguments = map[string]any{"contentType": "image/png"}
+	res, err := agent.CallTool(ctx, req)
+	if err != nil || !res.IsError || !strings.Contains(toolText(res), "3 upload addresses") {
+		t.Fatalf("the 4th request_upload of 3 = %s, %v", toolText(res), err)
+	}
+
+	req.Params.Name = "request_review"
+	req.Params.Arguments = map[string]any{"title": "Kept", "project": "alpha", "content": []map[string]any{
+		{"type": "image", "uploadId": shown.UploadID},
+	}}
+	go func() {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		agent.CallTool(cctx, req) // waits for the person until cancelled
+	}()
+	eventually(t, "the review opens", func() bool {
+		snap, err := d.rt.Service.Snapshot(ctx, "sp_images")
+		return err == nil && len(snap.Open) == 1
+	})
+
+	if n, err := d.rt.Sweep(ctx); err != nil {
+		t.Fatalf("sweep: %d, %v", n, err)
+	}
+	for _, id := range []string{shown.UploadID, unnamed.UploadID} {
+		if _, err := d.rt.Store.StoredUpload(ctx, "sp_images", id); err != nil {
+			t.Fatalf("%s reaped within the grace: %v", id, err)
+		}
+	}
+	d.rt.Uploads.Now = func() time.Time { return ask.Truncate(time.Now().Add(ask.UploadTTL + ask.UploadGrace + time.Minute)) }
+	if n, err := d.rt.Sweep(ctx); err != nil {
+		t.Fatalf("sweep: %d, %v", n, err)
+	}
+	for _, id := range []string{unnamed.UploadID, unused.UploadID} {
+		key, _ := ask.UploadBlobKey("sp_images", id)
+		if _, err := d.rt.Store.UploadByBlob(ctx, key); ask.ErrorCode(err) != ask.EUploadNotFound {
+			t.Errorf("%s after the sweep: %v", id, err)
+		}
+		if _, _, err := d.rt.Blobs.StatBlob(ctx, key); !errors.Is(err, ask.ErrBlobNotFound) {
+			t.Errorf("the object of %s after the sweep: %v", id, err)
+		}
+	}
+	key, _ := ask.UploadBlobKey("sp_images", shown.UploadID)
+	if _, err := d.rt.Store.StoredUpload(ctx, "sp_images", shown.UploadID); err != nil {
+		t.Fatalf("the image a review shows was reaped: %v", err)
+	}
+	if _, _, err := d.rt.Blobs.StatBlob(ctx, key); err != nil {
+		t.Fatalf("the object of the image a review shows: %v", err)
+	}
 }

@@ -46,7 +46,7 @@ func (s *Service) arrivalGrace() time.Duration {
 // expiry is the URL's, which the blob storage may make shorter than the TTL (its signing
 // credentials expire sooner). The ticket still has a token hash, as every ticket has, but the
 // token is never given out: the presigned URL is the credential.
-func (s *Service) issueDirect(ctx context.Context, space, contentType string) (*Ticket, error) {
+func (s *Service) issueDirect(ctx context.Context, space, credential, contentType string) (*Ticket, error) {
 	id := ask.NewUploadID()
 	key, err := ask.UploadBlobKey(space, id)
 	if err != nil {
@@ -59,7 +59,7 @@ func (s *Service) issueDirect(ctx context.Context, space, contentType string) (*
 	_, hash := NewToken()
 	u := &ask.Upload{
 		ID: id, Space: space, TokenHash: hash, ContentType: contentType, MaxBytes: s.maxBytes(),
-		State: ask.UploadPending, CreatedAt: s.now(), ExpiresAt: ask.Truncate(p.Expires),
+		State: ask.UploadPending, CreatedAt: s.now(), ExpiresAt: ask.Truncate(p.Expires), Credential: credential,
 	}
 	if err := s.Store.CreateUpload(ctx, u); err != nil {
 		return nil, err
