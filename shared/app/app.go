@@ -48,7 +48,8 @@ type Config struct {
 
 	// DirectUploads sends the bytes of uploads straight to Blobs, which must then be
 	// ask.DirectBlobs (S3): tickets are presigned PUTs, the bytes are checked after they arrive
-	// (App.Uploads.Check, on S3's event), image blocks wait briefly for that verdict, and file
+	// (App.Uploads.Check, on S3's event), image blocks whose verdict has not arrived check the
+	// object on the spot (App.Uploads.CheckUpload), and file
 	// reads redirect to presigned GETs. MaxUploadBytes is what a ticket then takes (default
 	// upload.DefaultDirectMaxBytes). Off: every byte goes through the PUT route, as locally.
 	DirectUploads  bool
