@@ -161,3 +161,30 @@ func TestCheckImageReaderReadError(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// bigJPEGReader streams a valid JPEG whose header sits after about mib MiB of APP15 segments (as a
+// camera's EXIF and ICC data can push a real JPEG's dimensions megabytes in), without holding it.
+func bigJPEGReader(tb testing.TB, mib int) io.Reader {
+	small := testImage(tb, "tiny.jpg")
+	seg := make([]byte, 2+2+65533)
+	seg[0], seg[1], seg[2], seg[3] = 0xFF, 0xEF, 0xFF, 0xFF
+	parts := []io.Reader{bytes.NewReader(small[:2])}
+	for range mib * 16 {
+		parts = append(parts, bytes.NewReader(seg))
+	}
+	return io.MultiReader(append(parts, bytes.NewReader(small[2:]))...)
+}
+
+// BenchmarkCheckImageReader64MiB: checking a 64 MiB JPEG whose header is at its end, as the
+// checker streams an S3 object. Run with -benchmem: B/op is what one check allocates.
+func BenchmarkCheckImageReader64MiB(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		r := bigJPEGReader(b, 64)
+		b.StartTimer()
+		if err := upload.CheckImageReader(ask.ImageJPEG, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
