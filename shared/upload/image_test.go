@@ -3,6 +3,7 @@ package upload_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/png"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/upload"
@@ -117,6 +119,10 @@ func FuzzCheckImage(f *testing.F) {
 	f.Add(ask.ImagePNG, testImage(f, "drawing.svg"))
 	f.Fuzz(func(t *testing.T, contentType string, b []byte) {
 		err := upload.CheckImage(contentType, b)
+		// The stream the checker reads on AWS comes in pieces: one byte at a time, the same verdict.
+		if serr := upload.CheckImageReader(contentType, iotest.OneByteReader(bytes.NewReader(b))); fmt.Sprint(serr) != fmt.Sprint(err) {
+			t.Fatalf("read a byte at a time: %v; all at once: %v", serr, err)
+		}
 		if err != nil {
 			var e *ask.Error
 			if !errors.As(err, &e) || e.Code != ask.EUploadInvalid || e.Message == "" {
