@@ -48,7 +48,8 @@ type Config struct {
 
 	// DirectUploads sends the bytes of uploads straight to Blobs, which must then be
 	// ask.DirectBlobs (S3): tickets are presigned PUTs, the bytes are checked after they arrive
-	// (App.Uploads.Check, on S3's event), image blocks wait briefly for that verdict, and file
+	// (App.Uploads.Check, on S3's event), image blocks whose verdict has not arrived check the
+	// object on the spot (App.Uploads.CheckUpload), and file
 	// reads redirect to presigned GETs. MaxUploadBytes is what a ticket then takes (default
 	// upload.DefaultDirectMaxBytes). Off: every byte goes through the PUT route, as locally.
 	DirectUploads  bool
@@ -145,7 +146,7 @@ func New(cfg Config) *App {
 		a.Uploads = &upload.Service{Store: store, Blobs: cfg.Blobs, Now: svc.Now, Logger: cfg.Logger}
 		if d, ok := cfg.Blobs.(ask.DirectBlobs); ok && cfg.DirectUploads {
 			a.Uploads.Direct, a.Uploads.MaxBytes = d, cmp.Or(cfg.MaxUploadBytes, upload.DefaultDirectMaxBytes)
-			svc.UploadVerdictWait = UploadVerdictWait
+			svc.UploadCheck = a.Uploads
 		}
 	}
 	a.API = &httpapi.Server{
@@ -209,12 +210,6 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 	})
 }
 
-// UploadVerdictWait is how long an image block naming an upload still being checked waits for
-// the verdict, where uploads go straight to S3: S3 delivers its event to the checker within a
-// second or so, and the check takes a moment more; an agent that names the upload right after
-// its command finished should not be refused for that.
-const UploadVerdictWait = 10 * time.Second
-
 // waits is the bound on each credential's waiting calls: in the store when it counts them, or else
 // in this process; none (nil) for zero.
 func waits(cfg Config) limit.Waits {
@@ -240,7 +235,8 @@ func perKey(max int) *limit.PerKey {
 const sweepBatch = 100
 
 // Sweep reaps leases whose holders stopped renewing them (a process killed mid-wait, a Lambda
-// instance stopped), which clears the waiting flag of asks nobody follows any more. It goes on
+// instance stopped), which clears the waiting flag of asks nobody follows any more, and then
+// uploads no ask shows a day after their ticket expired (upload.Service.Reap). It goes on
 // while whole batches come back (a hundred thousand tasks nobody polls lapse together), until
 // ctx ends, and says how many it reaped. The local binary runs it every few seconds; on AWS the
 // sweeper function runs it every minute.
@@ -254,6 +250,12 @@ func (a *App) Sweep(ctx context.Context) (int, error) {
 		}
 		if n < sweepBatch {
 			break
+		}
+	}
+	if a.Uploads != nil {
+		// After the leases, whatever happens here: uploads no ask shows, a day after expiry.
+		if _, err := a.Uploads.Reap(ctx); err != nil {
+			return total, fmt.Errorf("reaping uploads: %w", err)
 		}
 	}
 	return total, nil

@@ -421,8 +421,8 @@ func TestServerlessSockets(t *testing.T) {
 // TestServerlessUploads runs images through the AWS path, straight to S3: request_upload over MCP
 // gives a presigned PUT to the bucket and a command, which is run exactly as printed (curl, a
 // path with spaces); the bucket's ObjectCreated event, in the shape S3 sends it, goes to the
-// upload-check handler; a review naming the upload (sent before the verdict, so it waits for it)
-// opens, the person's inbox reads it (snapshot, then the file: a redirect to a presigned GET on
+// upload-check handler; a review naming the upload (sent before the event, so it checks the
+// object on the spot and the event then finds the verdict given) opens, the person's inbox reads it (snapshot, then the file: a redirect to a presigned GET on
 // the deployment's origin, followed as CloudFront would to the bucket). The same command again is
 // refused by S3 (412, a non-zero exit); an SVG labelled PNG is deleted and refused, and a review
 // naming it is refused with the reason; bytes that arrive after the ticket expired are refused
@@ -462,7 +462,7 @@ func TestServerlessUploads(t *testing.T) {
 		t.Fatalf("%s\n→ %v: %s", line, err, out)
 	}
 
-	// The review is sent before the verdict: it waits for it.
+	// The review is sent before the event: it checks the object on the spot.
 	var req mcp.CallToolRequest
 	req.Params.Name = "request_review"
 	req.Params.Arguments = map[string]any{"title": "The fix", "project": "alpha", "content": []map[string]any{

@@ -133,7 +133,8 @@ func (h *Handler) requestUpload(ctx context.Context, req mcp.CallToolRequest) (*
 	if h.cfg.Uploads == nil {
 		return toolError(ask.Errorf(ask.EInputInvalid, "this deployment keeps no uploads, so it takes no images")), nil
 	}
-	t, err := h.cfg.Uploads.Issue(ctx, origin(ctx).Space, in.ContentType, publicURL(ctx))
+	o := origin(ctx)
+	t, err := h.cfg.Uploads.Issue(ctx, o.Space, o.CredentialID, in.ContentType, publicURL(ctx))
 	if err != nil {
 		if ask.ErrorCode(err) == ask.EInternal {
 			h.cfg.Logger.ErrorContext(ctx, "request_upload", "err", err)
