@@ -79,8 +79,8 @@ type Env struct {
 	ClaudeCodeMaxWait time.Duration
 	// MaxWaits bounds the calls one credential has waiting at once across every instance of the
 	// MCP function (LOOPBACK_MAX_WAITS), counted in the table: each holds one of the function's
-	// reserved executions, so one credential must not be able to take them all. Default 10, a
-	// fifth of the template's 50 reserved executions.
+	// executions, so one credential must not be able to take them all. Default 5: a tenth of 50
+	// reserved executions, half of a new account's whole quota of 10 when none are reserved.
 	MaxWaits int
 	// VAPIDParameter is the prefix of the SSM parameters holding the Web Push key pair
 	// (LOOPBACK_VAPID_PARAMETER; awsrt/push.go). Empty: no push routes, no pushes.
@@ -96,7 +96,7 @@ const (
 	DefaultProgress = 15 * time.Second
 	DefaultPoll     = time.Second
 	DefaultQuiet    = mcptools.DefaultQuietMaxWait
-	DefaultMaxWaits = 10
+	DefaultMaxWaits = 5
 )
 
 // EnvFromOS reads Env from the process's environment.
