@@ -79,6 +79,10 @@ type Config struct {
 	// Limits bound what one credential holds at once (waits, MCP streams, event sockets) in this
 	// process. Zero fields: no bound.
 	Limits limit.Limits
+	// WaitStore, when set, counts each credential's waiting calls in the store, across every
+	// process that serves MCP (AWS: each Lambda instance), and carries a client's cancel to the
+	// instance that waits; nil counts them in this process, which locally is all of them.
+	WaitStore ask.WaitStore
 
 	// Wait tunes blocking MCP calls and tasks.
 	Wait Wait
@@ -93,8 +97,10 @@ type Config struct {
 type Wait struct {
 	MaxWait      time.Duration // how long one blocking call waits before it says to call await_reply
 	Progress     time.Duration // how often a waiting call reports progress and renews its lease
-	QuietMaxWait time.Duration // the bound on a wait that reports no progress (see mcptools.Waiter)
-	TaskPoll     time.Duration // the poll interval a task suggests to its client
+	QuietMaxWait time.Duration // the bound on a call with no progress token (see mcptools.Waiter)
+	// ClaudeCodeMaxWait bounds a call from Claude Code (see mcptools.Waiter).
+	ClaudeCodeMaxWait time.Duration
+	TaskPoll          time.Duration // the poll interval a task suggests to its client
 }
 
 // App is one wired Loopback. Its handlers are what a deployment serves: API at /api/, MCP at /mcp.
@@ -154,12 +160,12 @@ func New(cfg Config) *App {
 	}
 	a.Waiter = &mcptools.Waiter{
 		Service: svc, Watcher: watcher, Progress: cfg.Wait.Progress, MaxWait: cfg.Wait.MaxWait,
-		QuietMaxWait: cfg.Wait.QuietMaxWait, Revocations: a.Revocations,
+		QuietMaxWait: cfg.Wait.QuietMaxWait, ClaudeCodeMaxWait: cfg.Wait.ClaudeCodeMaxWait, Revocations: a.Revocations,
 	}
 	a.MCP = mcptools.New(mcptools.Config{
 		Service: svc, Gate: a.Gate, Tasks: store, Waiter: a.Waiter, Uploads: a.Uploads,
 		PublicURL: a.PublicURL, TaskPollInterval: cfg.Wait.TaskPoll, Logger: cfg.Logger,
-		Waits: perKey(cfg.Limits.WaitsPerCredential), Streams: perKey(cfg.Limits.StreamsPerCredential),
+		Waits: waits(cfg), Streams: perKey(cfg.Limits.StreamsPerCredential),
 	})
 	return a
 }
@@ -202,6 +208,19 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// waits is the bound on each credential's waiting calls: in the store when it counts them, or else
+// in this process; none (nil) for zero.
+func waits(cfg Config) limit.Waits {
+	n := cfg.Limits.WaitsPerCredential
+	switch {
+	case n <= 0:
+		return nil
+	case cfg.WaitStore != nil:
+		return &limit.SharedWaits{Store: cfg.WaitStore, Max: n, Logger: cfg.Logger}
+	}
+	return perKey(n)
 }
 
 // perKey is a bound of max per key; none (nil) for zero.
