@@ -32,6 +32,9 @@ func TestStore(t *testing.T, open func(t *testing.T) ask.Store) {
 		{"UniqueCloseTimes", testUniqueCloseTimes},
 		{"UniqueCloseTimesConcurrent", testUniqueCloseTimesConcurrent},
 		{"SnapshotWire", testSnapshotWire},
+		{"OpenBudgets", testOpenBudgets},
+		{"AskFull", testAskFull},
+		{"BigSpace", testBigSpace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
