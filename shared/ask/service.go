@@ -174,7 +174,7 @@ func (s *Service) AnswerFollowUp(ctx context.Context, in FollowUpInput, o Origin
 	if err := s.checkImages(ctx, o.Space, EAnswerInvalid, blockList{"content", in.Content}); err != nil {
 		return nil, err
 	}
-	return s.agentsTurn(ctx, o, in.AskID, func(a *Ask) error { return AnswerFollowUp(a, in, s.Now) })
+	return s.agentsTurn(ctx, o, in.AskID, bounded(true, func(a *Ask) error { return AnswerFollowUp(a, in, s.Now) }))
 }
 
 // AnswerBriefing records an agent's answers on a briefing's points (in o's space); with
@@ -186,7 +186,7 @@ func (s *Service) AnswerBriefing(ctx context.Context, in BriefingAnswerInput, o 
 	if err := s.checkImages(ctx, o.Space, EAnswerInvalid, answerImages(in)...); err != nil {
 		return nil, err
 	}
-	return s.agentsTurn(ctx, o, in.AskID, func(a *Ask) error { return AnswerBriefing(a, in, s.Now) })
+	return s.agentsTurn(ctx, o, in.AskID, bounded(true, func(a *Ask) error { return AnswerBriefing(a, in, s.Now) }))
 }
 
 // agentsTurn applies an agent's answer and, when it goes on waiting (o.Follow), its follow: the
@@ -195,7 +195,7 @@ func (s *Service) agentsTurn(ctx context.Context, o Origin, id string, answer fu
 	if err := s.takeLease(ctx, o.Space, id, o.Follow); err != nil {
 		return nil, err
 	}
-	a, err := s.change(ctx, o.Space, id, bounded(true, func(a *Ask) error {
+	a, err := s.change(ctx, o.Space, id, func(a *Ask) error {
 		if err := answer(a); err != nil {
 			return err
 		}
@@ -203,7 +203,7 @@ func (s *Service) agentsTurn(ctx context.Context, o Origin, id string, answer fu
 			a.Waiting = true
 		}
 		return nil
-	}))
+	})
 	if err != nil {
 		s.dropLease(ctx, o.Space, id, o.Follow)
 	}

@@ -28,13 +28,13 @@ func TestStore(t *testing.T, open func(t *testing.T) ask.Store) {
 		{"RacingUpdates", testRacingUpdates},
 		{"RacingReplies", testRacingReplies},
 		{"OpenAsks", testOpenAsks},
+		{"OpenBudgets", testOpenBudgets},
+		{"AskFull", testAskFull},
+		{"BigSpace", testBigSpace},
 		{"ClosedAsks", testClosedAsks},
 		{"UniqueCloseTimes", testUniqueCloseTimes},
 		{"UniqueCloseTimesConcurrent", testUniqueCloseTimesConcurrent},
 		{"SnapshotWire", testSnapshotWire},
-		{"OpenBudgets", testOpenBudgets},
-		{"AskFull", testAskFull},
-		{"BigSpace", testBigSpace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
