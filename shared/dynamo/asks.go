@@ -25,14 +25,13 @@ import (
 //
 //	pk ASK#<space>#<id>  sk ASK                      the ask: its state, and its body compressed
 //	pk ASK#<space>#<id>  sk BODY#<version>#<n>       the body's chunks, when it is too big for the ask item
-//	pk SPACE#<space>     sk OPEN#<id>                while it is open, with its charge and credential
+//	pk SPACE#<space>     sk OPEN#<id>                while it is open
 //	pk SPACE#<space>     sk CLOSED#<closedAt>        once it is closed: one per close time
 const (
 	skAsk      = "ASK"
 	attrBody   = "body"   // B: the ask's contract JSON, DEFLATE-compressed (RFC 1951)
 	attrChunks = "chunks" // N: how many BODY# items hold the compressed body instead
 	attrData   = "data"   // B: a chunk's part of the compressed body
-	attrCharge = "charge" // N: the ask's ask.Charge, on the ask item and its open marker
 )
 
 // A compressed body up to inlineBody bytes is kept in the ask item (DynamoDB's items are 400 KB
@@ -450,6 +449,10 @@ func (s *Store) OpenAsks(ctx context.Context, space string) ([]*ask.Ask, error) 
 	slices.SortFunc(out, func(x, y *ask.Ask) int { return newestFirst(x.CreatedAt, x.ID, y.CreatedAt, y.ID) })
 	return out, nil
 }
+
+// attrCharge is an ask's ask.Charge, on the ask item and on its open marker (which also carries
+// the credential that raised it): what OpenUsage sums.
+const attrCharge = "charge" // N
 
 // OpenUsage counts a space's open asks and their charges, and the part the credential raised
 // (ask.UsageStore), from the space's open markers: a strongly consistent Query of small items,
