@@ -300,8 +300,8 @@ var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // `before` (nil for the newest): at most limit, and no more than fit in MaxResponseSize (at
 // least one, which MaxAskSize lets fit). NextBefore is set only when more asks may follow.
 func (s *Service) History(ctx context.Context, space string, before *time.Time, limit int) (*AskPage, error) {
-	if limit < 1 || limit > MaxPageLimit {
-		return nil, Errorf(ERequestInvalid, "limit must be between 1 and %d (got %d)", MaxPageLimit, limit)
+	if err := checkPageLimit(limit); err != nil {
+		return nil, err
 	}
 	b := farFuture
 	if before != nil {
@@ -327,7 +327,7 @@ func (s *Service) History(ctx context.Context, space string, before *time.Time, 
 // pageFits is how many of items, from the first, a page holds within MaxResponseSize: at least
 // one.
 func pageFits(items []*Ask) (int, error) {
-	budget := MaxResponseSize - len(`{"items":[],"nextBefore":"2006-01-02T15:04:05.000000Z"}`)
+	budget := pageBudget
 	for i, a := range items {
 		size, err := SizeOf(a)
 		if err != nil {

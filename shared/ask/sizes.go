@@ -3,7 +3,9 @@ package ask
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // How big an ask, a space's open asks and a response of the API may get, so that every response
@@ -182,4 +184,87 @@ func cutSnapshot(s *WireSnapshot) {
 	budget := MaxResponseSize - len(`{"open":[],"recent":[]}`)
 	s.Open, budget = cutWire(s.Open, budget)
 	s.Recent, _ = cutWire(s.Recent, budget)
+}
+
+// WirePage is an AskPage in its contract JSON: {"items":[…],"nextBefore":"…"}.
+type WirePage struct {
+	Items      []WireAsk
+	NextBefore *time.Time
+}
+
+// MarshalJSON splices the asks' JSON into the page, byte for byte what AskPage encodes to.
+func (p *WirePage) MarshalJSON() ([]byte, error) {
+	n := len(`{"items":[],"nextBefore":""}`) + len(FormatTime(farFuture))
+	for _, a := range p.Items {
+		n += len(a.JSON) + 1
+	}
+	var b bytes.Buffer
+	b.Grow(n)
+	b.WriteString(`{"items":[`)
+	writeList(&b, p.Items)
+	b.WriteByte(']')
+	if p.NextBefore != nil {
+		b.WriteString(`,"nextBefore":"` + FormatTime(*p.NextBefore) + `"`)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// pageBudget is what a page's asks may take (Size, commas included) within MaxResponseSize.
+var pageBudget = MaxResponseSize - len(`{"items":[],"nextBefore":""}`) - len(FormatTime(farFuture))
+
+// HistoryWire is History in its contract JSON: spliced from the store's rows where it keeps them
+// (WireStore), so that a page of big asks is neither decoded nor encoded again; else encoded from
+// History. Cut the same way: at most limit asks and MaxResponseSize, at least one.
+func (s *Service) HistoryWire(ctx context.Context, space string, before *time.Time, limit int) (*WirePage, error) {
+	ws, ok := s.Store.(WireStore)
+	if !ok {
+		page, err := s.History(ctx, space, before, limit)
+		if err != nil {
+			return nil, err
+		}
+		out := &WirePage{Items: make([]WireAsk, len(page.Items)), NextBefore: page.NextBefore}
+		for i, a := range page.Items {
+			if out.Items[i], err = ToWire(a); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	if err := checkPageLimit(limit); err != nil {
+		return nil, err
+	}
+	b := farFuture
+	if before != nil {
+		b = *before
+	}
+	items, err := ws.ClosedAsksWire(ctx, space, b, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	fit, _ := cutWire(items[:min(limit, len(items))], pageBudget)
+	n := max(len(fit), min(1, len(items)))
+	page := &WirePage{Items: items[:n]}
+	if n < len(items) {
+		var last struct {
+			ClosedAt string `json:"closedAt"`
+		}
+		if err := json.Unmarshal(items[n-1].JSON, &last); err != nil {
+			return nil, fmt.Errorf("the close time of ask %s: %w", items[n-1].ID, err)
+		}
+		t, err := ParseTime(last.ClosedAt)
+		if err != nil {
+			return nil, fmt.Errorf("the close time of ask %s: %w", items[n-1].ID, err)
+		}
+		page.NextBefore = &t
+	}
+	return page, nil
+}
+
+// checkPageLimit refuses a page size outside 1..MaxPageLimit.
+func checkPageLimit(limit int) error {
+	if limit < 1 || limit > MaxPageLimit {
+		return Errorf(ERequestInvalid, "limit must be between 1 and %d (got %d)", MaxPageLimit, limit)
+	}
+	return nil
 }

@@ -181,7 +181,7 @@ func testAskFull(t *testing.T, s ask.Store) {
 // testBigSpace: a space whose closed asks hold more than a response may carry still gets its
 // snapshot and its history within MaxResponseSize: the snapshot's recent asks are the most
 // recent ones that fit, and history pages, cut by bytes, hand over every closed ask once, in
-// order.
+// order, spliced (HistoryWire) byte for byte as encoded (History).
 func testBigSpace(t *testing.T, s ask.Store) {
 	ctx := context.Background()
 	space := newSpace()
@@ -248,6 +248,13 @@ func testBigSpace(t *testing.T, s ask.Store) {
 		b, err := json.Marshal(page)
 		if err != nil {
 			t.Fatal(err)
+		}
+		wirePage, err := svc.HistoryWire(ctx, space, before, ask.MaxPageLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spliced, err := wirePage.MarshalJSON(); err != nil || string(spliced) != string(b) {
+			t.Fatalf("history page %d spliced (HistoryWire, %d bytes) differs from the page encoded (History, %d bytes); %v", pages, len(spliced), len(b), err)
 		}
 		if ask.Size(b) > ask.MaxResponseSize {
 			t.Fatalf("history page %d is %d bytes (Size), over %d", pages, ask.Size(b), ask.MaxResponseSize)
