@@ -48,7 +48,7 @@ type server struct {
 func (s *server) start() error {
 	s.cmd = exec.Command(s.bin, "serve", "--addr", s.addr, "--data", s.dir, "--progress", "2s", "--body-timeout", "2s",
 		"--header-timeout", "2s", "--idle-timeout", "5s",
-		"--max-waits", "10000", "--max-sockets", "10000")
+		"--max-waits", "10000", "--max-sockets", "10000", "--max-open-asks", "10000")
 	s.cmd.Env = append(os.Environ(), "LOOPBACK_TOKEN="+token)
 	out, _ := s.cmd.StdoutPipe()
 	s.cmd.Stderr = io.Discard

@@ -28,6 +28,9 @@ type Service struct {
 	// checked (they went straight to S3) waits for the verdict; zero: none is waited for.
 	UploadVerdictWait time.Duration
 
+	// Bounds are the open-ask budgets (Bounds); zero fields take the defaults.
+	Bounds Bounds
+
 	// Changes hears of every committed change, after the commit. Local: the in-process hub that
 	// wakes waiters and feeds sockets. On AWS it is nil: the DynamoDB stream carries changes.
 	Changes Publisher
@@ -312,7 +315,7 @@ func (s *Service) History(ctx context.Context, space string, before *time.Time, 
 		return nil, err
 	}
 	page := &AskPage{Items: nonNil(items)}
-	n, err := pageFits(items[:min(limit, len(items))])
+	n, err := pageFits(items[:min(limit, len(items))], pageBudget(s.responseSize()))
 	if err != nil {
 		return nil, err
 	}
@@ -326,8 +329,7 @@ func (s *Service) History(ctx context.Context, space string, before *time.Time, 
 
 // pageFits is how many of items, from the first, a page holds within MaxResponseSize: at least
 // one.
-func pageFits(items []*Ask) (int, error) {
-	budget := pageBudget
+func pageFits(items []*Ask, budget int) (int, error) {
 	for i, a := range items {
 		size, err := SizeOf(a)
 		if err != nil {

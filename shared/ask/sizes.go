@@ -94,19 +94,51 @@ func AskFull(id string, size, limit int) *Error {
 	return Errorf(EAskFull, "ask %s would grow to %d bytes with this turn, over the %d an ask may hold while it is open; say it in fewer words (link to long material or summarise it), or close this ask and carry on in a new one", id, size, limit)
 }
 
+// Bounds are the open-ask budgets a Service enforces. Zero fields take the defaults
+// (MaxOpenAsksPerCredential, MaxOpenSizePerCredential, MaxOpenSize), which keep every response
+// under Lambda's cap; only the local binary, where there is no such cap, may raise them (loopback
+// serve --max-open-asks, --max-open-bytes, --max-space-open-bytes), and then its snapshots may
+// grow past MaxResponseSize by as much as the space's budget was raised.
+type Bounds struct {
+	OpenAsksPerCredential int
+	OpenSizePerCredential int
+	OpenSize              int
+}
+
+// bounds is s.Bounds with the defaults filled in.
+func (s *Service) bounds() Bounds {
+	b := s.Bounds
+	if b.OpenAsksPerCredential <= 0 {
+		b.OpenAsksPerCredential = MaxOpenAsksPerCredential
+	}
+	if b.OpenSizePerCredential <= 0 {
+		b.OpenSizePerCredential = MaxOpenSizePerCredential
+	}
+	if b.OpenSize <= 0 {
+		b.OpenSize = MaxOpenSize
+	}
+	return b
+}
+
+// responseSize is what a snapshot or a page may take: MaxResponseSize, and as much more as the
+// space's open budget was raised past its default (the local binary only).
+func (s *Service) responseSize() int {
+	return MaxResponseSize + max(0, s.bounds().OpenSize-MaxOpenSize)
+}
+
 // checkOpen refuses an agent's new ask that the budgets of its credential or its space cannot
 // take: charge is the new ask's Charge.
-func checkOpen(u OpenUsage, credentialID string, charge int) error {
+func checkOpen(u OpenUsage, b Bounds, credentialID string, charge int) error {
 	if credentialID != "" {
-		if u.CredentialAsks >= MaxOpenAsksPerCredential {
+		if u.CredentialAsks >= b.OpenAsksPerCredential {
 			return Errorf(EOpenLimit, "this agent already has %d open asks, the most one credential may hold at once; wait for the person to answer some (await_reply; list_open_asks finds them) before asking more", u.CredentialAsks)
 		}
-		if u.CredentialCharge+charge > MaxOpenSizePerCredential {
-			return Errorf(EOpenLimit, "this agent's open asks already take %d of the %d bytes one credential may hold open at once, and this ask needs %d more; say less (link to long material or summarise it), or wait for the person to close some of this agent's open asks (list_open_asks finds them)", u.CredentialCharge, MaxOpenSizePerCredential, charge)
+		if u.CredentialCharge+charge > b.OpenSizePerCredential {
+			return Errorf(EOpenLimit, "this agent's open asks already take %d of the %d bytes one credential may hold open at once, and this ask needs %d more; say less (link to long material or summarise it), or wait for the person to close some of this agent's open asks (list_open_asks finds them)", u.CredentialCharge, b.OpenSizePerCredential, charge)
 		}
 	}
-	if u.Charge+charge > MaxOpenSize {
-		return Errorf(EOpenLimit, "the person's inbox already holds %d bytes of open asks, of the %d it shows at once, and this ask needs %d more; say less (link to long material or summarise it), or wait until the person closes some asks", u.Charge, MaxOpenSize, charge)
+	if u.Charge+charge > b.OpenSize {
+		return Errorf(EOpenLimit, "the person's inbox already holds %d bytes of open asks, of the %d it shows at once, and this ask needs %d more; say less (link to long material or summarise it), or wait until the person closes some asks", u.Charge, b.OpenSize, charge)
 	}
 	return nil
 }
@@ -129,7 +161,7 @@ func (s *Service) checkNewAsk(ctx context.Context, a *Ask) error {
 	if err != nil {
 		return err
 	}
-	return checkOpen(u, a.CredentialID, Charge(size))
+	return checkOpen(u, s.bounds(), a.CredentialID, Charge(size))
 }
 
 // bounded is a turn fn, refused when it would grow the ask past what an ask may hold. A turn
@@ -177,11 +209,12 @@ func cutWire(list []WireAsk, budget int) ([]WireAsk, int) {
 	return list, budget
 }
 
-// cutSnapshot cuts a snapshot to MaxResponseSize: every open ask (their budget keeps them well
-// under it), then as many of the recently closed as the rest holds, most recent first. Open asks
-// are cut only if the person's own turns grew them past it, the newest kept.
-func cutSnapshot(s *WireSnapshot) {
-	budget := MaxResponseSize - len(`{"open":[],"recent":[]}`)
+// cutSnapshot cuts a snapshot to size (MaxResponseSize: responseSize): every open ask (their
+// budget keeps them well under it), then as many of the recently closed as the rest holds, most
+// recent first. Open asks are cut only if the person's own turns grew them past it, the newest
+// kept.
+func cutSnapshot(s *WireSnapshot, size int) {
+	budget := size - len(`{"open":[],"recent":[]}`)
 	s.Open, budget = cutWire(s.Open, budget)
 	s.Recent, _ = cutWire(s.Recent, budget)
 }
@@ -210,8 +243,10 @@ func (p *WirePage) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// pageBudget is what a page's asks may take (Size, commas included) within MaxResponseSize.
-var pageBudget = MaxResponseSize - len(`{"items":[],"nextBefore":""}`) - len(FormatTime(farFuture))
+// pageBudget is what a page's asks may take (Size, commas included) within a response of size.
+func pageBudget(size int) int {
+	return size - len(`{"items":[],"nextBefore":""}`) - len(FormatTime(farFuture))
+}
 
 // HistoryWire is History in its contract JSON: spliced from the store's rows where it keeps them
 // (WireStore), so that a page of big asks is neither decoded nor encoded again; else encoded from
@@ -242,7 +277,7 @@ func (s *Service) HistoryWire(ctx context.Context, space string, before *time.Ti
 	if err != nil {
 		return nil, err
 	}
-	fit, _ := cutWire(items[:min(limit, len(items))], pageBudget)
+	fit, _ := cutWire(items[:min(limit, len(items))], pageBudget(s.responseSize()))
 	n := max(len(fit), min(1, len(items)))
 	page := &WirePage{Items: items[:n]}
 	if n < len(items) {

@@ -84,7 +84,7 @@ func (s *Service) SnapshotWire(ctx context.Context, space string) (*WireSnapshot
 			return nil, err
 		}
 		snap := &WireSnapshot{Open: open, Recent: recent}
-		cutSnapshot(snap)
+		cutSnapshot(snap, s.responseSize())
 		return snap, nil
 	}
 	snap, err := s.Snapshot(ctx, space)
@@ -102,6 +102,6 @@ func (s *Service) SnapshotWire(ctx context.Context, space string) (*WireSnapshot
 			}
 		}
 	}
-	cutSnapshot(out)
+	cutSnapshot(out, s.responseSize())
 	return out, nil
 }

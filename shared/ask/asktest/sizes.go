@@ -126,6 +126,19 @@ func testOpenBudgets(t *testing.T, s ask.Store) {
 	if _, err := svc.RequestReview(ctx, bigReview(150_000), ask.Origin{Space: newSpace(), CredentialID: "cred_0"}); err != nil {
 		t.Fatalf("another space: %v", err)
 	}
+
+	// A Service's Bounds set other budgets (the local binary's flags); zero fields keep the
+	// defaults.
+	raised := ask.NewService(s)
+	raised.Bounds = ask.Bounds{OpenAsksPerCredential: 2, OpenSize: 2 * ask.MaxOpenSize}
+	if _, err := raised.RequestReview(ctx, bigReview(150_000), origin("cred_more")); err != nil {
+		t.Fatalf("a review past the default space budget, with it raised: %v", err)
+	}
+	if _, err := raised.AskQuestion(ctx, question("second?"), origin("cred_more")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = raised.AskQuestion(ctx, question("third?"), origin("cred_more"))
+	wantCode(t, err, ask.EOpenLimit, "a third ask with two allowed")
 }
 
 // testAskFull: an ask grows with its turns only to MaxAskSize: a turn past it is refused with
