@@ -48,8 +48,9 @@ type server struct {
 func (s *server) start() error {
 	s.cmd = exec.Command(s.bin, "serve", "--addr", s.addr, "--data", s.dir, "--progress", "2s", "--body-timeout", "2s",
 		"--header-timeout", "2s", "--idle-timeout", "5s",
-		"--max-waits", "10000", "--max-sockets", "10000", "--max-open-asks", "10000")
+		"--max-waits", "10000", "--max-sockets", "10000")
 	s.cmd.Env = append(os.Environ(), "LOOPBACK_TOKEN="+token)
+	s.cmd.Args = append(s.cmd.Args, "--max-open-asks", "10000") // every agent asks on the one agent token
 	out, _ := s.cmd.StdoutPipe()
 	s.cmd.Stderr = io.Discard
 	if err := s.cmd.Start(); err != nil {
