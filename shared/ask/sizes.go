@@ -45,7 +45,7 @@ const (
 
 	// MaxOpenAsksPerCredential and MaxOpenSizePerCredential bound what one agent credential
 	// holds open at once, so that one runaway agent cannot fill the person's inbox.
-	MaxOpenAsksPerCredential = 50
+	MaxOpenAsksPerCredential = 100
 	MaxOpenSizePerCredential = 1 << 20
 
 	// ChargeUnit is the granularity of an ask's Charge: what a store records of its size, so that

@@ -3,6 +3,7 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func TestOpenAskCapsAsToolErrors(t *testing.T) {
 	before := d.askCount(t)
 	c := d.connect(t, clientOpts{Token: token})
 	msg := toolErr(t, callTool(t, c, "ask_question", question("p")))
-	for _, want := range []string{ask.EOpenLimit, "already has 50 open asks", "await_reply", "list_open_asks"} {
+	for _, want := range []string{ask.EOpenLimit, fmt.Sprintf("already has %d open asks", ask.MaxOpenAsksPerCredential), "await_reply", "list_open_asks"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the tool error does not say %q: %s", want, msg)
 		}
