@@ -32,8 +32,9 @@ import (
 	"time"
 )
 
-// serveArgs are extra flags for `loopback serve`, such as --debug-addr to profile the server.
-var serveArgs []string
+// serveArgs are extra flags for `loopback serve`, such as --debug-addr to profile the server. It
+// starts with the open-ask budgets lifted: one credential holds every waiting ask here.
+var serveArgs = []string{"--max-open-asks", "1000000", "--max-open-bytes", "2000000000", "--max-space-open-bytes", "2000000000"}
 
 // debugAddr is where the server serves its profiles; empty: nowhere.
 var debugAddr string

@@ -53,6 +53,7 @@ func (s *server) start() error {
 		// 50 s bound for such calls (docs/design/waiting.md).
 		"--quiet-max-wait", "1h")
 	s.cmd.Env = append(os.Environ(), "LOOPBACK_TOKEN="+token)
+	s.cmd.Args = append(s.cmd.Args, "--max-open-asks", "10000") // every agent asks on the one agent token
 	out, _ := s.cmd.StdoutPipe()
 	s.cmd.Stderr = io.Discard
 	if err := s.cmd.Start(); err != nil {

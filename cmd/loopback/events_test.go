@@ -472,12 +472,16 @@ func jsonSame(t *testing.T, a, b []byte) bool {
 // A client that stops reading is dropped once its queue (256 changes) is full, while a client
 // beside it receives every change.
 func TestEventSocketSlowClient(t *testing.T) {
-	s := startServer(t, map[string]string{"LOOPBACK_TOKEN": ownerToken})
+	// Big open asks make a snapshot of several MB, more than the kernel buffers between the
+	// server and a client that does not read; the small ones are there to be answered. They are
+	// more than a space's open-ask budget takes (ask.MaxOpenSize): it is raised, here and on the
+	// server, whose snapshot may then grow by as much.
+	const openBytes = "16000000"
+	s := startServe(t, 15*time.Second, map[string]string{"LOOPBACK_TOKEN": ownerToken}, "--max-space-open-bytes", openBytes)
 	seedSvc, _ := s.seed(t)
+	seedSvc.Bounds = ask.Bounds{OpenSize: 16_000_000}
 	ctx := context.Background()
 	local := ask.Origin{Space: LocalSpace}
-	// Big open asks make a snapshot of several MB, more than the kernel buffers between the
-	// server and a client that does not read; the small ones are there to be answered.
 	big := question("big", "Yes", "No")
 	big.Context = strings.Repeat("All work and no play. ", 200<<10/22)
 	for range 30 {

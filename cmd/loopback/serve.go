@@ -70,6 +70,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	table := fs.String("table", os.Getenv("LOOPBACK_TABLE"), "the DynamoDB table, with --store dynamodb")
 	bucket := fs.String("bucket", os.Getenv("LOOPBACK_BUCKET"), "the S3 bucket for uploaded images, with --store dynamodb (empty: the data folder)")
 	create := fs.Bool("create", false, "with --store dynamodb, create the table and bucket if they do not exist")
+	openAsks := openAskFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -111,7 +112,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
 	// This process holds the sockets and the waits: the hub reaches both.
 	lb := app.New(app.Config{
-		Storage: a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: push.NewQueue(ctx, pusher, 2, 1024),
+		OpenAsks: *openAsks,
+		Storage:  a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: push.NewQueue(ctx, pusher, 2, 1024),
 		PublicURL: base, Limits: limits, Logger: logger,
 		Wait: app.Wait{MaxWait: *maxWait, Progress: *progress, QuietMaxWait: *quietMaxWait, ClaudeCodeMaxWait: *claudeMaxWait},
 		Push: &httpapi.PushConfig{

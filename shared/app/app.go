@@ -73,6 +73,10 @@ type Config struct {
 	// from the X-Loopback-Host header CloudFront's viewer function sets (wsapi.PublicURL).
 	PublicURL string
 
+	// OpenAsks are the budgets of what agents may hold open (ask.Bounds); zero fields take the
+	// defaults, which keep every response under Lambda's cap. Only the local binary raises them.
+	OpenAsks ask.Bounds
+
 	// Push serves the Web Push routes; nil where the deployment sends no pushes.
 	Push *httpapi.PushConfig
 
@@ -127,6 +131,7 @@ func New(cfg Config) *App {
 		svc.Now = cfg.Now
 	}
 	svc.Leases = store
+	svc.Bounds = cfg.OpenAsks
 	var publishers ask.Publishers
 	if cfg.Hub != nil {
 		publishers = append(publishers, cfg.Hub)

@@ -13,6 +13,8 @@ const (
 	EAgentsTurn       = "ask.awaiting_agent" // the person tried to move during the agent's turn
 	EHumansTurn       = "ask.awaiting_human" // the agent tried to move during the person's turn
 	EConflict         = "ask.conflict"       // the ask kept changing underneath the write
+	EAskFull          = "ask.full"           // a turn would grow the ask past what an ask may hold (ask.MaxAskSize)
+	EOpenLimit        = "ask.open_limit"     // an agent's new ask that its credential's or its space's open asks leave no room for
 	EReplyInvalid     = "reply.invalid"      // a person's reply that does not fit the ask
 	EInputInvalid     = "input.invalid"      // an agent's ask that breaks the contract's rules
 	EAnswerInvalid    = "answer.invalid"     // an agent's answer that breaks the contract's rules

@@ -29,6 +29,9 @@ type Service struct {
 	// before they are stored (locally), so that no upload is left waiting for a verdict.
 	UploadCheck UploadChecker
 
+	// Bounds are the open-ask budgets (Bounds); zero fields take the defaults.
+	Bounds Bounds
+
 	// Changes hears of every committed change, after the commit. Local: the in-process hub that
 	// wakes waiters and feeds sockets. On AWS it is nil: the DynamoDB stream carries changes.
 	Changes Publisher
@@ -70,6 +73,9 @@ func (s *Service) publish(a *Ask, opened bool) {
 // create stores a new ask and publishes it; with f, the agent's lease is taken first and the ask
 // is created waiting.
 func (s *Service) create(ctx context.Context, a *Ask, f *Follow) (*Ask, error) {
+	if err := s.checkNewAsk(ctx, a); err != nil {
+		return nil, err
+	}
 	if err := s.takeLease(ctx, a.Space, a.ID, f); err != nil {
 		return nil, err
 	}
@@ -146,14 +152,14 @@ func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) 
 // Reply records a person's reply. Two replies racing on one ask never both win: the loser reloads
 // and is judged against the ask as the winner left it.
 func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (*Ask, error) {
-	a, _, err := s.changeWire(ctx, space, id, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) })
+	a, _, err := s.changeWire(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
 	return a, err
 }
 
 // ReplyWire is Reply, with the replied ask in the contract's JSON as it was stored (encoded once,
 // for the store and the response alike, where the store hands it back: WireUpdater).
 func (s *Service) ReplyWire(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
-	a, wire, err := s.changeWire(ctx, space, id, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) })
+	a, wire, err := s.changeWire(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
 	if err != nil {
 		return WireAsk{}, err
 	}
@@ -172,7 +178,7 @@ func (s *Service) AnswerFollowUp(ctx context.Context, in FollowUpInput, o Origin
 	if err := s.checkImages(ctx, o.Space, EAnswerInvalid, blockList{"content", in.Content}); err != nil {
 		return nil, err
 	}
-	return s.agentsTurn(ctx, o, in.AskID, func(a *Ask) error { return AnswerFollowUp(a, in, s.Now) })
+	return s.agentsTurn(ctx, o, in.AskID, bounded(true, func(a *Ask) error { return AnswerFollowUp(a, in, s.Now) }))
 }
 
 // AnswerBriefing records an agent's answers on a briefing's points (in o's space); with
@@ -184,7 +190,7 @@ func (s *Service) AnswerBriefing(ctx context.Context, in BriefingAnswerInput, o 
 	if err := s.checkImages(ctx, o.Space, EAnswerInvalid, answerImages(in)...); err != nil {
 		return nil, err
 	}
-	return s.agentsTurn(ctx, o, in.AskID, func(a *Ask) error { return AnswerBriefing(a, in, s.Now) })
+	return s.agentsTurn(ctx, o, in.AskID, bounded(true, func(a *Ask) error { return AnswerBriefing(a, in, s.Now) }))
 }
 
 // agentsTurn applies an agent's answer and, when it goes on waiting (o.Follow), its follow: the
@@ -295,10 +301,11 @@ const (
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // History returns a page of closed asks, most recently closed first, that closed strictly before
-// `before` (nil for the newest). NextBefore is set only when more asks may follow.
+// `before` (nil for the newest): at most limit, and no more than fit in MaxResponseSize (at
+// least one, which MaxAskSize lets fit). NextBefore is set only when more asks may follow.
 func (s *Service) History(ctx context.Context, space string, before *time.Time, limit int) (*AskPage, error) {
-	if limit < 1 || limit > MaxPageLimit {
-		return nil, Errorf(ERequestInvalid, "limit must be between 1 and %d (got %d)", MaxPageLimit, limit)
+	if err := checkPageLimit(limit); err != nil {
+		return nil, err
 	}
 	b := farFuture
 	if before != nil {
@@ -309,12 +316,35 @@ func (s *Service) History(ctx context.Context, space string, before *time.Time, 
 		return nil, err
 	}
 	page := &AskPage{Items: nonNil(items)}
-	if len(items) > limit {
-		page.Items = items[:limit]
-		next := *page.Items[limit-1].ClosedAt
+	n, err := pageFits(items[:min(limit, len(items))], pageBudget(s.responseSize()))
+	if err != nil {
+		return nil, err
+	}
+	if n < len(items) {
+		page.Items = items[:n]
+		next := *page.Items[n-1].ClosedAt
 		page.NextBefore = &next
 	}
 	return page, nil
+}
+
+// pageFits is how many of items, from the first, a page holds within MaxResponseSize: at least
+// one.
+func pageFits(items []*Ask, budget int) (int, error) {
+	for i, a := range items {
+		size, err := SizeOf(a)
+		if err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			size++
+		}
+		if size > budget && i > 0 {
+			return i, nil
+		}
+		budget -= size
+	}
+	return len(items), nil
 }
 
 func nonNil(asks []*Ask) []*Ask {

@@ -71,7 +71,7 @@ func ToWire(a *Ask) (WireAsk, error) {
 	return WireAsk{ID: a.ID, Version: a.Version, JSON: b}, err
 }
 
-// SnapshotWire is Snapshot in its contract JSON: spliced from the store's rows where the store
+// SnapshotWire is Snapshot in its contract JSON, cut to MaxResponseSize (cutSnapshot): spliced from the store's rows where the store
 // keeps them (WireStore), else encoded from Snapshot.
 func (s *Service) SnapshotWire(ctx context.Context, space string) (*WireSnapshot, error) {
 	if ws, ok := s.Store.(WireStore); ok {
@@ -83,7 +83,9 @@ func (s *Service) SnapshotWire(ctx context.Context, space string) (*WireSnapshot
 		if err != nil {
 			return nil, err
 		}
-		return &WireSnapshot{Open: open, Recent: recent}, nil
+		snap := &WireSnapshot{Open: open, Recent: recent}
+		cutSnapshot(snap, s.responseSize())
+		return snap, nil
 	}
 	snap, err := s.Snapshot(ctx, space)
 	if err != nil {
@@ -100,5 +102,6 @@ func (s *Service) SnapshotWire(ctx context.Context, space string) (*WireSnapshot
 			}
 		}
 	}
+	cutSnapshot(out, s.responseSize())
 	return out, nil
 }

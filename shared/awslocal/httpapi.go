@@ -3,6 +3,7 @@ package awslocal
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -42,11 +43,18 @@ type HTTPAPI struct {
 	Logger      *slog.Logger
 }
 
-// Limits API Gateway and Lambda put on a request: the integration times out after 30 s, and an
-// event (its body base64-encoded when binary) is at most 6 MB.
+// Limits API Gateway and Lambda put on a request and its answer: the integration times out after
+// 30 s; an HTTP API takes a body of at most 10 MB (413 beyond, from API Gateway itself); Lambda
+// takes an event of at most 6,291,456 bytes as JSON (its body base64-encoded when binary), and
+// refuses a buffered answer over 6,291,556 bytes as JSON (Function.ResponseSizeTooLarge: the
+// figure is Lambda's own error message). API Gateway answers a refused invocation with 500 and
+// a function's failed answer with 502, each with its own body, never the function's
+// (docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html).
 const (
 	IntegrationTimeout = 30 * time.Second
+	MaxPayload         = 10 << 20
 	MaxEvent           = 6291456
+	MaxResponse        = 6291556
 )
 
 func (a *HTTPAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -60,12 +68,18 @@ func (a *HTTPAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gatewayError(w, http.StatusBadRequest, "Bad Request")
 		return
 	}
+	if len(body) > MaxPayload {
+		gatewayError(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large")
+		return
+	}
 	ev := APIRequest(r, body, route.Key, params, a.APIID)
 	if a.ForwardHost {
 		ev.Headers["x-loopback-host"] = r.Host
 	}
-	if len(ev.Body) > MaxEvent {
-		gatewayError(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large")
+	if n := lambdaJSONSize(ev); n > MaxEvent {
+		a.logger().Error("Lambda refused the invocation: RequestEntityTooLargeException",
+			"function", route.Function, "route", route.Key, "bytes", n, "limit", MaxEvent)
+		gatewayError(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
 	timeout := min(route.Timeout, IntegrationTimeout)
@@ -80,11 +94,45 @@ func (a *HTTPAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gatewayError(w, http.StatusServiceUnavailable, "Service Unavailable")
 		return
 	case err != nil:
-		a.Logger.Error("function failed", "function", route.Function, "route", route.Key, "err", err)
+		a.logger().Error("function failed", "function", route.Function, "route", route.Key, "err", err)
 		gatewayError(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
+	if n := lambdaJSONSize(res); n > MaxResponse {
+		a.logger().Error("Function.ResponseSizeTooLarge: Response payload size exceeded maximum allowed payload size (6291556 bytes).",
+			"function", route.Function, "route", route.Key, "bytes", n)
+		gatewayError(w, http.StatusBadGateway, "Internal Server Error")
+		return
+	}
 	WriteAPIResponse(w, res)
+}
+
+func (a *HTTPAPI) logger() *slog.Logger {
+	if a.Logger != nil {
+		return a.Logger
+	}
+	return slog.Default()
+}
+
+// lambdaJSONSize is how many bytes v takes as the JSON Lambda carries: an event as API Gateway
+// sends it, or an answer as aws-lambda-go's runtime writes it (encoding/json, HTML not escaped,
+// and a line end).
+func lambdaJSONSize(v any) int {
+	var c countingWriter
+	e := json.NewEncoder(&c)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return 0 // events and answers are plain structs of strings: they always encode
+	}
+	return int(c)
+}
+
+// countingWriter counts what is written to it.
+type countingWriter int
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
 }
 
 // match finds the route of a request, and its path parameters.

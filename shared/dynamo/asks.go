@@ -121,6 +121,7 @@ type storedAsk struct {
 	version  int
 	closedAt string // as stored; "" while open
 	chunks   int
+	charge   int // as stored; 0 for an ask written before charges were kept
 }
 
 // UpdateAsk writes a changed ask if and only if its stored version is still a.Version, and then
@@ -139,8 +140,8 @@ func (s *Store) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: s.table, Key: askKey(a.Space, a.ID), ConsistentRead: aws.Bool(true),
-		ProjectionExpression:     aws.String("#version, #closedAt, #chunks, #revision"),
-		ExpressionAttributeNames: names(attrVersion, attrClosedAt, attrChunks, attrRevision),
+		ProjectionExpression:     aws.String("#version, #closedAt, #chunks, #revision, #charge"),
+		ExpressionAttributeNames: names(attrVersion, attrClosedAt, attrChunks, attrRevision, attrCharge),
 	})
 	if err != nil {
 		return fmt.Errorf("dynamodb: update ask %s: %w", a.ID, err)
@@ -166,10 +167,14 @@ func (s *Store) UpdateAsk(ctx context.Context, a *ask.Ask) error {
 	if err != nil {
 		return fmt.Errorf("dynamodb: update ask %s: %w", a.ID, err)
 	}
+	charge, _, err := getInt(out.Item, attrCharge)
+	if err != nil {
+		return fmt.Errorf("dynamodb: update ask %s: %w", a.ID, err)
+	}
 	closedAt, _ := getString(out.Item, attrClosedAt)
 
 	row := *a
-	err = s.writeAsk(ctx, &row, &storedAsk{version: int(version), closedAt: closedAt, chunks: int(chunks)})
+	err = s.writeAsk(ctx, &row, &storedAsk{version: int(version), closedAt: closedAt, chunks: int(chunks), charge: int(charge)})
 	var domain *ask.Error
 	switch {
 	case errors.Is(err, ask.ErrVersionConflict), errors.Is(err, ask.ErrNotFound), errors.As(err, &domain):
@@ -255,6 +260,7 @@ func (s *Store) askTransaction(w *askWrite) (*askTx, error) {
 	if err != nil {
 		return nil, err
 	}
+	charge, _, _ := getInt(it, attrCharge)
 	tx := &askTx{put: s.askPut(w, it), markIdx: -1}
 	tx.ops = append(tx.ops, types.TransactWriteItem{Put: tx.put})
 	tx.ops = append(tx.ops, s.bodyOps(w, chunks)...)
@@ -262,7 +268,7 @@ func (s *Store) askTransaction(w *askWrite) (*askTx, error) {
 		tx.markIdx = len(tx.ops)
 		tx.ops = append(tx.ops, s.closeMarkOp(w))
 	}
-	tx.ops = append(tx.ops, s.listingOps(w)...)
+	tx.ops = append(tx.ops, s.listingOps(w, int(charge))...)
 	return tx, nil
 }
 
@@ -309,8 +315,9 @@ func (s *Store) closeMarkOp(w *askWrite) types.TransactWriteItem {
 
 // listingOps moves the ask between the space's listings: its old close-time marker goes when
 // the close time changes (or it reopens), its open marker goes when it closes, and a new open
-// marker comes when it is open and was not.
-func (s *Store) listingOps(w *askWrite) []types.TransactWriteItem {
+// marker comes when it is open and was not, or its charge changed (OpenUsage sums the markers'
+// charges; a charge moves in whole ask.ChargeUnits, so most changes leave the marker be).
+func (s *Store) listingOps(w *askWrite, charge int) []types.TransactWriteItem {
 	var ops []types.TransactWriteItem
 	row, old := w.row, w.old
 	if old != nil && old.closedAt != "" && (row.ClosedAt == nil || w.marks) {
@@ -319,9 +326,13 @@ func (s *Store) listingOps(w *askWrite) []types.TransactWriteItem {
 	if w.wasOpen() && row.ClosedAt != nil {
 		ops = append(ops, s.deleteOp(key(spacePK(row.Space), openSK(row.ID))))
 	}
-	if row.ClosedAt == nil && !w.wasOpen() {
+	if row.ClosedAt == nil && (!w.wasOpen() || w.old.charge != charge) {
 		m := newItem(spacePK(row.Space), openSK(row.ID), "open")
 		m[attrID], m[attrCreatedAt] = str(row.ID), str(formatTime(row.CreatedAt))
+		m[attrCharge] = num(int64(charge))
+		if row.CredentialID != "" {
+			m[attrCredentialID] = str(row.CredentialID)
+		}
 		ops = append(ops, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: m}})
 	}
 	return ops
@@ -437,6 +448,44 @@ func (s *Store) OpenAsks(ctx context.Context, space string) ([]*ask.Ask, error) 
 	}
 	slices.SortFunc(out, func(x, y *ask.Ask) int { return newestFirst(x.CreatedAt, x.ID, y.CreatedAt, y.ID) })
 	return out, nil
+}
+
+// attrCharge is an ask's ask.Charge, on the ask item and on its open marker (which also carries
+// the credential that raised it): what OpenUsage sums.
+const attrCharge = "charge" // N
+
+// OpenUsage counts a space's open asks and their charges, and the part the credential raised
+// (ask.UsageStore), from the space's open markers: a strongly consistent Query of small items,
+// whatever the asks hold. A marker written before charges were kept counts 0 until its ask
+// next changes.
+func (s *Store) OpenUsage(ctx context.Context, space, credentialID string) (ask.OpenUsage, error) {
+	var u ask.OpenUsage
+	if !usable(space) {
+		return u, nil
+	}
+	err := s.query(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :open)"),
+		ExpressionAttributeNames:  names(attrPK, attrSK, attrCharge, attrCredentialID),
+		ExpressionAttributeValues: item{":pk": str(spacePK(space)), ":open": str(prefixOpen)},
+		ProjectionExpression:      aws.String("#charge, #credentialId"),
+		ConsistentRead:            aws.Bool(true),
+	}, func(m item) (bool, error) {
+		charge, _, err := getInt(m, attrCharge)
+		if err != nil {
+			return false, err
+		}
+		u.Asks++
+		u.Charge += int(charge)
+		if cred, _ := getString(m, attrCredentialID); cred == credentialID {
+			u.CredentialAsks++
+			u.CredentialCharge += int(charge)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return ask.OpenUsage{}, fmt.Errorf("dynamodb: open usage of space %s: %w", space, err)
+	}
+	return u, nil
 }
 
 // newestFirst orders open asks: created later first, then by descending id.
@@ -626,6 +675,7 @@ func encodeAsk(a *ask.Ask, version, inline, chunk int) (item, []item, error) {
 	z := deflate(body)
 	pk := askPK(a.Space, a.ID)
 	it := newItem(pk, skAsk, "ask")
+	it[attrCharge] = num(int64(ask.Charge(ask.Size(body))))
 	it[attrHead] = str(pk)
 	it[attrSpace], it[attrID] = str(a.Space), str(a.ID)
 	it[attrKind], it[attrStatus] = str(string(a.Kind)), str(string(a.Status))

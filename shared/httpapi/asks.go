@@ -51,12 +51,13 @@ func (s *Server) listAsks(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	page, err := s.Service.History(r.Context(), gate.CredentialFrom(r.Context()).Space, before, limit)
+	// Spliced from the store's rows, as the snapshot is: never decoded here.
+	page, err := s.Service.HistoryWire(r.Context(), gate.CredentialFrom(r.Context()).Space, before, limit)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, page)
+	s.writeEncoded(w, r, http.StatusOK, page)
 }
 
 // readAsk: GET /api/v1/asks/{id}.

@@ -20,6 +20,8 @@ var statusByCode = map[string]int{
 	ask.EAgentsTurn:       http.StatusConflict,
 	ask.EHumansTurn:       http.StatusConflict,
 	ask.EConflict:         http.StatusConflict,
+	ask.EAskFull:          http.StatusConflict,
+	ask.EOpenLimit:        http.StatusConflict,
 	ask.EReload:           http.StatusConflict,
 	ask.EReplyInvalid:     http.StatusUnprocessableEntity,
 	ask.EInputInvalid:     http.StatusUnprocessableEntity,

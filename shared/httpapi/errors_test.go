@@ -37,6 +37,8 @@ var wantStatus = map[string]int{
 	ask.EAgentsTurn:       409,
 	ask.EHumansTurn:       409,
 	ask.EConflict:         409,
+	ask.EAskFull:          409,
+	ask.EOpenLimit:        409,
 	ask.EReload:           409,
 	ask.EReplyInvalid:     422,
 	ask.EInputInvalid:     422,

@@ -373,3 +373,33 @@ func decodeAsk(space string, version int, credentialID string, body []byte) (*as
 	a.Space, a.Version, a.CredentialID = space, version, credentialID
 	return a, nil
 }
+
+// OpenUsage counts a space's open asks and their Charges, and the part the credential raised
+// (ask.UsageStore), from the rows' bodies without decoding them: a body is the ask's contract
+// JSON, whose Size ask.Size counts (in Go: far quicker than SQLite's string functions).
+func (d *DB) OpenUsage(ctx context.Context, space, credentialID string) (ask.OpenUsage, error) {
+	var u ask.OpenUsage
+	rows, err := d.r.QueryContext(ctx, `SELECT credential_id, body FROM asks WHERE space = ? AND status <> 'closed'`, space)
+	if err != nil {
+		return u, fmt.Errorf("sqlite: open usage of space %s: %w", space, err)
+	}
+	defer rows.Close()
+	var body sql.RawBytes
+	var cred string
+	for rows.Next() {
+		if err := rows.Scan(&cred, &body); err != nil {
+			return ask.OpenUsage{}, fmt.Errorf("sqlite: open usage of space %s: %w", space, err)
+		}
+		charge := ask.Charge(ask.Size(body))
+		u.Asks++
+		u.Charge += charge
+		if cred == credentialID {
+			u.CredentialAsks++
+			u.CredentialCharge += charge
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return ask.OpenUsage{}, fmt.Errorf("sqlite: open usage of space %s: %w", space, err)
+	}
+	return u, nil
+}
