@@ -242,7 +242,7 @@ func (h *Handler) startExtensionTask(ctx context.Context, msg *rpcMessage, tool 
 	o, taskID := h.taskOrigin(ctx, tool)
 	askID, err := tool.start(ctx, o, msg.Params.Arguments)
 	if err != nil {
-		return completeResult(toolError(err))
+		return completeResult(h.toolError(ctx, err))
 	}
 	now := h.cfg.Service.Now()
 	t := &ask.Task{
