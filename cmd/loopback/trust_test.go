@@ -25,6 +25,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/mcptools/mcptest"
 	"github.com/loopback-hq/loopback/shared/push/pushtest"
+	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
 // The trust model (docs/trust.md), tried against the real binary: who may do what, what a
@@ -371,16 +372,8 @@ func callTool(t *testing.T, c interface {
 	return res
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// eventually polls cond until it holds (testwait.Eventually, the one copy).
+var eventually = testwait.Eventually
 
 // TestRevocationEndsWhatItOpened: revoking a credential with `loopback token revoke`, from
 // another process than the server, closes its sockets, voids its unused tickets, and ends its
