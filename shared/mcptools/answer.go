@@ -12,9 +12,11 @@ import (
 
 // A result that carries a person's reply says, in words a model reads first, who answered, what
 // they decided and what to do next (the tool, with the askId); then the contract's ToolReply as
-// JSON, in a second text block, exactly as structuredContent holds it. Two blocks rather than
-// one: a client that parses the text as JSON finds the JSON whole in a block of its own, and
-// clients that hand every text block to the model (Claude Code, Codex, the SDKs) show both.
+// JSON, in a second text block, exactly as structuredContent holds it: a client that parses the
+// text as JSON finds the JSON whole in a block of its own. The words come once more as an
+// embedded text resource (replyURI), for clients that show the model structuredContent in place of
+// the text blocks: Claude Code (2.1.332) does, and keeps only the non-text blocks beside it
+// ("[Resource from loopback at loopback://asks/<id>/reply] <words>", then the JSON).
 
 // toolReply is a ToolReply as structured content, the words, and the same JSON as text.
 func toolReply(askID string, r ask.Reply) *mcp.CallToolResult {
@@ -38,9 +40,16 @@ func replyResult(askID string, r ask.Reply, words string) *mcp.CallToolResult {
 	_ = json.Unmarshal(b, &structured)
 	return &mcp.CallToolResult{
 		StructuredContent: structured,
-		Content:           []mcp.Content{mcp.NewTextContent(words), mcp.NewTextContent(string(b))},
+		Content: []mcp.Content{
+			mcp.NewTextContent(words),
+			mcp.NewTextContent(string(b)),
+			mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: replyURI(askID), MIMEType: "text/plain", Text: words}),
+		},
 	}
 }
+
+// replyURI names the reply on an ask, as the embedded resource that carries its words.
+func replyURI(askID string) string { return "loopback://asks/" + askID + "/reply" }
 
 // personName is who gave a reply, as the model is told: their name, else their id.
 func personName(by *ask.Actor) string {

@@ -124,8 +124,8 @@ func firstText(t *testing.T, result any) string {
 	t.Helper()
 	m, _ := result.(map[string]any)
 	content, _ := m["content"].([]any)
-	if len(content) != 2 {
-		t.Fatalf("want the words and the JSON as two text blocks: %v", result)
+	if len(content) != 3 {
+		t.Fatalf("want the words and the JSON as two text blocks, and the words as a resource: %v", result)
 	}
 	first, _ := content[0].(map[string]any)
 	s, _ := first["text"].(string)

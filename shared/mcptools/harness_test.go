@@ -317,8 +317,15 @@ func toolReply(t *testing.T, res *mcp.CallToolResult) ask.ToolReply {
 			texts = append(texts, tc.Text)
 		}
 	}
-	if len(texts) != 2 || len(res.Content) != 2 {
-		t.Fatalf("want two text blocks, the words and the JSON; got %d blocks: %s", len(res.Content), resultText(res))
+	if len(texts) != 2 || len(res.Content) != 3 {
+		t.Fatalf("want two text blocks (the words and the JSON) and the words as a resource; got %d blocks: %s", len(res.Content), resultText(res))
+	}
+	// The words again as an embedded text resource: Claude Code shows the model structuredContent
+	// in place of text blocks, and only non-text blocks beside it.
+	if r, ok := res.Content[2].(mcp.EmbeddedResource); !ok {
+		t.Fatalf("the third block is %T, want the words as an embedded resource", res.Content[2])
+	} else if tr, ok := r.Resource.(mcp.TextResourceContents); !ok || tr.Text != texts[0] || !strings.HasPrefix(tr.URI, "loopback://asks/") {
+		t.Fatalf("the embedded resource is not the words: %+v", r.Resource)
 	}
 	if !jsonEqual(t, structured, []byte(texts[1])) {
 		t.Fatalf("the second text block is not the same JSON as structuredContent:\nstructured: %s\ntext:       %s", structured, texts[1])
