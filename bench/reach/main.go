@@ -204,12 +204,21 @@ func main() {
 	if *answer > *agents {
 		*answer = *agents
 	}
+	// What a failure must stop before exiting (os.Exit runs no deferred calls).
+	var cleanups []func()
+	cleanup := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
 	fail := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "reach: "+format+"\n", args...)
+		cleanup()
 		os.Exit(1)
 	}
+	defer cleanup()
 	dir, _ := os.MkdirTemp("", "loopback-reach-")
-	defer os.RemoveAll(dir)
+	cleanups = append(cleanups, func() { os.RemoveAll(dir) })
 	s := &server{bin: *bin, dir: dir, addr: "127.0.0.1:0"}
 	if *store == "dynamodb" {
 		endpoint := os.Getenv("AWS_ENDPOINT_URL")
@@ -218,7 +227,7 @@ func main() {
 			if err != nil {
 				fail("%v", err)
 			}
-			defer stop()
+			cleanups = append(cleanups, stop)
 			endpoint = url
 		}
 		s.env = []string{"AWS_ENDPOINT_URL=" + endpoint, "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION=us-east-1"}
@@ -227,11 +236,11 @@ func main() {
 	if err := s.start(); err != nil {
 		fail("%v", err)
 	}
-	defer func() {
-		if s.cmd.ProcessState == nil {
+	cleanups = append(cleanups, func() {
+		if s.cmd != nil && s.cmd.Process != nil && s.cmd.ProcessState == nil {
 			s.kill()
 		}
-	}()
+	})
 
 	// 1. Every agent asks and waits.
 	t0 := time.Now()
@@ -362,7 +371,7 @@ func main() {
 		fmt.Println("  ", p)
 	}
 	if int(reached.Load()) != len(replied) || lost.Load() > 0 || wrong.Load() > 0 || int(stillOpen.Load()) != *agents-*answer {
-		s.kill()
+		cleanup()
 		os.Exit(1)
 	}
 }
