@@ -260,7 +260,7 @@ func main() {
 	// blink; the calls themselves are what the crash must cut.)
 	var open []openAsk
 	waiting := 0
-	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Minute); ; time.Sleep(3 * time.Second) {
 		var err error
 		if open, err = s.open(); err == nil && len(open) == *agents {
 			waiting = 0
@@ -272,7 +272,7 @@ func main() {
 			break
 		}
 		if time.Now().After(deadline) {
-			fail("only %d of %d asks open after 10 minutes (%v)", len(open), *agents, err)
+			fail("only %d of %d asks open after 30 minutes (%v)", len(open), *agents, err)
 		}
 	}
 	asked := time.Since(t0)
