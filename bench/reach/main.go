@@ -36,6 +36,9 @@ import (
 
 const token = "lb_reach-owner-token-0123456789abcdefghijklmn"
 
+// resumeID finds the askId in a result that tells the agent to call await_reply.
+var resumeID = regexp.MustCompile(`await_reply with \{"askId": "([a-z0-9]+)"\}`)
+
 type server struct {
 	bin, dir, addr string
 	extra          []string // the storage flags
@@ -244,14 +247,30 @@ func main() {
 
 	// 1. Every agent asks and waits.
 	t0 := time.Now()
-	var cut atomic.Int64
+	var cut, early, rewaits atomic.Int64
+	var crashed atomic.Bool
+	var earlyErr atomic.Value
 	var calls sync.WaitGroup
 	for i := range *agents {
 		calls.Go(func() {
-			_, err := s.mcp(context.Background(), "ask_question", map[string]any{
+			res, err := s.mcp(context.Background(), "ask_question", map[string]any{
 				"question": fmt.Sprintf("Agent %d: go on?", i), "project": fmt.Sprintf("reach-%d", i)})
-			if err != nil {
+			// A wait the server ended early with its own words ("… call await_reply with
+			// {"askId": …}"): the agent waits again, as it is told.
+			for err == nil && res["isError"] == true && !crashed.Load() {
+				m := resumeID.FindStringSubmatch(fmt.Sprint(res["content"]))
+				if m == nil {
+					break
+				}
+				rewaits.Add(1)
+				res, err = s.mcp(context.Background(), "await_reply", map[string]any{"askId": m[1]})
+			}
+			switch {
+			case crashed.Load() && err != nil:
 				cut.Add(1) // the crash cut it, as it should
+			default: // it returned before the crash: refused, or failed
+				early.Add(1)
+				earlyErr.CompareAndSwap(nil, fmt.Sprintf("%v %v", err, res))
 			}
 		})
 	}
@@ -262,6 +281,9 @@ func main() {
 	waiting := 0
 	for deadline := time.Now().Add(30 * time.Minute); ; time.Sleep(3 * time.Second) {
 		var err error
+		if n := early.Load(); n > 0 {
+			fail("%d calls returned before the crash, such as: %v", n, earlyErr.Load())
+		}
 		if open, err = s.open(); err == nil && len(open) == *agents {
 			waiting = 0
 			for _, a := range open {
@@ -278,6 +300,7 @@ func main() {
 	asked := time.Since(t0)
 
 	// 2. The server is killed with every agent waiting, and started again on the same data.
+	crashed.Store(true)
 	s.kill()
 	calls.Wait()
 	if int(cut.Load()) != *agents {
@@ -363,7 +386,7 @@ func main() {
 	fmt.Printf("reach (%s): %d agents waiting, the server killed (SIGKILL) and restarted, %d asks answered before the agents came back\n", *store, *agents, *answer)
 	fmt.Printf("replies: %d given, %d reached their agent through list_open_asks + await_reply, %d lost, %d wrong; %d unanswered asks listed open for their agent\n",
 		len(replied), reached.Load(), lost.Load(), wrong.Load(), stillOpen.Load())
-	fmt.Printf("asks marked waiting when the server was killed: %d of %d\n", waiting, *agents)
+	fmt.Printf("asks marked waiting when the server was killed: %d of %d; waits the server ended early and the agent resumed with await_reply: %d\n", waiting, *agents, rewaits.Load())
 	fmt.Printf("times: %d calls waiting in %s; restart %s; %d replies in %s; %d agents back in %s (%.1f ms per agent, %d at once)\n",
 		*agents, asked.Round(time.Millisecond), restarted.Round(time.Millisecond), *answer, answered.Round(time.Millisecond),
 		*agents, returned.Round(time.Millisecond), float64(returned.Microseconds())/1000/float64(*agents)*float64(*conc), *conc)
