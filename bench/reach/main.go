@@ -45,6 +45,36 @@ type server struct {
 	env            []string
 	cmd            *exec.Cmd
 	agent          string
+	log            *tailBuffer // the server's log (stderr), its last lines for a failure's report
+}
+
+// tailBuffer keeps the last 64 KiB written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 64<<10 {
+		t.buf = t.buf[len(t.buf)-64<<10:]
+	}
+	return len(p), nil
+}
+
+// errorLines are the log's lines at level ERROR, the last n of them.
+func (t *tailBuffer) errorLines(n int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(string(t.buf), "\n") {
+		if strings.Contains(l, "level=ERROR") || strings.Contains(l, `"level":"ERROR"`) {
+			out = append(out, l)
+		}
+	}
+	return out[max(0, len(out)-n):]
 }
 
 // start runs the binary on dir, on addr ("127.0.0.1:0" the first time), and reads the agent token
@@ -54,8 +84,8 @@ func (s *server) start() error {
 	s.cmd = exec.Command(s.bin, args...)
 	s.cmd.Env = append(append(os.Environ(), s.env...), "LOOPBACK_TOKEN="+token)
 	out, _ := s.cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	s.cmd.Stderr = &stderr
+	s.log = &tailBuffer{}
+	s.cmd.Stderr = s.log
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
@@ -76,7 +106,7 @@ func (s *server) start() error {
 	if s.agent == "" {
 		s.cmd.Process.Kill()
 		s.cmd.Wait()
-		return fmt.Errorf("the server printed no agent token: %s", stderr.String())
+		return fmt.Errorf("the server printed no agent token: %s", s.log.buf)
 	}
 	return nil
 }
@@ -282,7 +312,7 @@ func main() {
 	for deadline := time.Now().Add(30 * time.Minute); ; time.Sleep(3 * time.Second) {
 		var err error
 		if n := early.Load(); n > 0 {
-			fail("%d calls returned before the crash, such as: %v", n, earlyErr.Load())
+			fail("%d calls returned before the crash, such as: %v\nthe server's last errors:\n%s", n, earlyErr.Load(), strings.Join(s.log.errorLines(5), "\n"))
 		}
 		if open, err = s.open(); err == nil && len(open) == *agents {
 			waiting = 0
