@@ -218,6 +218,9 @@ func TestPoliciesCoverRoutes(t *testing.T) {
 					t.Errorf("template.yaml: %s takes a bearer credential, which the gate reads and records as used, but %s is not allowed %s", key, f.ID, a)
 				}
 			}
+			if !f.CountsSignIns() {
+				t.Errorf("template.yaml: %s takes a bearer credential, whose failures the gate counts in SIGNIN# items, but %s may not update them", key, f.ID)
+			}
 		}
 		for _, a := range needs[key] {
 			if !f.Allows(a) {

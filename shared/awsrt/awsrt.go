@@ -210,6 +210,8 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		Wait:    app.Wait{MaxWait: env.MaxWait, Progress: env.Progress, QuietMaxWait: env.QuietMaxWait},
 		// Per instance; a Lambda instance serves one request at a time.
 		Limits: limit.Defaults,
+		// Failed sign-ins are counted in the table: every instance sees the same count.
+		Throttle: &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)

@@ -134,7 +134,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		h.errors().Write(w, r, ask.Errorf(ask.EOriginForbidden, "this Origin may not use this MCP server"))
 		return
 	}
-	cred, err := h.cfg.Gate.Check(r.Context(), gate.BearerToken(r.Header.Get("Authorization")))
+	cred, err := h.cfg.Gate.Check(gate.FromRequest(r), gate.BearerToken(r.Header.Get("Authorization")))
 	if err != nil {
 		h.errors().Write(w, r, err)
 		return
