@@ -85,7 +85,7 @@ func (g *Gate) refuse(ctx context.Context, e *ask.Error) error {
 		secs = 1
 	}
 	return &Throttled{
-		Err: ask.Errorf(ask.ETooMany, "too many failed sign-ins from this address: this token is not valid, and the next %d s answer so for every token that is not", secs),
+		Err:   ask.Errorf(ask.ETooMany, "too many failed sign-ins from this address: this token is not valid, and the next %d s answer so for every token that is not", secs),
 		After: time.Duration(secs) * time.Second,
 	}
 }
