@@ -145,6 +145,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := withPublicURL(gate.WithCredential(r.Context(), cred), public)
 	line.Credential(cred.ID)
+	if id := r.Header.Get(mcp.HeaderSessionID); id != "" && validSessionID(id) && !sessionOwnedBy(id, cred.ID) {
+		// Another credential's session (session.go): refused as unknown to this credential, so
+		// its holder starts its own with initialize and never reaches the other's calls.
+		h.errors().Write(w, r, ask.Errorf(ask.ESessionNotFound,
+			"this Mcp-Session-Id was not issued to this credential (a session belongs to the token that sent initialize); send initialize to start a session of your own"))
+		return
+	}
 	if r.Method == http.MethodGet {
 		release, ok := h.cfg.Streams.Acquire(cred.ID)
 		if !ok {
