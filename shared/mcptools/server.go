@@ -342,7 +342,9 @@ func (m *rpcMessage) client() string {
 	if info == nil {
 		return ""
 	}
-	c := strings.TrimSpace(info.Name + " " + info.Version)
+	// Shown to the person on every ask: one line, without controls or direction overrides
+	// (ask.CleanOneLine: a client's initialize is not refused for its name).
+	c := strings.TrimSpace(ask.CleanOneLine(info.Name + " " + info.Version))
 	if r := []rune(c); len(r) > maxClientRunes {
 		c = string(r[:maxClientRunes]) // at a character boundary, never mid-character
 	}
