@@ -147,12 +147,26 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *collect {
 		quiet = newQuietCollector()
 	}
+	// A database file deleted or replaced under the server stops it, loudly (datafiles.go).
+	ctx, stopServing := context.WithCancelCause(ctx)
+	defer stopServing(nil)
+	if stored.dbPath != "" {
+		opened, err := os.Stat(stored.dbPath)
+		if err != nil {
+			return fmt.Errorf("the database file: %w", err)
+		}
+		go watchDatabase(ctx, stored.dbPath, opened, stopServing, logger)
+	}
 	go sweep(ctx, lb, stored.cleanup, logger, quiet)
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
 	}
 
-	return serveUntil(ctx, srv, ln, logger, lb.Waiter.Shutdown, cancelRequests)
+	err = serveUntil(ctx, srv, ln, logger, lb.Waiter.Shutdown, cancelRequests)
+	if cause := context.Cause(ctx); errors.Is(cause, errDatabaseGone) {
+		return cause
+	}
+	return err
 }
 
 // shutdownGrace is how long a stopping server lets its connections finish.
