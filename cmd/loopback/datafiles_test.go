@@ -85,4 +85,3 @@ func TestDeletedDatabaseStopsTheServer(t *testing.T) {
 		})
 	}
 }
-
