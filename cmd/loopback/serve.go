@@ -57,7 +57,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&limits.WaitsPerCredential, "max-waits", limits.WaitsPerCredential, "blocking MCP calls one credential may have waiting at once (429 beyond)")
 	fs.IntVar(&limits.StreamsPerCredential, "max-streams", limits.StreamsPerCredential, "MCP GET streams one credential may have open at once (429 beyond)")
 	fs.IntVar(&limits.SocketsPerCredential, "max-sockets", limits.SocketsPerCredential, "event sockets one credential may have open at once")
-	fs.IntVar(&limits.AuthFailures, "max-auth-failures", limits.AuthFailures, "failed sign-ins from one address a minute before it is answered 429 (0: no limit; set it to 0 behind a proxy that hides client addresses)")
+	fs.IntVar(&limits.AuthFailures, "max-auth-failures", limits.AuthFailures, "wrong tokens from one address a minute before the next is answered 429 instead of 401; a valid token always works (0: no limit)")
 	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", limits.IdleTimeout, "how long an idle keep-alive connection is kept")
 	fs.DurationVar(&limits.BodyTimeout, "body-timeout", limits.BodyTimeout, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
 	fs.DurationVar(&limits.HeaderTimeout, "header-timeout", limits.HeaderTimeout, "how long a request's headers may take to arrive")
