@@ -171,11 +171,13 @@ func TestPoliciesCoverRoutes(t *testing.T) {
 	}
 	// Actions a route needs besides the credential checks, which the handler's code decides.
 	needs := map[string][]string{
-		"GET /api/v1/files/{uploadId}":          {"s3:GetObject"},
-		"PUT /api/v1/uploads/{spaceId}/{token}": {"s3:PutObject", "dynamodb:UpdateItem"},
-		"GET /api/v1/push/key":                  {"ssm:GetParameter"},
-		"POST /api/v1/asks/{id}/reply":          {"dynamodb:PutItem"},
-		"POST /api/v1/events/tickets":           {"dynamodb:PutItem"},
+		"GET /api/v1/files/{uploadId}":           {"s3:GetObject"},
+		"PUT /api/v1/uploads/{spaceId}/{token}":  {"s3:PutObject", "dynamodb:UpdateItem"},
+		"GET /api/v1/push/key":                   {"ssm:GetParameter"},
+		"POST /api/v1/push/subscriptions":        {"dynamodb:Query"},
+		"DELETE /api/v1/push/subscriptions/{id}": {"dynamodb:Query"},
+		"POST /api/v1/asks/{id}/reply":           {"dynamodb:PutItem"},
+		"POST /api/v1/events/tickets":            {"dynamodb:PutItem"},
 	}
 
 	if fallback != nil {
