@@ -115,7 +115,7 @@ bench: build
 clean:
 	rm -rf bin .aws-sam
 
-.PHONY: build-lambdas sam-build deploy quota-check bootstrap teammate agent-token tokens revoke bench-lambdas
+.PHONY: build-lambdas sam-build deploy quota-check smoke bootstrap teammate agent-token tokens revoke bench-lambdas
 
 # --- Lambdas ------------------------------------------------------------------------------------
 # `sam build` runs `make build-<LogicalId>` in the repository root with ARTIFACTS_DIR set
@@ -133,7 +133,6 @@ LAMBDA_DIRS = \
   ApiAsksReplyFunction=api-asks-reply \
   ApiTicketsFunction=api-tickets \
   ApiFilesFunction=api-files \
-  ApiUploadsFunction=api-uploads \
   ApiPushFunction=api-push \
   ApiDefaultFunction=api-default \
   WsConnectFunction=ws-connect \
@@ -179,33 +178,27 @@ STACK  ?= loopback
 REGION ?= $(shell aws configure get region 2>/dev/null)
 OUTPUT  = aws cloudformation describe-stacks --stack-name $(STACK) $(if $(REGION),--region $(REGION)) --query "Stacks[0].Outputs[?OutputKey=='$(1)'].OutputValue" --output text
 
-## deploy: check the account's Lambda quota, build the inbox, sam build, sam deploy, upload the inbox, refresh CloudFront
-MCP_RESERVED ?= 50
-STAGE ?= prod
-deploy: quota-check
-	cd web && npm ci --no-audit --no-fund && npm run build
-	sam build
-	sam deploy --stack-name $(STACK) $(if $(REGION),--region $(REGION)) --parameter-overrides Stage=$(STAGE) McpReservedConcurrency=$(MCP_RESERVED)
-	bucket=$$($(call OUTPUT,InboxBucketName)) && \
-	aws s3 sync web/dist s3://$$bucket --delete --exclude index.html --exclude .sources-sha256 --exclude sw.js --exclude manifest.webmanifest \
-	  --cache-control 'public, max-age=31536000, immutable' && \
-	aws s3 cp web/dist/index.html s3://$$bucket/index.html --cache-control 'no-cache' --content-type 'text/html; charset=utf-8'
-	aws s3 cp web/dist/sw.js s3://$$bucket/sw.js --cache-control 'no-cache' --content-type 'text/javascript; charset=utf-8'
-	aws s3 cp web/dist/manifest.webmanifest s3://$$bucket/manifest.webmanifest --cache-control 'no-cache' --content-type 'application/manifest+json'
-	aws cloudfront create-invalidation --distribution-id $$($(call OUTPUT,DistributionId)) --paths /index.html /sw.js /manifest.webmanifest >/dev/null
-	@echo "Inbox: $$($(call OUTPUT,InboxUrl))"
-	@echo "MCP:   $$($(call OUTPUT,McpUrl))"
-	@echo "First deploy? Create your credential: make bootstrap NAME=you"
+## deploy: pick the MCP function's reserved concurrency from the Lambda quota, build the inbox, sam build, sam deploy, upload the inbox, refresh CloudFront (infra/deploy)
+# MCP_RESERVED (McpReservedConcurrency) and STAGE, when given, win over samconfig.toml's
+# parameter_overrides, which are kept (a custom domain set there is deployed); without either,
+# MCP_RESERVED is 50 when the account's quota has room for it and 0 (unreserved, explained) on a
+# new account's 10. SAMCONFIG: another SAM CLI configuration file.
+MCP_RESERVED ?=
+STAGE ?=
+SAMCONFIG ?= samconfig.toml
+DEPLOY = $(GO) run ./infra/deploy --stack '$(STACK)' $(if $(REGION),--region '$(REGION)') $(if $(STAGE),--stage '$(STAGE)') \
+  $(if $(MCP_RESERVED),--mcp-reserved '$(MCP_RESERVED)') --samconfig '$(SAMCONFIG)' --sam '$(SAM)'
+deploy:
+	$(DEPLOY)
 
-## quota-check: the account's Lambda concurrency must leave room beside the MCP function's reservation
+## quota-check: what the account's Lambda concurrency quota leaves for the MCP function's reservation
 quota-check:
-	@quota=$$(aws lambda get-account-settings $(if $(REGION),--region $(REGION)) --query 'AccountLimit.ConcurrentExecutions' --output text) || exit 1; \
-	if [ "$$quota" -lt $$(( $(MCP_RESERVED) + 100 )) ]; then \
-	  echo "This account's Lambda concurrency quota is $$quota: reserving $(MCP_RESERVED) for the MCP function needs at least $$(( $(MCP_RESERVED) + 100 ))."; \
-	  echo "Request more in Service Quotas (Lambda, 'Concurrent executions', L-B99A9384; 1000 is the usual default), or deploy with"; \
-	  echo "  make deploy MCP_RESERVED=0   (unreserved: a few waiting agents can then throttle the reply that would end their waits)"; \
-	  exit 1; \
-	fi; echo "Lambda concurrency quota $$quota: room for $(MCP_RESERVED) reserved for MCP and the rest"
+	@$(DEPLOY) --quota-only
+
+## smoke: check a deployed stack end to end from here: make smoke URL=https://… TOKEN=<person's> AGENT_TOKEN=<agent's>
+smoke:
+	@test -n "$(URL)" -a -n "$(TOKEN)" -a -n "$(AGENT_TOKEN)" || { echo "usage: make smoke URL=https://d….cloudfront.net TOKEN=lb_…(a person's) AGENT_TOKEN=lb_…(an agent's)"; exit 2; }
+	LOOPBACK_TOKEN='$(TOKEN)' LOOPBACK_AGENT_TOKEN='$(AGENT_TOKEN)' $(GO) run ./infra/smoke --url '$(URL)'
 
 ## bootstrap: a new space on a deployed stack, its owner's and an agent's credentials: make bootstrap NAME=you
 BOOTSTRAP = $(if $(REGION),AWS_REGION=$(REGION)) $(GO) run ./infra/bootstrap --table $$($(call OUTPUT,AskTableName))

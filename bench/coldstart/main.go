@@ -74,7 +74,6 @@ var functions = []function{
 	{"api-asks-reply", apiEvent("POST", "/api/v1/asks/nope/reply")},
 	{"api-tickets", apiEvent("POST", "/api/v1/events/tickets")},
 	{"api-files", apiEvent("GET", "/api/v1/files/up_aaaaaaaaaaaaaaaaaaaaaaaaaa")},
-	{"api-uploads", apiEvent("PUT", "/api/v1/uploads/sp/lbu_nope")},
 	{"api-default", apiEvent("GET", "/api/v1/nothing")},
 	{"ws-connect", wsEvent("$connect")},
 	{"ws-disconnect", wsEvent("$disconnect")},

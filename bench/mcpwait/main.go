@@ -91,7 +91,7 @@ func start(bin string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--progress", "15s", "--max-waits", "1000000"}, serveArgs...)...)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--progress", "15s", "--max-waits", "1000000", "--quiet-max-wait", "1h"}, serveArgs...)...)
 	cmd.Env = append(os.Environ(), "LOOPBACK_TOKEN="+token)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -45,6 +45,9 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	create := fs.Bool("create", false, "with --aws, create the table and bucket when missing")
 	progress := fs.String("progress", "", "override the MCP function's LOOPBACK_PROGRESS (template.yaml: 15s)")
 	maxWait := fs.String("max-wait", "", "override the MCP function's LOOPBACK_MAX_WAIT (template.yaml: 14m30s)")
+	maxWaits := fs.String("max-waits", "", "override the MCP function's LOOPBACK_MAX_WAITS (default 5 waiting calls per credential, counted across instances)")
+	quietMaxWait := fs.String("quiet-max-wait", "", "override the MCP function's LOOPBACK_QUIET_MAX_WAIT (default 50s: a call with no progress token)")
+	claudeMaxWait := fs.String("claude-code-max-wait", "", "override the MCP function's LOOPBACK_CLAUDE_CODE_MAX_WAIT (default 4m30s)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -76,7 +79,8 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	base := "http://" + ln.Addr().String()
 	env := map[string]map[string]string{}
 	mcp := tmplMCPFunction(tmpl)
-	for name, v := range map[string]string{"LOOPBACK_PROGRESS": *progress, "LOOPBACK_MAX_WAIT": *maxWait} {
+	for name, v := range map[string]string{"LOOPBACK_PROGRESS": *progress, "LOOPBACK_MAX_WAIT": *maxWait, "LOOPBACK_MAX_WAITS": *maxWaits,
+		"LOOPBACK_QUIET_MAX_WAIT": *quietMaxWait, "LOOPBACK_CLAUDE_CODE_MAX_WAIT": *claudeMaxWait} {
 		if v != "" {
 			if env[mcp] == nil {
 				env[mcp] = map[string]string{}

@@ -93,7 +93,7 @@ func TestServeOnDynamoDB(t *testing.T) {
 
 	// An image: the ticket in the table, the bytes in the bucket.
 	uploads := &upload.Service{Store: store, Blobs: blobs3.New(moto.S3(), bucket)}
-	tk, err := uploads.Issue(context.Background(), LocalSpace, ask.ImagePNG, base)
+	tk, err := uploads.Issue(context.Background(), LocalSpace, "cred_test", ask.ImagePNG, base)
 	if err != nil {
 		t.Fatal(err)
 	}

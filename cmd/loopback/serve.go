@@ -20,6 +20,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/push"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/web"
@@ -52,6 +53,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	data := fs.String("data", defaultDataDir(), "data folder: the database, uploaded images and the owner's token")
 	publicURL := fs.String("public-url", "", "where people reach this Loopback, if not http://ADDR (behind a proxy)")
 	maxWait := fs.Duration("max-wait", time.Hour, "how long one blocking MCP call waits before telling the agent to call await_reply")
+	quietMaxWait := fs.Duration("quiet-max-wait", mcptools.DefaultQuietMaxWait, "how long a blocking MCP call with no progress token waits (under the official SDKs' 60 s request timeout)")
+	claudeMaxWait := fs.Duration("claude-code-max-wait", mcptools.DefaultClaudeCodeMaxWait, "how long a blocking MCP call from Claude Code waits (a person sets theirs with ?maxWait= on the MCP URL)")
 	progress := fs.Duration("progress", 15*time.Second, "how often a waiting MCP call sends progress (keeps clients from timing out)")
 	limits := limit.Defaults
 	fs.IntVar(&limits.WaitsPerCredential, "max-waits", limits.WaitsPerCredential, "blocking MCP calls one credential may have waiting at once (429 beyond)")
@@ -110,7 +113,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	lb := app.New(app.Config{
 		Storage: a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: push.NewQueue(ctx, pusher, 2, 1024),
 		PublicURL: base, Limits: limits, Logger: logger,
-		Wait: app.Wait{MaxWait: *maxWait, Progress: *progress},
+		Wait: app.Wait{MaxWait: *maxWait, Progress: *progress, QuietMaxWait: *quietMaxWait, ClaudeCodeMaxWait: *claudeMaxWait},
 		Push: &httpapi.PushConfig{
 			PublicKey: func(context.Context) (string, error) { return vapid.PublicKey, nil },
 			Store:     a.db, Rules: ask.PushRules{AllowLoopback: pushLoopback},

@@ -84,10 +84,6 @@ func openSQLite(ctx context.Context, c storageConfig) (*backend, error) {
 		if err == nil {
 			_, err = db.DeleteExpiredTasks(ctx, now)
 		}
-		if err == nil {
-			// Tickets never used: kept a while after they expire, so a late PUT is told 410.
-			_, err = db.DeleteStaleUploads(ctx, now.Add(-ask.UploadGrace))
-		}
 		return err
 	}
 	return &backend{store: db, blobs: blobs, cleanup: cleanup, where: c.dir, dbPath: filepath.Join(c.dir, "loopback.db")}, nil

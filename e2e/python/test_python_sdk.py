@@ -102,25 +102,40 @@ def reply_of(result):
 
 
 def test_blocking_call_answered_after_70s(server):
-    """Both modes wait at once; the person answers each after 70 s."""
+    """Both modes ask at once, with a plain call_tool (no progress callback, so no progress token):
+    each gets Loopback's own "no reply yet" naming the askId and await_reply after 50 s (the
+    default for such a call, under the official SDKs' 60 s), never a client timeout; the person
+    answers each after 70 s; await_reply brings the reply."""
 
     async def ask(mode):
         async with client(server, MODES[mode]) as c:
             assert c.protocol_version == PROTOCOL[mode], (mode, c.protocol_version)
-            return await c.call_tool("ask_question", {"question": f"Deploy now? ({mode})", "project": f"py-slow-{mode}"})
+            started = time.time()
+            first = await c.call_tool("ask_question", {"question": f"Deploy now? ({mode})", "project": f"py-slow-{mode}"})
+            waited = time.time() - started
+            return first, waited
+
+    async def resume(mode, ask_id):
+        async with client(server, MODES[mode]) as c:
+            return await c.call_tool("await_reply", {"askId": ask_id})
 
     async def main():
         calls = [asyncio.create_task(ask(m)) for m in MODES]
         asks = {m: await asyncio.to_thread(server.open_ask, f"py-slow-{m}") for m in MODES}
-        await asyncio.sleep(70)
+        firsts = await asyncio.gather(*calls)
+        await asyncio.sleep(max(0, 70 - max(w for _, w in firsts)))
         for m, a in asks.items():
             server.api_call("POST", f"/asks/{a['id']}/reply", {"outcome": "answered", "selected": [], "text": f"yes ({m})"})
-        return asks, await asyncio.gather(*calls)
+        resumed = await asyncio.gather(*(resume(m, a["id"]) for m, a in asks.items()))
+        return asks, firsts, resumed
 
     start = time.time()
-    asks, results = asyncio.run(main())
+    asks, firsts, resumed = asyncio.run(main())
     assert time.time() - start >= 70
-    for (mode, a), result in zip(asks.items(), results):
+    for (mode, a), (first, waited), result in zip(asks.items(), firsts, resumed):
+        words = first.content[0].text
+        assert first.is_error and a["id"] in words and "await_reply" in words, (mode, words)
+        assert 45 <= waited < 60, (mode, waited)
         tr = reply_of(result)
         assert tr["askId"] == a["id"], mode
         assert tr["reply"] == {"outcome": "answered", "selected": [], "text": f"yes ({mode})"}, mode

@@ -48,7 +48,8 @@ type Config struct {
 
 	// DirectUploads sends the bytes of uploads straight to Blobs, which must then be
 	// ask.DirectBlobs (S3): tickets are presigned PUTs, the bytes are checked after they arrive
-	// (App.Uploads.Check, on S3's event), image blocks wait briefly for that verdict, and file
+	// (App.Uploads.Check, on S3's event), image blocks whose verdict has not arrived check the
+	// object on the spot (App.Uploads.CheckUpload), and file
 	// reads redirect to presigned GETs. MaxUploadBytes is what a ticket then takes (default
 	// upload.DefaultDirectMaxBytes). Off: every byte goes through the PUT route, as locally.
 	DirectUploads  bool
@@ -78,6 +79,10 @@ type Config struct {
 	// Limits bound what one credential holds at once (waits, MCP streams, event sockets) in this
 	// process. Zero fields: no bound.
 	Limits limit.Limits
+	// WaitStore, when set, counts each credential's waiting calls in the store, across every
+	// process that serves MCP (AWS: each Lambda instance), and carries a client's cancel to the
+	// instance that waits; nil counts them in this process, which locally is all of them.
+	WaitStore ask.WaitStore
 
 	// Throttle counts failed sign-ins per client address across every process of a deployment
 	// (the table, on AWS); nil counts them in this process, Limits.AuthFailures a window.
@@ -96,8 +101,10 @@ type Config struct {
 type Wait struct {
 	MaxWait      time.Duration // how long one blocking call waits before it says to call await_reply
 	Progress     time.Duration // how often a waiting call reports progress and renews its lease
-	QuietMaxWait time.Duration // the bound on a wait that reports no progress (see mcptools.Waiter)
-	TaskPoll     time.Duration // the poll interval a task suggests to its client
+	QuietMaxWait time.Duration // the bound on a call with no progress token (see mcptools.Waiter)
+	// ClaudeCodeMaxWait bounds a call from Claude Code (see mcptools.Waiter).
+	ClaudeCodeMaxWait time.Duration
+	TaskPoll          time.Duration // the poll interval a task suggests to its client
 }
 
 // App is one wired Loopback. Its handlers are what a deployment serves: API at /api/, MCP at /mcp.
@@ -146,7 +153,7 @@ func New(cfg Config) *App {
 		a.Uploads = &upload.Service{Store: store, Blobs: cfg.Blobs, Now: svc.Now, Logger: cfg.Logger}
 		if d, ok := cfg.Blobs.(ask.DirectBlobs); ok && cfg.DirectUploads {
 			a.Uploads.Direct, a.Uploads.MaxBytes = d, cmp.Or(cfg.MaxUploadBytes, upload.DefaultDirectMaxBytes)
-			svc.UploadVerdictWait = UploadVerdictWait
+			svc.UploadCheck = a.Uploads
 		}
 	}
 	a.API = &httpapi.Server{
@@ -160,12 +167,12 @@ func New(cfg Config) *App {
 	}
 	a.Waiter = &mcptools.Waiter{
 		Service: svc, Watcher: watcher, Progress: cfg.Wait.Progress, MaxWait: cfg.Wait.MaxWait,
-		QuietMaxWait: cfg.Wait.QuietMaxWait, Revocations: a.Revocations,
+		QuietMaxWait: cfg.Wait.QuietMaxWait, ClaudeCodeMaxWait: cfg.Wait.ClaudeCodeMaxWait, Revocations: a.Revocations,
 	}
 	a.MCP = mcptools.New(mcptools.Config{
 		Service: svc, Gate: a.Gate, Tasks: store, Waiter: a.Waiter, Uploads: a.Uploads,
 		PublicURL: a.PublicURL, TaskPollInterval: cfg.Wait.TaskPoll, Logger: cfg.Logger,
-		Waits: perKey(cfg.Limits.WaitsPerCredential), Streams: perKey(cfg.Limits.StreamsPerCredential),
+		Waits: waits(cfg), Streams: perKey(cfg.Limits.StreamsPerCredential),
 	})
 	return a
 }
@@ -210,11 +217,18 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 	})
 }
 
-// UploadVerdictWait is how long an image block naming an upload still being checked waits for
-// the verdict, where uploads go straight to S3: S3 delivers its event to the checker within a
-// second or so, and the check takes a moment more; an agent that names the upload right after
-// its command finished should not be refused for that.
-const UploadVerdictWait = 10 * time.Second
+// waits is the bound on each credential's waiting calls: in the store when it counts them, or else
+// in this process; none (nil) for zero.
+func waits(cfg Config) limit.Waits {
+	n := cfg.Limits.WaitsPerCredential
+	switch {
+	case n <= 0:
+		return nil
+	case cfg.WaitStore != nil:
+		return &limit.SharedWaits{Store: cfg.WaitStore, Max: n, Logger: cfg.Logger}
+	}
+	return perKey(n)
+}
 
 // perKey is a bound of max per key; none (nil) for zero.
 func perKey(max int) *limit.PerKey {
@@ -228,7 +242,8 @@ func perKey(max int) *limit.PerKey {
 const sweepBatch = 100
 
 // Sweep reaps leases whose holders stopped renewing them (a process killed mid-wait, a Lambda
-// instance stopped), which clears the waiting flag of asks nobody follows any more. It goes on
+// instance stopped), which clears the waiting flag of asks nobody follows any more, and then
+// uploads no ask shows a day after their ticket expired (upload.Service.Reap). It goes on
 // while whole batches come back (a hundred thousand tasks nobody polls lapse together), until
 // ctx ends, and says how many it reaped. The local binary runs it every few seconds; on AWS the
 // sweeper function runs it every minute.
@@ -242,6 +257,12 @@ func (a *App) Sweep(ctx context.Context) (int, error) {
 		}
 		if n < sweepBatch {
 			break
+		}
+	}
+	if a.Uploads != nil {
+		// After the leases, whatever happens here: uploads no ask shows, a day after expiry.
+		if _, err := a.Uploads.Reap(ctx); err != nil {
+			return total, fmt.Errorf("reaping uploads: %w", err)
 		}
 	}
 	return total, nil

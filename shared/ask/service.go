@@ -24,9 +24,10 @@ type Service struct {
 	// Uploads are the stored images that image blocks name; nil where the deployment keeps none,
 	// and then every image block is refused.
 	Uploads UploadStore
-	// UploadVerdictWait is how long an image block naming an upload whose bytes are still being
-	// checked (they went straight to S3) waits for the verdict; zero: none is waited for.
-	UploadVerdictWait time.Duration
+	// UploadCheck checks on the spot an upload whose bytes went straight to blob storage (S3) and
+	// whose verdict has not arrived when an image block names it; nil where bytes are checked
+	// before they are stored (locally), so that no upload is left waiting for a verdict.
+	UploadCheck UploadChecker
 
 	// Changes hears of every committed change, after the commit. Local: the in-process hub that
 	// wakes waiters and feeds sockets. On AWS it is nil: the DynamoDB stream carries changes.

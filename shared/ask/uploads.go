@@ -41,9 +41,20 @@ const (
 	UploadTTL      = 15 * time.Minute
 )
 
-// UploadGrace is how long a ticket that was never used is kept after it expires, so that a late
-// PUT is told 410 upload.gone rather than 404. Every store forgets such tickets after it.
+// UploadGrace is how long an upload no ask shows is kept after its ticket expires: a ticket never
+// used, so that a late PUT is told 410 upload.gone rather than 404; a stored image, so that an
+// agent may still name it. Then the sweep reaps it (upload.Service.Reap): its bytes and its record.
 const UploadGrace = 24 * time.Hour
+
+// Caps on the tickets one credential takes, so that one agent cannot fill the blob storage: at
+// most MaxUploadsPerWindow tickets in each UploadWindow (a fixed window, counted in the store, so
+// the cap holds across processes). With each ticket taking at most its maxBytes, that also bounds
+// the bytes: 60 × 4 MiB = 240 MiB an hour locally, 60 × 20 MiB on AWS by default. What no ask shows
+// is reaped a day after its ticket expired.
+const (
+	MaxUploadsPerWindow = 60
+	UploadWindow        = time.Hour
+)
 
 // UploadState is where an upload stands. A ticket starts pending; a PUT claims it (only one PUT
 // can), and it becomes stored once its bytes are in blob storage. A PUT that fails after claiming
@@ -74,6 +85,8 @@ type Upload struct {
 	ExpiresAt   time.Time // a PUT at or after it is refused with EUploadGone
 	StoredAt    *time.Time
 	Refusal     string // once refused: why, for the agent (such as "the body is not a PNG image: …")
+	Credential  string // the id of the credential that asked for the ticket; "" for older ones
+	Used        bool   // an ask shows it (UseUpload): the sweep never reaps it
 }
 
 // UploadStore keeps uploads. Adapters: sqlite (local) and dynamo (DynamoDB, on AWS); each passes
@@ -121,6 +134,38 @@ type UploadStore interface {
 	// upload is left as it is (nil); a stored one too, and the call returns an *Error with
 	// EUploadGone; an unknown id gets EUploadNotFound.
 	RefuseUpload(ctx context.Context, space, id, reason string) error
+
+	// TakeUploadQuota counts one more ticket for credential in space in the window that starts at
+	// window, if fewer than max were counted there: one conditional write, so that the count is
+	// exact however many processes issue tickets at once. At max it returns an *Error with
+	// ETooMany and counts nothing.
+	TakeUploadQuota(ctx context.Context, space, credential string, window time.Time, max int) error
+
+	// UseUpload records that an ask shows a stored upload, so that ReapableUploads never lists it
+	// again. Using it again changes nothing. An upload that is not stored (pending, refused, reaped
+	// or unknown) is an *Error with EUploadNotFound, and is not marked.
+	UseUpload(ctx context.Context, space, id string) error
+
+	// ReapableUploads lists up to limit uploads of any space, in any state, that no ask uses and
+	// whose ticket expired at or before `before`, oldest expiry first.
+	ReapableUploads(ctx context.Context, before time.Time, limit int) ([]*Upload, error)
+
+	// RetireUpload makes an upload that no ask uses and whose ticket expired at or before
+	// `before` refused with reason (one that is refused already keeps its reason), so that no ask
+	// can name it from then on, and reports whether it is now refused. It is conditional on the
+	// upload being unused: false, with nothing changed, when an ask uses it (UseUpload won the
+	// race) or it has not expired by before. An unknown upload is false too.
+	RetireUpload(ctx context.Context, space, id string, before time.Time, reason string) (bool, error)
+
+	// DeleteUpload forgets a refused upload: its record and whatever finds it (its token hash, its
+	// blob key). An upload in another state, or none, is left as it is (nil).
+	DeleteUpload(ctx context.Context, space, id string) error
+}
+
+// UploadQuotaSpent is the refusal of a ticket over MaxUploadsPerWindow (TakeUploadQuota).
+func UploadQuotaSpent(max int, window time.Time) *Error {
+	return Errorf(ETooMany, "this credential has asked for %d upload addresses in the hour from %s, the most it may: send fewer images (the ones asks already show stay), or try again after %s",
+		max, FormatTime(window), FormatTime(window.Add(UploadWindow)))
 }
 
 // uploadIDPrefix starts every upload id.
@@ -202,6 +247,9 @@ type Blobs interface {
 	// OpenBlob opens the blob under key for reading, with its info. The caller closes it. No blob
 	// under key is an error wrapping ErrBlobNotFound.
 	OpenBlob(ctx context.Context, key BlobKey) (io.ReadCloser, BlobInfo, error)
+
+	// DeleteBlob deletes the blob under key; no blob there is no error.
+	DeleteBlob(ctx context.Context, key BlobKey) error
 }
 
 // PresignedRequest is a request anyone holding URL may make until Expires, sending Headers as
@@ -229,9 +277,6 @@ type DirectBlobs interface {
 
 	// StatBlob says what is under key and when it arrived (ErrBlobNotFound, wrapped, for nothing).
 	StatBlob(ctx context.Context, key BlobKey) (BlobInfo, time.Time, error)
-
-	// DeleteBlob deletes the blob under key; no blob there is no error.
-	DeleteBlob(ctx context.Context, key BlobKey) error
 }
 
 // checkImages refuses image blocks that do not name a stored upload of the space. Each list is a
@@ -263,36 +308,46 @@ func (s *Service) checkImages(ctx context.Context, space, code string, lists ...
 	return nil
 }
 
-// uploadVerdictPoll is how often an image block waiting for its upload's verdict reads it.
-const uploadVerdictPoll = 200 * time.Millisecond
+// UploadChecker gives the verdict on an upload's bytes on the spot (upload.Service.CheckUpload),
+// where they go straight to blob storage and are checked after they arrive: S3's event can take a
+// minute to reach the checker (five after the bucket's notifications were first turned on), and
+// an agent names the upload the moment its command returned. It returns the upload as it stands
+// after the check: stored, refused, or still pending when no bytes have arrived.
+type UploadChecker interface {
+	CheckUpload(ctx context.Context, space, id string) (*Upload, error)
+}
 
 // storedImage refuses an image block at path unless it names a stored upload of the space. Where
-// bytes are checked after they arrive (UploadVerdictWait), an upload still pending is waited for
-// a little: the agent ran the command a moment ago and the checker is reading the bytes. A refused
-// upload is refused with its reason, so the agent learns what was wrong with the image.
+// bytes are checked after they arrive (UploadCheck), an upload whose verdict has not arrived yet
+// is checked on the spot. A refused upload is refused with its reason, so the agent learns what was
+// wrong with the image.
 func (s *Service) storedImage(ctx context.Context, space, code, path, id string) error {
-	deadline := time.Now().Add(s.UploadVerdictWait) // real time: a test's clock may stand still
-	for {
-		u, err := s.Uploads.UploadByID(ctx, space, id)
-		if ErrorCode(err) == EUploadNotFound {
-			return Errorf(code, "%s: no stored upload %q in this space: call request_upload, run its command with the image, then name the uploadId it returned", path, id)
-		} else if err != nil {
-			return err
-		}
-		switch {
-		case u.State == UploadStored:
-			return nil
-		case u.State == UploadRefused:
-			return Errorf(code, "%s: upload %s was refused: %s; call request_upload for a new address and send a valid image", path, id, u.Refusal)
-		case s.UploadVerdictWait <= 0 || !time.Now().Before(deadline):
-			return Errorf(code, "%s: no stored upload %q in this space yet: run the command request_upload returned (with FILE replaced by the image's path), check that it succeeded, then name the upload again", path, id)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(uploadVerdictPoll):
+	u, err := s.Uploads.UploadByID(ctx, space, id)
+	if err == nil && (u.State == UploadPending || u.State == UploadClaimed) && s.UploadCheck != nil {
+		u, err = s.UploadCheck.CheckUpload(ctx, space, id)
+		if err != nil && ErrorCode(err) == EInternal && ctx.Err() == nil {
+			return Errorf(code, "%s: the image of upload %s could not be checked just now (the checker logged why): name it again in a minute", path, id)
 		}
 	}
+	if ErrorCode(err) == EUploadNotFound {
+		return Errorf(code, "%s: no stored upload %q in this space: call request_upload, run its command with the image, then name the uploadId it returned", path, id)
+	} else if err != nil {
+		return err
+	}
+	switch u.State {
+	case UploadStored:
+		// Shown from now on: never reaped. Reaped a moment ago (retired): refused below.
+		if err := s.Uploads.UseUpload(ctx, space, id); ErrorCode(err) != EUploadNotFound {
+			return err
+		}
+		if u, err = s.Uploads.UploadByID(ctx, space, id); err != nil || u.State != UploadRefused {
+			return Errorf(code, "%s: no stored upload %q in this space: call request_upload, run its command with the image, then name the uploadId it returned", path, id)
+		}
+		fallthrough
+	case UploadRefused:
+		return Errorf(code, "%s: upload %s was refused: %s; call request_upload for a new address and send a valid image", path, id, u.Refusal)
+	}
+	return Errorf(code, "%s: no stored upload %q in this space yet, no image has arrived for it: run the command request_upload returned (with FILE replaced by the image's path), check that it succeeded, then name the upload again", path, id)
 }
 
 // blockList is a list of blocks and where it is in an input.

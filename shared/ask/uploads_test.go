@@ -3,6 +3,7 @@ package ask_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +160,36 @@ func TestUploadIDs(t *testing.T) {
 	}
 	if _, err := ask.UploadBlobKey("", "up_abcdefghijklmnopqrstuvwxyz"); err == nil {
 		t.Error("a key without a space")
+	}
+}
+
+// TestImageBlocksMarkUploadsUsed: an ask naming a stored upload marks it used, so the sweep never
+// reaps it; an upload the sweep retired a moment before is refused with the reason, not shown.
+func TestImageBlocksMarkUploadsUsed(t *testing.T) {
+	svc, mine, _, _ := imageService(t)
+	ctx := context.Background()
+	o := ask.Origin{Space: "s1"}
+	in := reviewInput()
+	in.Content = append(in.Content, image(mine))
+	if _, err := svc.RequestReview(ctx, in, o); err != nil {
+		t.Fatal(err)
+	}
+	u, err := svc.Uploads.UploadByID(ctx, "s1", mine)
+	if err != nil || !u.Used {
+		t.Fatalf("the upload a review shows = %+v, %v; want it used", u, err)
+	}
+	if ok, err := svc.Uploads.RetireUpload(ctx, "s1", mine, time.Now().Add(time.Hour), "reaped"); ok || err != nil {
+		t.Fatalf("RetireUpload of a used upload = %v, %v", ok, err)
+	}
+
+	svc2, other, _, _ := imageService(t) // another store: an upload stored, never named
+	if ok, err := svc2.Uploads.RetireUpload(ctx, "s1", other, time.Now().Add(time.Hour), "reaped"); !ok || err != nil {
+		t.Fatalf("RetireUpload = %v, %v", ok, err)
+	}
+	in = reviewInput()
+	in.Content = append(in.Content, image(other))
+	_, err = svc2.RequestReview(ctx, in, o)
+	if ask.ErrorCode(err) != ask.EInputInvalid || !strings.Contains(ask.ErrorMessage(err), "reaped") {
+		t.Fatalf("a review naming a retired upload = %v", err)
 	}
 }

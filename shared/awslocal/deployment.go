@@ -268,6 +268,11 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 	return d, nil
 }
 
+// InstancesPath answers, on aws-local only, how many instances of the MCP function are running an
+// invocation now (busy: the reserved executions in use) and how many were started:
+// {"busy": 1, "started": 3}.
+const InstancesPath = "/_aws-local/mcp-instances"
+
 // Handler serves the deployment's paths on one address, as CloudFront's behaviours route them:
 // the event socket to the WebSocket API, the rest of /api/ to the HTTP API, /mcp to the MCP
 // function URL, and everything else to inbox (S3 behind CloudFront on AWS).
@@ -276,6 +281,15 @@ func (d *Deployment) Handler(inbox http.Handler) http.Handler {
 	mux.Handle("/api/v1/events", d.Events)
 	mux.Handle("/api/", d.API)
 	mux.Handle("/mcp", d.MCP)
+	if d.mcp != nil {
+		// Not part of the deployment: what Lambda's console would show, for tests and people
+		// watching waits hold and free the MCP function's reserved executions.
+		mux.HandleFunc("GET "+InstancesPath, func(w http.ResponseWriter, _ *http.Request) {
+			busy, started := d.mcp.counts()
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"busy":%d,"started":%d}`+"\n", busy, started)
+		})
+	}
 	mux.Handle("/", inbox)
 	if len(d.buckets) > 0 {
 		mux.Handle("GET /uploads/", d.S3.Origin(d.buckets[0])) // a file read's presigned GET

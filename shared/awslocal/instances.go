@@ -70,6 +70,13 @@ func (p *instances) put(in *instance) {
 	p.mu.Unlock()
 }
 
+// counts says how many instances are running an invocation now, and how many were started.
+func (p *instances) counts() (busy, started int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.all) - len(p.idle), len(p.all)
+}
+
 // each runs fn on every instance started so far.
 func (p *instances) each(fn func(*awsrt.Runtime)) {
 	p.mu.Lock()

@@ -33,6 +33,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
@@ -68,12 +69,19 @@ type Env struct {
 	Progress time.Duration
 	// Poll is how often a waiting call reads its ask's head (LOOPBACK_POLL). Default 1 s.
 	Poll time.Duration
-	// QuietMaxWait bounds a wait that can report nothing (LOOPBACK_QUIET_MAX_WAIT): no progress
-	// token, and a client that takes no SSE, so no keepalive comment lines either. Such a response
-	// sends nothing until it ends, and CloudFront cuts a response that sent nothing for its origin
-	// read timeout (60 s at most without a quota increase; template.yaml sets 60 s on /mcp).
-	// Default 50 s. Every other wait streams progress or keepalives and lasts MaxWait.
+	// QuietMaxWait bounds the wait of a call with no progress token (LOOPBACK_QUIET_MAX_WAIT):
+	// the official SDKs cut such a call at 60 s, and CloudFront a response that sent nothing for
+	// its origin read timeout (60 s at most without a quota increase; template.yaml sets 60 s on
+	// /mcp). Default 50 s (mcptools.DefaultQuietMaxWait).
 	QuietMaxWait time.Duration
+	// ClaudeCodeMaxWait bounds the wait of a call from Claude Code
+	// (LOOPBACK_CLAUDE_CODE_MAX_WAIT). Default 4m30s (mcptools.DefaultClaudeCodeMaxWait).
+	ClaudeCodeMaxWait time.Duration
+	// MaxWaits bounds the calls one credential has waiting at once across every instance of the
+	// MCP function (LOOPBACK_MAX_WAITS), counted in the table: each holds one of the function's
+	// executions, so one credential must not be able to take them all. Default 5: a tenth of 50
+	// reserved executions, half of a new account's whole quota of 10 when none are reserved.
+	MaxWaits int
 	// VAPIDParameter is the prefix of the SSM parameters holding the Web Push key pair
 	// (LOOPBACK_VAPID_PARAMETER; awsrt/push.go). Empty: no push routes, no pushes.
 	VAPIDParameter string
@@ -87,7 +95,8 @@ const (
 	DefaultMaxWait  = 14*time.Minute + 30*time.Second
 	DefaultProgress = 15 * time.Second
 	DefaultPoll     = time.Second
-	DefaultQuiet    = 50 * time.Second
+	DefaultQuiet    = mcptools.DefaultQuietMaxWait
+	DefaultMaxWaits = 5
 )
 
 // EnvFromOS reads Env from the process's environment.
@@ -108,7 +117,8 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	for _, d := range []struct {
 		name string
 		to   *time.Duration
-	}{{"LOOPBACK_MAX_WAIT", &e.MaxWait}, {"LOOPBACK_PROGRESS", &e.Progress}, {"LOOPBACK_POLL", &e.Poll}, {"LOOPBACK_QUIET_MAX_WAIT", &e.QuietMaxWait}} {
+	}{{"LOOPBACK_MAX_WAIT", &e.MaxWait}, {"LOOPBACK_PROGRESS", &e.Progress}, {"LOOPBACK_POLL", &e.Poll}, {"LOOPBACK_QUIET_MAX_WAIT", &e.QuietMaxWait},
+		{"LOOPBACK_CLAUDE_CODE_MAX_WAIT", &e.ClaudeCodeMaxWait}} {
 		if v := getenv(d.name); v != "" {
 			t, err := time.ParseDuration(v)
 			if err != nil || t <= 0 {
@@ -116,6 +126,13 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 			}
 			*d.to = t
 		}
+	}
+	if v := getenv("LOOPBACK_MAX_WAITS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return e, fmt.Errorf("LOOPBACK_MAX_WAITS=%q: want a number of calls such as 10", v)
+		}
+		e.MaxWaits = n
 	}
 	if v := os.Getenv("LOOPBACK_MAX_UPLOAD_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -143,7 +160,18 @@ func (e Env) withDefaults() Env {
 	if e.QuietMaxWait <= 0 {
 		e.QuietMaxWait = DefaultQuiet
 	}
+	if e.MaxWaits <= 0 {
+		e.MaxWaits = DefaultMaxWaits
+	}
 	return e
+}
+
+// limits are the bounds of a function: limit.Defaults, with the waits per credential counted
+// across instances and bounded by MaxWaits.
+func limits(env Env) limit.Limits {
+	l := limit.Defaults
+	l.WaitsPerCredential = env.MaxWaits
+	return l
 }
 
 // Runtime is a function's wired Loopback: clients, store, and the app (shared/app) on them.
@@ -207,9 +235,11 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// waiting call polls its ask's head (HeadWatcher).
 		Storage: store, PublicURL: env.PublicURL, Logger: logger,
 		Watcher: dynamo.HeadWatcher{Heads: store, Interval: env.Poll},
-		Wait:    app.Wait{MaxWait: env.MaxWait, Progress: env.Progress, QuietMaxWait: env.QuietMaxWait},
-		// Per instance; a Lambda instance serves one request at a time.
-		Limits: limit.Defaults,
+		Wait: app.Wait{MaxWait: env.MaxWait, Progress: env.Progress, QuietMaxWait: env.QuietMaxWait,
+			ClaudeCodeMaxWait: env.ClaudeCodeMaxWait},
+		// A Lambda instance serves one request at a time: the waits each credential holds are
+		// counted in the table (WaitStore), across instances.
+		Limits: limits(env), WaitStore: store,
 		// Failed sign-ins are counted in the table: every instance sees the same count.
 		Throttle: &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
 	}

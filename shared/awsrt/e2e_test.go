@@ -421,8 +421,8 @@ func TestServerlessSockets(t *testing.T) {
 // TestServerlessUploads runs images through the AWS path, straight to S3: request_upload over MCP
 // gives a presigned PUT to the bucket and a command, which is run exactly as printed (curl, a
 // path with spaces); the bucket's ObjectCreated event, in the shape S3 sends it, goes to the
-// upload-check handler; a review naming the upload (sent before the verdict, so it waits for it)
-// opens, the person's inbox reads it (snapshot, then the file: a redirect to a presigned GET on
+// upload-check handler; a review naming the upload (sent before the event, so it checks the
+// object on the spot and the event then finds the verdict given) opens, the person's inbox reads it (snapshot, then the file: a redirect to a presigned GET on
 // the deployment's origin, followed as CloudFront would to the bucket). The same command again is
 // refused by S3 (412, a non-zero exit); an SVG labelled PNG is deleted and refused, and a review
 // naming it is refused with the reason; bytes that arrive after the ticket expired are refused
@@ -462,7 +462,7 @@ func TestServerlessUploads(t *testing.T) {
 		t.Fatalf("%s\n→ %v: %s", line, err, out)
 	}
 
-	// The review is sent before the verdict: it waits for it.
+	// The review is sent before the event: it checks the object on the spot.
 	var req mcp.CallToolRequest
 	req.Params.Name = "request_review"
 	req.Params.Arguments = map[string]any{"title": "The fix", "project": "alpha", "content": []map[string]any{
@@ -664,9 +664,12 @@ func (d *deployment) cloudFront(t *testing.T, location string) ([]byte, http.Hea
 	return b, resp.Header
 }
 
-// TestServerlessQuietWait: a wait whose client sent no progress token has nothing to report, so
-// it streams SSE comment lines instead (CloudFront would cut a response that sends nothing for
-// 60 s) and goes on past QuietMaxWait until the person replies.
+// TestServerlessQuietWait: a call whose client sent no progress token cannot hear that it is
+// alive, and such clients cut a call at their request timeout (the official SDKs at 60 s) whatever
+// comes meanwhile: so its wait ends at QuietMaxWait (700 ms here; 50 s by default) with Loopback's
+// own result naming the askId and await_reply, streamed as SSE with comment lines meanwhile
+// (CloudFront would cut a response that sent nothing for 60 s). The person replies after that;
+// await_reply returns the reply.
 func TestServerlessQuietWait(t *testing.T) {
 	d := deploy(t)
 	token := d.owner(t, "sp_quiet", "ada")
@@ -674,32 +677,39 @@ func TestServerlessQuietWait(t *testing.T) {
 	var req mcp.CallToolRequest
 	req.Params.Name = "ask_question"
 	req.Params.Arguments = map[string]any{"question": "Quiet?", "project": "loopback"}
-	go func() {
-		// Reply well after QuietMaxWait (700 ms here): the wait must still be there.
-		time.Sleep(2 * time.Second)
-		snap, err := d.rt.Service.Snapshot(context.Background(), "sp_quiet")
-		if err != nil || len(snap.Open) != 1 {
-			t.Errorf("snapshot = %v, %v", snap, err)
-			return
-		}
-		if res := callAPI(t, d.rt, "POST", "/api/v1/asks/"+snap.Open[0].ID+"/reply", token, []byte(`{"outcome":"answered","selected":[],"text":"yes"}`),
-			"Content-Type", "application/json"); res.Status != http.StatusOK {
-			t.Errorf("reply = %d %s", res.Status, res.Body)
-		}
-	}()
 	start := time.Now()
 	res, err := agent.CallTool(context.Background(), req)
-	if err != nil || res.IsError {
-		t.Fatalf("the quiet wait = %+v, %v", res, err)
+	took := time.Since(start)
+	if err != nil || !res.IsError {
+		t.Fatalf("the quiet wait = %+v, %v; want Loopback's no reply yet", res, err)
 	}
-	if took := time.Since(start); took < 2*time.Second {
-		t.Fatalf("the quiet wait returned after %s, before the reply", took)
+	snap, err := d.rt.Service.Snapshot(context.Background(), "sp_quiet")
+	if err != nil || len(snap.Open) != 1 {
+		t.Fatalf("snapshot = %v, %v", snap, err)
+	}
+	id := snap.Open[0].ID
+	text := res.Content[0].(mcp.TextContent).Text
+	if !strings.Contains(text, id) || !strings.Contains(text, "await_reply") {
+		t.Fatalf("the result does not name the ask and await_reply: %s", text)
+	}
+	if took < 700*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("the quiet wait returned after %s, want QuietMaxWait (700 ms)", took)
+	}
+	if !slices.Contains(fu.contentTypes(), "text/event-stream") {
+		t.Errorf("the quiet wait was answered as %v, not as a stream of keepalives", fu.contentTypes())
+	}
+	if res := callAPI(t, d.rt, "POST", "/api/v1/asks/"+id+"/reply", token, []byte(`{"outcome":"answered","selected":[],"text":"yes"}`),
+		"Content-Type", "application/json"); res.Status != http.StatusOK {
+		t.Fatalf("reply = %d %s", res.Status, res.Body)
+	}
+	req.Params.Name = "await_reply"
+	req.Params.Arguments = map[string]any{"askId": id}
+	res, err = agent.CallTool(context.Background(), req)
+	if err != nil || res.IsError {
+		t.Fatalf("await_reply = %+v, %v", res, err)
 	}
 	var reply ask.ToolReply
 	if err := json.Unmarshal(mustJSON(t, res.StructuredContent), &reply); err != nil || reply.Reply.Text != "yes" {
 		t.Fatalf("the ToolReply = %+v, %v", reply, err)
-	}
-	if !slices.Contains(fu.contentTypes(), "text/event-stream") {
-		t.Errorf("the quiet wait was answered as %v, not as a stream of keepalives", fu.contentTypes())
 	}
 }

@@ -51,8 +51,9 @@ func (rt *Runtime) CheckUploadEvent(ctx context.Context, raw json.RawMessage) er
 // CheckUploads is the upload-check function: S3 sends it an ObjectCreated event for every object
 // put under uploads/ (template.yaml), and it gives each its verdict (upload.Service.Check): the
 // upload stored, or the object deleted and the upload refused with the reason. S3 invokes it
-// asynchronously, at least once per object; an error makes Lambda try the event again, and a
-// repeated record finds its verdict given. A key that is not an upload's is logged and skipped:
+// asynchronously, at least once per object; an error makes Lambda try the event again (twice,
+// then the failure destination), a repeated record finds its verdict given, and a record whose
+// earlier check died half-way is checked again (upload.Service.Check). A key that is not an upload's is logged and skipped:
 // no retry would change it.
 func (rt *Runtime) CheckUploads(ctx context.Context, ev events.S3Event) error {
 	if rt.Uploads == nil || rt.Uploads.Direct == nil {

@@ -179,6 +179,28 @@ func (s *Store) OpenBlob(ctx context.Context, key ask.BlobKey) (io.ReadCloser, a
 	return f, info, nil
 }
 
+// DeleteBlob implements ask.Blobs: the bytes first, then the metadata (a reader that finds the
+// data finds its metadata), then the folder is synced. No blob under key is no error.
+func (s *Store) DeleteBlob(ctx context.Context, key ask.BlobKey) error {
+	dir, data, metaPath, err := s.paths(key)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	err = os.Remove(data)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		err = os.Remove(metaPath)
+	}
+	s.mu.Unlock()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("blobfs: delete %s: %w", key, err)
+	}
+	if err := syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("blobfs: delete %s: %w", key, err)
+	}
+	return nil
+}
+
 // readMeta reads a blob's metadata and checks it against the open data file.
 func readMeta(f *os.File, metaPath string) (ask.BlobInfo, error) {
 	b, err := os.ReadFile(metaPath)

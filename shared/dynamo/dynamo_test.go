@@ -132,3 +132,7 @@ func TestClaimPush(t *testing.T) {
 		t.Error("a space with # was claimed")
 	}
 }
+
+func TestWaitStore(t *testing.T) {
+	asktest.TestWaitStore(t, func(t *testing.T) ask.WaitStore { return sharedStore(t) })
+}

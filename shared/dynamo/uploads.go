@@ -2,10 +2,14 @@ package dynamo
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -28,10 +32,25 @@ var _ ask.UploadStore = (*Store)(nil)
 //	                                           checker of bytes that went straight to S3, whose
 //	                                           event names the space only by its hash
 //
-// Both carry expiresAt (TTL) a day past the ticket's expiry while it is not stored, so that a late
-// PUT is still told "gone" and then DynamoDB clears what nobody came back for; storing the upload
-// removes it from all of them, in one transaction: stored uploads stay as long as asks show them.
+// All three carry expiresAt (TTL) two days past the ticket's expiry while it is not stored, so that
+// a late PUT is still told "gone"; storing the upload removes it from all of them, in one
+// transaction. The sweep reaps every upload no ask uses a day after its ticket expired (its object
+// and then its items, upload.Service.Reap), before the TTL would: the TTL is the backstop for
+// tickets whose bytes never arrived. The upload item of an upload no ask uses (UseUpload removes
+// them) is in IndexList for the reaper:
+//
+//	lpk UPREAP#<shard>  lsk <expires>#<space>#<id>
+//
+// A credential's tickets per window are counted in one item each (TakeUploadQuota):
+//
+//	pk UPQUOTA#<space>#<credential>  sk <window start>  n, and a TTL a day past the window
 const (
+	prefixUpReap    = "UPREAP#"
+	prefixUpQuota   = "UPQUOTA#"
+	attrCredential  = "credential"
+	attrUsed        = "used"
+	attrCount       = "n"
+	uploadTTLAfter  = 2 * ask.UploadGrace
 	skUpload        = "UPLOAD"
 	skUploadToken   = "UPTOKEN"
 	prefixUpload    = "UPLOAD#"
@@ -74,6 +93,14 @@ func (s *Store) CreateUpload(ctx context.Context, u *ask.Upload) error {
 	if u.Refusal != "" {
 		up[attrRefusal] = str(u.Refusal)
 	}
+	if u.Credential != "" {
+		up[attrCredential] = str(u.Credential)
+	}
+	if u.Used {
+		up[attrUsed] = boolean(true)
+	} else {
+		up[attrLPK], up[attrLSK] = str(uploadReapShard(u.Space, u.ID)), str(formatTime(u.ExpiresAt)+"#"+u.Space+"#"+u.ID)
+	}
 	tok := newItem(uploadTokenPK(u.TokenHash), skUploadToken, "uploadToken")
 	tok[attrSpace], tok[attrID] = str(u.Space), str(u.ID)
 	bk, err := ask.UploadBlobKey(u.Space, u.ID)
@@ -85,7 +112,7 @@ func (s *Store) CreateUpload(ctx context.Context, u *ask.Upload) error {
 	if u.StoredAt != nil {
 		up[attrStoredAt] = str(formatTime(*u.StoredAt))
 	} else {
-		up[attrTTL] = ttl(u.ExpiresAt.Add(ask.UploadGrace))
+		up[attrTTL] = ttl(u.ExpiresAt.Add(uploadTTLAfter))
 		tok[attrTTL], blob[attrTTL] = up[attrTTL], up[attrTTL]
 	}
 	taken, err := s.putNew(ctx, up, tok, blob)
@@ -358,6 +385,8 @@ func decodeUpload(it item) (*ask.Upload, error) {
 	state, _ := getString(it, attrState)
 	u.State = ask.UploadState(state)
 	u.Refusal, _ = getString(it, attrRefusal)
+	u.Credential, _ = getString(it, attrCredential)
+	u.Used = getBool(it, attrUsed)
 	var err error
 	if u.MaxBytes, _, err = getInt(it, attrMaxBytes); err != nil {
 		return fail(err)
@@ -379,4 +408,170 @@ func decodeUpload(it item) (*ask.Upload, error) {
 		u.StoredAt = &stored
 	}
 	return u, nil
+}
+
+func uploadReapShard(space, id string) string {
+	h := fnv.New32a()
+	h.Write([]byte(space + "\x00" + id))
+	return prefixUpReap + strconv.Itoa(int(h.Sum32()%leaseShards))
+}
+
+// TakeUploadQuota counts one more ticket in the credential's window item, in one conditional
+// UpdateItem (ADD n, if n is below max or not there yet).
+func (s *Store) TakeUploadQuota(ctx context.Context, space, credential string, window time.Time, max int) error {
+	if max < 1 {
+		return ask.UploadQuotaSpent(max, window)
+	}
+	if !usable(space, credential) {
+		return unusable("take upload quota", space, credential)
+	}
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(prefixUpQuota+space+"#"+credential, formatTime(window)),
+		UpdateExpression:         aws.String("ADD #n :one SET #type = :type, #revision = :rev, #" + attrTTL + " = :ttl"),
+		ConditionExpression:      aws.String("attribute_not_exists(#n) OR #n < :max"),
+		ExpressionAttributeNames: names(attrCount, attrType, attrRevision, attrTTL),
+		ExpressionAttributeValues: item{
+			":one": num(1), ":max": num(int64(max)), ":type": str("uploadQuota"),
+			":rev": num(buildinfo.Revision), ":ttl": ttl(window.Add(ask.UploadWindow + ask.UploadGrace)),
+		},
+	})
+	if _, failed := isConditionFailed(err); failed {
+		return ask.UploadQuotaSpent(max, window)
+	} else if err != nil {
+		return fmt.Errorf("dynamodb: take upload quota: %w", err)
+	}
+	return nil
+}
+
+// UseUpload marks a stored upload used and takes it out of IndexList, in one conditional
+// UpdateItem (#state = stored).
+func (s *Store) UseUpload(ctx context.Context, space, id string) error {
+	if !usable(space, id) {
+		return ask.UploadNotFound()
+	}
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: uploadKey(space, id),
+		UpdateExpression:          aws.String("SET #used = :true, #revision = :rev REMOVE #lpk, #lsk"),
+		ConditionExpression:       aws.String("attribute_exists(#pk) AND #state = :stored"),
+		ExpressionAttributeNames:  names(attrUsed, attrRevision, attrLPK, attrLSK, attrPK, attrState),
+		ExpressionAttributeValues: item{":true": boolean(true), ":rev": num(buildinfo.Revision), ":stored": str(string(ask.UploadStored))},
+	})
+	if _, failed := isConditionFailed(err); failed {
+		return ask.UploadNotFound()
+	} else if err != nil {
+		return fmt.Errorf("dynamodb: use upload: %w", err)
+	}
+	return nil
+}
+
+// ReapableUploads queries IndexList's reap partitions (one Query each, never a Scan) for uploads
+// whose ticket expired at or before `before`, and merges them. The index is eventually
+// consistent: an upload used a moment ago may still be listed, which RetireUpload's condition
+// catches.
+func (s *Store) ReapableUploads(ctx context.Context, before time.Time, limit int) ([]*ask.Upload, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	bound := formatTime(before) + "$" // lsk starts with the fixed-width expiry and a '#'
+	var out []*ask.Upload
+	for shard := range leaseShards {
+		got := 0
+		err := s.query(ctx, &dynamodb.QueryInput{
+			IndexName:                 aws.String(IndexList),
+			KeyConditionExpression:    aws.String("#lpk = :lpk AND #lsk < :bound"),
+			ExpressionAttributeNames:  names(attrLPK, attrLSK),
+			ExpressionAttributeValues: item{":lpk": str(prefixUpReap + strconv.Itoa(shard)), ":bound": str(bound)},
+			Limit:                     aws.Int32(int32(min(limit, 1000))),
+		}, func(it item) (bool, error) {
+			u, err := decodeUpload(it)
+			if err != nil {
+				return false, err
+			}
+			if !u.Used && !u.ExpiresAt.After(before) {
+				out = append(out, u)
+				got++
+			}
+			return got < limit, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("dynamodb: reapable uploads: %w", err)
+		}
+	}
+	slices.SortFunc(out, func(x, y *ask.Upload) int {
+		return cmp.Or(x.ExpiresAt.Compare(y.ExpiresAt), cmp.Compare(x.Space, y.Space), cmp.Compare(x.ID, y.ID))
+	})
+	return out[:min(limit, len(out))], nil
+}
+
+// RetireUpload refuses an unused, expired upload in one conditional UpdateItem.
+func (s *Store) RetireUpload(ctx context.Context, space, id string, before time.Time, reason string) (bool, error) {
+	if reason == "" {
+		return false, errors.New("dynamodb: retire upload: no reason")
+	}
+	if !usable(space, id) {
+		return false, nil
+	}
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: uploadKey(space, id),
+		UpdateExpression:         aws.String("SET #state = :refused, #refusal = if_not_exists(#refusal, :reason), #revision = :rev REMOVE #storedAt"),
+		ConditionExpression:      aws.String("attribute_exists(#pk) AND attribute_not_exists(#used) AND #expires <= :before"),
+		ExpressionAttributeNames: names(attrState, attrRefusal, attrRevision, attrStoredAt, attrPK, attrUsed, attrExpires),
+		ExpressionAttributeValues: item{
+			":refused": str(string(ask.UploadRefused)), ":reason": str(reason),
+			":rev": num(buildinfo.Revision), ":before": str(formatTime(before)),
+		},
+	})
+	if _, failed := isConditionFailed(err); failed {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("dynamodb: retire upload: %w", err)
+	}
+	return true, nil
+}
+
+// DeleteUpload deletes a refused upload's three items in one transaction, conditional on the
+// upload being refused.
+func (s *Store) DeleteUpload(ctx context.Context, space, id string) error {
+	u, err := s.getUpload(ctx, space, id)
+	if ask.ErrorCode(err) == ask.EUploadNotFound {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if u.State != ask.UploadRefused {
+		return nil
+	}
+	ops := []types.TransactWriteItem{
+		{Delete: &types.Delete{
+			TableName: s.table, Key: uploadKey(space, id),
+			ConditionExpression:       aws.String("#state = :refused"),
+			ExpressionAttributeNames:  names(attrState),
+			ExpressionAttributeValues: item{":refused": str(string(ask.UploadRefused))},
+		}},
+		{Delete: &types.Delete{
+			TableName: s.table, Key: uploadTokenKey(u.TokenHash),
+			ConditionExpression:       aws.String("attribute_not_exists(#pk) OR (#space = :space AND #id = :id)"),
+			ExpressionAttributeNames:  names(attrPK, attrSpace, attrID),
+			ExpressionAttributeValues: item{":space": str(space), ":id": str(id)},
+		}},
+	}
+	if bk, err := ask.UploadBlobKey(space, id); err == nil {
+		ops = append(ops, types.TransactWriteItem{Delete: &types.Delete{TableName: s.table, Key: uploadBlobKey(bk)}})
+	}
+	for attempt := 0; ; attempt++ {
+		_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: ops})
+		r := cancelReasons(err)
+		switch {
+		case err == nil:
+			return nil
+		case len(r) > 0 && slices.Contains(r, "ConditionalCheckFailed"):
+			return nil // no longer refused, or the token is another's: left as it is
+		case onlyConflicts(r) && attempt < maxConflictRetries:
+			if err := backoff(ctx, attempt); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("dynamodb: delete upload: %w", err)
+		}
+	}
 }

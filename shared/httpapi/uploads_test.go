@@ -60,7 +60,7 @@ func newUploadAPI(t *testing.T) *uploadAPI {
 // path issues a ticket and returns the path of its URL.
 func (a *uploadAPI) path(t *testing.T) (path, id string) {
 	t.Helper()
-	tk, err := a.uploads.Issue(context.Background(), space, ask.ImagePNG, "http://loopback.test")
+	tk, err := a.uploads.Issue(context.Background(), space, "cred_test", ask.ImagePNG, "http://loopback.test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/sqlite"
@@ -54,6 +55,8 @@ type deployOpts struct {
 	Now ask.Clock
 	// Log receives the deployment's log, as JSON lines (Lambda's format, redacted); default none.
 	Log io.Writer
+	// MaxWaits bounds the calls one credential has waiting at once; default none.
+	MaxWaits int
 }
 
 // deployment is one running Loopback instance.
@@ -121,6 +124,7 @@ func newTestDeployment(t *testing.T, opts deployOpts) *deployment {
 		Logger: logger,
 		Wait:   app.Wait{MaxWait: opts.MaxWait, Progress: opts.Progress, TaskPoll: opts.TaskPoll},
 		Now:    opts.Now,
+		Limits: limit.Limits{WaitsPerCredential: opts.MaxWaits},
 	})
 	svc, agents := lb.Service, lb.MCP
 	handler = lb.Handler(nil)

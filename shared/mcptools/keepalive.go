@@ -37,6 +37,26 @@ type keepalive struct {
 	held      bool // a JSON response is being held for finish
 	parked    bool // the connection was taken for a parked wait (park.go): write nothing here
 	buf       bytes.Buffer
+	failed    error // the first write that failed: the client is gone
+}
+
+// writeErr returns the first write to the client that failed (whoever wrote it: mcp-go's
+// progress notifications go through Write), or nil.
+func (k *keepalive) writeErr() error {
+	if k == nil {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.failed
+}
+
+// wrote records a write's error.
+func (k *keepalive) wrote(n int, err error) (int, error) {
+	if err != nil && k.failed == nil {
+		k.failed = err
+	}
+	return n, err
 }
 
 // newKeepalive wraps w for a request whose client accepts SSE; otherwise it returns nil.
@@ -67,16 +87,20 @@ func (k *keepalive) start() bool {
 	return true
 }
 
-// event sends one SSE `message` event (a notification), unless the response has begun.
-func (k *keepalive) event(data []byte) {
+// event sends one SSE `message` event (a notification), unless the response has begun. An error
+// says the client can no longer be written to.
+func (k *keepalive) event(data []byte) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.streaming && !k.done {
-		k.w.Write(sseMessage(data))
+		if _, err := k.wrote(k.w.Write(sseMessage(data))); err != nil {
+			return err
+		}
 		if f, ok := k.w.(http.Flusher); ok {
 			f.Flush()
 		}
 	}
+	return nil
 }
 
 // sseMessage is data as one SSE `message` event, as mcp-go writes its events.
@@ -103,20 +127,25 @@ func (k *keepalive) unpark() {
 	k.parked = false
 }
 
-// beat sends a comment line, unless the response has begun.
-func (k *keepalive) beat() {
+// beat sends a comment line, unless the response has begun. An error says the client can no
+// longer be written to: the wait it keeps alive should end.
+func (k *keepalive) beat() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.streaming && !k.done {
-		k.comment()
+		return k.comment()
 	}
+	return nil
 }
 
-func (k *keepalive) comment() {
-	k.w.Write([]byte(": waiting for the person\n\n"))
+func (k *keepalive) comment() error {
+	if _, err := k.wrote(k.w.Write([]byte(": waiting for the person\n\n"))); err != nil {
+		return err
+	}
 	if f, ok := k.w.(http.Flusher); ok {
 		f.Flush()
 	}
+	return nil
 }
 
 // Header implements http.ResponseWriter.
@@ -151,7 +180,7 @@ func (k *keepalive) Write(b []byte) (int, error) {
 	}
 	if !k.streaming {
 		k.done = true
-		return k.w.Write(b)
+		return k.wrote(k.w.Write(b))
 	}
 	if !k.done {
 		k.done, k.held = true, true
@@ -159,7 +188,7 @@ func (k *keepalive) Write(b []byte) (int, error) {
 	if k.held {
 		return k.buf.Write(b)
 	}
-	return k.w.Write(b)
+	return k.wrote(k.w.Write(b))
 }
 
 // Flush implements http.Flusher, as mcp-go needs to stream.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"strconv"
@@ -183,26 +184,26 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 	endLine := line.Hold()
 	ka := &keepalive{w: s, streaming: true}
 	ka.comment()
-	progress := func(time.Duration) { ka.beat() }
+	progress := func(time.Duration) error { return ka.beat() }
 	if token != nil {
 		n := 0
-		progress = func(waited time.Duration) {
+		progress = func(waited time.Duration) error {
 			n++
 			b, _ := json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
 				Method: "notifications/progress",
 				Params: mcp.NotificationParams{AdditionalFields: progressParams(token, n, waited)},
 			}})
-			ka.event(b)
+			return ka.event(b)
 		}
 	}
 	w := p.h.cfg.Waiter
 	done := w.Track()
-	limit := w.Limit(true)
+	limit := w.limitOf(ctx)
 	cancel := w.Begin(ctx, gate.CredentialFrom(ctx), askID, followed, progress, func(reply *ask.Reply, err error) {
 		defer done()
 		defer p.release()
 		p.h.parked.remove(p)
-		p.answer(line, ka, s, p.h.outcome(askID, reply, err, limit))
+		p.answer(line, ka, s, p.h.outcome(askID, reply, err, limit), errors.Is(err, context.Canceled))
 		endLine(s.sent)
 	})
 	p.h.parked.add(p, cancel) // nothing, if the wait already ended inside Begin
@@ -221,13 +222,14 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 
 // answer has mcp-go answer the call with result, as it answers any tools/call, onto the stream.
 // ka writes onto s; the stream ends after the answer.
-func (p *parking) answer(line *reqlog.Line, ka *keepalive, s *rawStream, result *mcp.CallToolResult) {
+func (p *parking) answer(line *reqlog.Line, ka *keepalive, s *rawStream, result *mcp.CallToolResult, gone bool) {
 	params := map[string]json.RawMessage{"name": mustJSON(p.name), "arguments": json.RawMessage("{}")}
 	if len(p.meta) > 0 {
 		params["_meta"] = p.meta
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": p.id, "method": "tools/call", "params": params})
 	ctx := context.WithValue(reqlog.WithLine(context.Background(), line), resumedKey{}, result)
+	ctx = withGoneFlag(ctx, gone)
 	defer s.end()
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.path, bytes.NewReader(body))
 	if err != nil {

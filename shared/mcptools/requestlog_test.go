@@ -2,7 +2,10 @@ package mcptools_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -96,5 +99,54 @@ func TestRequestLog(t *testing.T) {
 	}
 	if l := find("the API read", func(l map[string]any) bool { return l["msg"] == "api" && l["path"] == "/api/v1/asks/"+a.ID }); l["method"] != "GET" || l["status"] != 200.0 {
 		t.Errorf("the API line: %v", l)
+	}
+}
+
+// TestRequestLogClientGone: a blocking call whose client goes away mid-wait is logged as gone,
+// not as a tool error: the client received nothing, and nothing failed. Both ways a call waits
+// are covered: parked (HTTP/1.1 with SSE) and held (a client that takes only JSON).
+func TestRequestLogClientGone(t *testing.T) {
+	for _, accept := range []string{"application/json, text/event-stream", "application/json"} {
+		t.Run(accept, func(t *testing.T) {
+			var log syncBuffer
+			d := newTestDeployment(t, deployOpts{Log: &log})
+			session := initSession(t, d.MCP, d.Token, testClientInfo)
+			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+				"params": map[string]any{"name": "ask_question", "arguments": question("gone")}})
+			ctx, cancel := context.WithCancel(context.Background())
+			req, _ := http.NewRequestWithContext(ctx, "POST", d.MCP, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", accept)
+			req.Header.Set("Authorization", "Bearer "+d.Token)
+			for k, v := range session {
+				req.Header.Set(k, v)
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if res, err := http.DefaultClient.Do(req); err == nil {
+					io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+				}
+			}()
+			a := d.waitingAsk(t, 1)
+			cancel() // the client goes away
+			<-done
+			d.waitFor(t, a.ID, false)
+			var line map[string]any
+			eventually(t, "the call's line is written", func() bool {
+				_, lines := log.lines(t)
+				for _, l := range lines {
+					if l["rpc"] == "tools/call" && l["tool"] == "ask_question" {
+						line = l
+						return true
+					}
+				}
+				return false
+			})
+			if line["client_gone"] != true || line["tool_error"] != nil {
+				t.Fatalf("the line of a call whose client left: %v", line)
+			}
+		})
 	}
 }

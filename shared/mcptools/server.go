@@ -10,10 +10,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -47,9 +49,13 @@ type Config struct {
 	// TaskPollInterval is what task-augmented calls suggest clients poll at.
 	TaskPollInterval time.Duration
 
-	// Waits and Streams bound the blocking calls and GET streams one credential holds at once
-	// (429 beyond them); nil, no bound. A task holds nothing, and counts against neither.
-	Waits, Streams *limit.PerKey
+	// Waits bounds the calls one credential has waiting at once: blocking tools/call and 2025
+	// tasks/result, counted in this process (limit.PerKey) or across instances in the store
+	// (limit.SharedWaits), which also carries a client's cancel to the instance that waits.
+	// Streams bounds the GET streams one credential holds at once. 429 beyond either; nil, no
+	// bound. A task holds nothing between polls, and counts against neither.
+	Waits   limit.Waits
+	Streams *limit.PerKey
 
 	Logger *slog.Logger
 }
@@ -143,7 +149,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		h.errors().Write(w, r, ask.Errorf(ask.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
 		return
 	}
-	ctx := withPublicURL(gate.WithCredential(r.Context(), cred), public)
+	ctx := withGoneFlag(withPublicURL(gate.WithCredential(r.Context(), cred), public), false)
 	line.Credential(cred.ID)
 	if id := r.Header.Get(mcp.HeaderSessionID); id != "" && validSessionID(id) && !sessionOwnedBy(id, cred.ID) {
 		// Another credential's session (session.go): refused as unknown to this credential, so
@@ -224,8 +230,40 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx = withClient(ctx, client)
 		if msg.Method == string(mcp.MethodNotificationCancelled) {
-			// mcp-go cancels the calls it still runs; a parked one is Loopback's to end.
-			h.parked.cancel(parkedKey(cred.ID, r, msg.Params.RequestID))
+			// mcp-go cancels the calls it still runs; a parked one is Loopback's to end, and so is
+			// one another instance runs (Waits carries the cancel there).
+			call := parkedKey(cred.ID, r, msg.Params.RequestID)
+			h.parked.cancel(call)
+			if h.cfg.Waits != nil {
+				h.cfg.Waits.Cancel(ctx, cred.ID, call)
+			}
+		}
+		// How long a call waits before "no reply yet": what the person asked for on the URL, or
+		// what its client is known to take (Waiter.Limit).
+		asked, err := askedWait(r)
+		if err != nil {
+			h.errors().Write(w, r, err)
+			return
+		}
+		ctx = withLimit(ctx, h.cfg.Waiter.Limit(Caller{Client: client, Asked: asked,
+			ProgressToken: msg.Params.Meta != nil && msg.Params.Meta.ProgressToken != nil}))
+		// A call that waits holds its place among its credential's waits while it waits, and
+		// ends when its client cancels it from wherever.
+		var cancelWait context.CancelFunc
+		ctx, cancelWait = context.WithCancel(ctx)
+		defer cancelWait()
+		call := parkedKey(cred.ID, r, msg.ID)
+		onCancel := func() {
+			line.Add(slog.Bool("cancel_reached", true))
+			cancelWait()
+			h.parked.cancel(call)
+		}
+		if msg.Method == "tasks/result" && !modern(r, &msg) {
+			release, ok := h.holdWait(w, r, cred.ID, call, onCancel)
+			if !ok {
+				return
+			}
+			defer release()
 		}
 		if modern(r, &msg) {
 			if h.serveModern(w, r.WithContext(ctx), &msg, body) {
@@ -239,9 +277,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if _, blocking := h.tools[msg.Params.Name]; blocking && msg.Method == string(mcp.MethodToolsCall) {
-			release, ok := h.cfg.Waits.Acquire(cred.ID)
+			release, ok := h.holdWait(w, r, cred.ID, call, onCancel)
 			if !ok {
-				h.errors().TooMany(w, r, "waiting calls", h.cfg.Waits.Max)
 				return
 			}
 			// The wait may be parked, holding no goroutine (park.go); then it gives its place back.
@@ -261,6 +298,46 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	h.http.ServeHTTP(w, r)
 }
 
+// askedWait reads the person's own bound on a call's wait from the MCP URL (?maxWait=50s, or a
+// number of seconds), for a client whose limit Loopback cannot see (Claude Code's
+// MCP_TOOL_TIMEOUT). Zero when absent.
+func askedWait(r *http.Request) (time.Duration, error) {
+	v := r.URL.Query().Get("maxWait")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		n, nerr := strconv.ParseFloat(v, 64)
+		if nerr != nil || math.IsNaN(n) {
+			return 0, ask.Errorf(ask.ERequestInvalid, "maxWait=%q in the MCP URL must be a duration such as 50s or 10m, or a number of seconds", v)
+		}
+		d = time.Duration(min(n, 1e9) * float64(time.Second))
+	}
+	if d <= 0 {
+		return 0, ask.Errorf(ask.ERequestInvalid, "maxWait=%q in the MCP URL must be more than zero", v)
+	}
+	return d, nil
+}
+
+// holdWait takes a waiting call's place among its credential's waits; false when it answered the
+// request instead (429 when the credential holds its most).
+func (h *Handler) holdWait(w http.ResponseWriter, r *http.Request, credential, call string, cancel func()) (func(), bool) {
+	if h.cfg.Waits == nil {
+		return func() {}, true
+	}
+	release, err := h.cfg.Waits.Take(r.Context(), credential, call, cancel)
+	switch {
+	case errors.Is(err, limit.ErrFull):
+		h.errors().TooMany(w, r, "waiting calls", h.cfg.Waits.Cap())
+		return nil, false
+	case err != nil:
+		h.errors().Write(w, r, err)
+		return nil, false
+	}
+	return release, true
+}
+
 // requestLogHooks put on the request's log line (reqlog) what only mcp-go sees: the JSON-RPC
 // error it answered with, and whether a tool's result was a tool error.
 func requestLogHooks() *server.Hooks {
@@ -276,11 +353,40 @@ func requestLogHooks() *server.Hooks {
 		if isParked(ctx) {
 			return // not the answer: that comes when the parked wait ends, through here again
 		}
+		if clientGone(ctx) {
+			// The client cancelled or went away: it gets nothing, and nothing failed.
+			reqlog.From(ctx).Add(slog.Bool("client_gone", true))
+			return
+		}
 		if r, ok := result.(*mcp.CallToolResult); ok && r.IsError {
 			reqlog.From(ctx).Add(slog.Bool("tool_error", true))
 		}
 	})
 	return hooks
+}
+
+// goneKey carries a flag that a call's wait sets when it ended because its client cancelled it
+// or went away (a parked wait's answer carries it set).
+type goneKey struct{}
+
+// withGoneFlag gives ctx a flag for markGone.
+func withGoneFlag(ctx context.Context, gone bool) context.Context {
+	f := new(atomic.Bool)
+	f.Store(gone)
+	return context.WithValue(ctx, goneKey{}, f)
+}
+
+// markGone records that the call of ctx ended because its client left.
+func markGone(ctx context.Context) {
+	if f, ok := ctx.Value(goneKey{}).(*atomic.Bool); ok {
+		f.Store(true)
+	}
+}
+
+// clientGone reports whether the call of ctx ended because its client cancelled it or went away.
+func clientGone(ctx context.Context) bool {
+	f, _ := ctx.Value(goneKey{}).(*atomic.Bool)
+	return (f != nil && f.Load()) || errors.Is(ctx.Err(), context.Canceled)
 }
 
 // rpcMessage is the part of a JSON-RPC message Loopback looks at before mcp-go does.

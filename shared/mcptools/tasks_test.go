@@ -3,6 +3,7 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -390,5 +391,49 @@ func TestTaskSurvivesRestart(t *testing.T) {
 	mustRPC(t, after.MCP, after.Token, session, "tasks/list", map[string]any{}, &list)
 	if len(list.Tasks) != 1 || list.Tasks[0].TaskId != task.TaskId || list.Tasks[0].Status != mcp.TaskStatusCompleted {
 		t.Fatalf("tasks/list after the restart: %+v", list.Tasks)
+	}
+}
+
+// TestTaskResultCountsAsAWait: a 2025 tasks/result that waits holds a place among its
+// credential's waits, as a blocking call does (issue 23: 550 were held with the bound at 200).
+func TestTaskResultCountsAsAWait(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{MaxWaits: 1})
+	session := initSession(t, d.MCP, d.Token, testClientInfo)
+	task := taskCall(t, d, d.Token, session, "request_review", review("tasks", ""), 0)
+	taskAsk := d.waitingAsk(t, 1).ID
+
+	// A blocking call holds the credential's one place.
+	c := d.connect(t, clientOpts{})
+	p := startTool(t, c, "ask_question", question("held"))
+	d.waitingAsk(t, 2)
+
+	r, err := doRPC(d.MCP, d.Token, session, "tasks/result", map[string]any{"taskId": task.TaskId})
+	if err == nil || r.Status != http.StatusTooManyRequests {
+		t.Fatalf("tasks/result with the credential's one place held: %d %s %v, want 429", r.Status, r.Result, err)
+	}
+
+	// And a tasks/result that waits holds it against a blocking call.
+	var blocked string
+	open, _ := d.snapshot(t)
+	for _, a := range open {
+		if a.ID != taskAsk {
+			blocked = a.ID
+		}
+	}
+	d.reply(t, blocked, map[string]any{"outcome": "answered", "selected": []string{}, "text": "ok"})
+	p.result(t)
+	done := make(chan rpcResponse, 1)
+	go func() {
+		r, _ := doRPC(d.MCP, d.Token, session, "tasks/result", map[string]any{"taskId": task.TaskId})
+		done <- r
+	}()
+	// await_reply on the answered ask returns at once when it gets the place.
+	eventually(t, "a blocking call is refused while tasks/result waits", func() bool {
+		r, err := doRPC(d.MCP, d.Token, session, "tools/call", map[string]any{"name": "await_reply", "arguments": map[string]any{"askId": blocked}})
+		return err != nil && r.Status == http.StatusTooManyRequests
+	})
+	d.reply(t, taskAsk, map[string]any{"outcome": "approved"})
+	if r := <-done; r.Error != nil {
+		t.Fatalf("tasks/result: %+v", r.Error)
 	}
 }

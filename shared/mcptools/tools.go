@@ -133,7 +133,8 @@ func (h *Handler) requestUpload(ctx context.Context, req mcp.CallToolRequest) (*
 	if h.cfg.Uploads == nil {
 		return toolError(ask.Errorf(ask.EInputInvalid, "this deployment keeps no uploads, so it takes no images")), nil
 	}
-	t, err := h.cfg.Uploads.Issue(ctx, origin(ctx).Space, in.ContentType, publicURL(ctx))
+	o := origin(ctx)
+	t, err := h.cfg.Uploads.Issue(ctx, o.Space, o.CredentialID, in.ContentType, publicURL(ctx))
 	if err != nil {
 		if ask.ErrorCode(err) == ask.EInternal {
 			h.cfg.Logger.ErrorContext(ctx, "request_upload", "err", err)
@@ -423,20 +424,27 @@ func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, 
 	}
 	srv := server.ServerFromContext(ctx)
 	n := 0
-	progress := func(waited time.Duration) {
-		if token == nil || srv == nil {
-			return
+	ka := keepaliveFrom(ctx)
+	progress := func(waited time.Duration) error {
+		// mcp-go writes the notification on its own goroutine, through the keepalive's writer,
+		// and its error says only whether it was queued: a write that failed is the keepalive's.
+		if err := ka.writeErr(); err != nil {
+			return err
 		}
 		n++
 		_ = srv.SendNotificationToClient(ctx, "notifications/progress", progressParams(token, n, waited))
+		return nil
 	}
 	if token == nil || srv == nil {
 		// Nothing to report to: keep the stream alive with comment lines where the client takes
-		// SSE, or else wait quietly (Waiter.QuietMaxWait).
+		// SSE, or else wait quietly.
 		progress = keepaliveProgress(ctx)
 	}
 	reply, err := h.cfg.Waiter.Wait(ctx, gate.CredentialFrom(ctx), askID, followed, progress)
-	return h.outcome(askID, reply, err, h.cfg.Waiter.Limit(progress != nil))
+	if errors.Is(err, context.Canceled) {
+		markGone(ctx)
+	}
+	return h.outcome(askID, reply, err, h.cfg.Waiter.limitOf(ctx))
 }
 
 // progressParams are the params of a waiting call's n-th progress notification.
@@ -450,12 +458,12 @@ func progressParams(token mcp.ProgressToken, n int, waited time.Duration) map[st
 
 // keepaliveProgress is a Wait's progress callback for a wait with no progress token: it starts
 // the request's keepalive stream and beats it. Nil when the client takes no SSE.
-func keepaliveProgress(ctx context.Context) func(time.Duration) {
+func keepaliveProgress(ctx context.Context) func(time.Duration) error {
 	ka := keepaliveFrom(ctx)
 	if !ka.start() {
 		return nil
 	}
-	return func(time.Duration) { ka.beat() }
+	return func(time.Duration) error { return ka.beat() }
 }
 
 // outcome is a wait's result: the ToolReply, or an error that tells the agent what to do next.

@@ -1,8 +1,11 @@
 package mcptools
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,11 +65,17 @@ type Waiter struct {
 	Progress time.Duration // how often progress is reported and the lease renewed
 	MaxWait  time.Duration // how long one call waits before it tells the agent to call await_reply
 
-	// QuietMaxWait, when set, bounds instead a wait that reports nothing (Wait's progress is nil:
-	// the client sent no progressToken and takes no SSE, so not even keepalive comment lines go
-	// out; keepalive.go). Such a response sends nothing until it ends, and a proxy in front may cut it first: CloudFront ends a response that sent
-	// nothing for its origin read timeout (60 s at most by default). Zero: MaxWait.
+	// QuietMaxWait bounds the wait of a call that sent no progress token (default
+	// DefaultQuietMaxWait). Such a client cannot hear that the call is alive, and the official
+	// SDKs (TypeScript v1 and v2, the Inspector) cut any request at 60 s unless the caller passed
+	// a progress callback, which also makes them send a token; keepalive comment lines reset no
+	// client's timer. CloudFront, too, cuts a response that sent nothing for 60 s.
 	QuietMaxWait time.Duration
+	// ClaudeCodeMaxWait bounds the wait of a call from Claude Code (clientInfo name
+	// "claude-code"; default DefaultClaudeCodeMaxWait). Its MCP_TOOL_TIMEOUT is a wall-clock limit
+	// that progress does not extend and that Loopback cannot see; the default stays under the
+	// 5-minute limit Claude Code puts on a remote call that goes quiet, whatever progress does.
+	ClaudeCodeMaxWait time.Duration
 
 	// Revocations ends a wait, with ErrRevoked, once the credential it waits for is revoked: the
 	// person's reply must not reach an agent whose credential was taken away. Nil: waits end on
@@ -76,8 +85,12 @@ type Waiter struct {
 	quitOnce sync.Once
 	quit     context.Context // ends at Shutdown
 	shutdown context.CancelFunc
-	pending  sync.WaitGroup // waits whose lease is not yet let go (and parked answers not yet written)
+	pending  pending // waits whose lease is not yet let go (and parked answers not yet written)
 }
+
+// ErrClientGone ends a wait whose progress or keepalive could not be written: the client went
+// away. It is a context.Canceled, as a client that cancels.
+var ErrClientGone = fmt.Errorf("the client went away: %w", context.Canceled)
 
 // ErrRevoked ends a wait because the credential it waits for was revoked. The ask stays open for
 // the person; the agent gets none of it.
@@ -102,23 +115,110 @@ func (w *Waiter) Shutdown() {
 // Track counts something a wait still has to do after its caller's goroutine is gone (a parked
 // call's answer); Drain waits for it until the returned done is called.
 func (w *Waiter) Track() (done func()) {
-	w.pending.Add(1)
-	return w.pending.Done
+	w.pending.add()
+	return w.pending.done
 }
 
 // Drain returns once every wait's bookkeeping (leases released, waiting cleared) is written; call
 // it before closing the store.
-func (w *Waiter) Drain() { w.pending.Wait() }
+func (w *Waiter) Drain() { w.pending.wait() }
+
+// pending counts what Drain waits for. Unlike a sync.WaitGroup, it may grow while Drain waits:
+// on a Lambda instance each invocation drains as it ends, and where one runtime serves several
+// invocations at once (aws-local's tests) another call's wait may begin meanwhile.
+type pending struct {
+	mu   sync.Mutex
+	n    int
+	zero *sync.Cond
+}
+
+func (p *pending) cond() *sync.Cond {
+	if p.zero == nil {
+		p.zero = sync.NewCond(&p.mu)
+	}
+	return p.zero
+}
+
+func (p *pending) add() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+}
+
+func (p *pending) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n--; p.n <= 0 {
+		p.n = 0
+		p.cond().Broadcast()
+	}
+}
+
+// wait returns once nothing is pending.
+func (p *pending) wait() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.n > 0 {
+		p.cond().Wait()
+	}
+}
 
 // leaseTTL is how long a lease outlives its last renewal: long enough to survive a slow renewal,
 // short enough that a killed process stops showing as waiting within a minute or so.
 func (w *Waiter) leaseTTL() time.Duration { return max(3*w.Progress, 30*time.Second) }
 
-// Limit is how long one wait lasts: MaxWait, or QuietMaxWait (when set) for a wait that reports
-// no progress.
-func (w *Waiter) Limit(reportsProgress bool) time.Duration {
-	if !reportsProgress && w.QuietMaxWait > 0 {
-		return min(w.QuietMaxWait, w.MaxWait)
+// Defaults of the per-client bounds (docs/design/waiting.md).
+const (
+	// DefaultQuietMaxWait is under the official SDKs' 60-second request timeout, with room for
+	// the answer to travel.
+	DefaultQuietMaxWait = 50 * time.Second
+	// DefaultClaudeCodeMaxWait is under Claude Code's 5-minute limit on a quiet remote call.
+	DefaultClaudeCodeMaxWait = 4*time.Minute + 30*time.Second
+	// MinAskedWait is the least a person may ask for with ?maxWait= on the MCP URL.
+	MinAskedWait = time.Second
+)
+
+// Caller is what a request says about how long its client can wait.
+type Caller struct {
+	Client        string        // clientInfo's name and version, as sent
+	ProgressToken bool          // the call carries a progress token
+	Asked         time.Duration // the person's own bound (?maxWait= on the MCP URL); 0: none
+}
+
+// Limit is how long one call of c waits before it returns "no reply yet": the person's own
+// bound when they set one, or else the least of MaxWait and what c's client is known to take.
+// Never more than MaxWait.
+func (w *Waiter) Limit(c Caller) time.Duration {
+	limit := w.MaxWait
+	if c.Asked > 0 {
+		return min(max(c.Asked, MinAskedWait), limit)
+	}
+	if isClaudeCode(c.Client) {
+		limit = min(limit, cmp.Or(w.ClaudeCodeMaxWait, DefaultClaudeCodeMaxWait))
+	}
+	if !c.ProgressToken {
+		limit = min(limit, cmp.Or(w.QuietMaxWait, DefaultQuietMaxWait))
+	}
+	return limit
+}
+
+// isClaudeCode reports whether a clientInfo name and version is Claude Code's.
+func isClaudeCode(client string) bool {
+	name, _, _ := strings.Cut(client, " ")
+	return strings.EqualFold(name, "claude-code")
+}
+
+type limitKey struct{}
+
+// withLimit records in a call's context how long its wait lasts (Waiter.Limit).
+func withLimit(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, limitKey{}, d)
+}
+
+// limitOf is how long the wait of ctx's call lasts: as recorded, or MaxWait.
+func (w *Waiter) limitOf(ctx context.Context) time.Duration {
+	if d, ok := ctx.Value(limitKey{}).(time.Duration); ok && d > 0 {
+		return d
 	}
 	return w.MaxWait
 }
@@ -131,10 +231,11 @@ func (w *Waiter) NewFollow() *ask.Follow {
 
 // Wait returns the person's reply on an ask of cred's space once they move; at once if they
 // already have. followed is the lease the call took with its tool's change (NewFollow); nil, and
-// Wait takes one. The progress callback runs every Progress interval with the time waited so far.
+// Wait takes one. The progress callback runs every Progress interval with the time waited so far;
+// an error from it (the client can no longer be written to) ends the wait with ErrClientGone.
 // A revocation of cred ends the wait with ErrRevoked, and wins over a reply that came with it.
 // Wait holds the calling goroutine; Begin is the same wait, held by nothing but events.
-func (w *Waiter) Wait(ctx context.Context, cred *ask.Credential, askID string, followed *ask.Follow, progress func(waited time.Duration)) (*ask.Reply, error) {
+func (w *Waiter) Wait(ctx context.Context, cred *ask.Credential, askID string, followed *ask.Follow, progress func(waited time.Duration) error) (*ask.Reply, error) {
 	type outcome struct {
 		reply *ask.Reply
 		err   error
@@ -153,7 +254,7 @@ func (w *Waiter) Wait(ctx context.Context, cred *ask.Credential, askID string, f
 // ctx serves only the first reads and writes, made before Begin returns; cancel ends the wait
 // with err (the caller went away). Every way out lets go of the lease after done returns: the
 // agent should not wait for the bookkeeping, and Drain waits for it.
-func (w *Waiter) Begin(ctx context.Context, cred *ask.Credential, askID string, followed *ask.Follow, progress func(waited time.Duration), done func(*ask.Reply, error)) (cancel func(error)) {
+func (w *Waiter) Begin(ctx context.Context, cred *ask.Credential, askID string, followed *ask.Follow, progress func(waited time.Duration) error, done func(*ask.Reply, error)) (cancel func(error)) {
 	wt := &wait{w: w, space: cred.Space, askID: askID, progress: progress, done: done}
 	cancel = func(err error) { wt.end(nil, err) }
 	if followed != nil {
@@ -194,7 +295,7 @@ func (w *Waiter) Begin(ctx context.Context, cred *ask.Credential, askID string, 
 		return cancel // a change read meanwhile ended it
 	}
 	wt.started = time.Now()
-	wt.deadline = time.AfterFunc(w.Limit(progress != nil), func() { wt.end(nil, ErrStillWaiting) })
+	wt.deadline = time.AfterFunc(w.limitOf(ctx), func() { wt.end(nil, ErrStillWaiting) })
 	wt.tick = time.AfterFunc(w.Progress, wt.beat)
 	if revoked != nil {
 		wt.stops = append(wt.stops, afterFunc(revoked, func() { wt.end(nil, ErrRevoked) }))
@@ -214,7 +315,7 @@ type wait struct {
 	space    string
 	askID    string
 	holder   string // the lease held, once held
-	progress func(time.Duration)
+	progress func(time.Duration) error
 	done     func(*ask.Reply, error)
 	revoked  context.Context // nil: no revocation watched
 	started  time.Time
@@ -237,7 +338,7 @@ func (wt *wait) hold(holder string) bool {
 		return false
 	}
 	wt.holder = holder
-	wt.w.pending.Add(1)
+	wt.w.pending.add()
 	return true
 }
 
@@ -303,7 +404,11 @@ func (wt *wait) beat() {
 		return
 	}
 	if wt.progress != nil {
-		wt.progress(time.Since(wt.started))
+		if err := wt.progress(time.Since(wt.started)); err != nil {
+			// The client can no longer be written to: nobody will read the reply here.
+			wt.end(nil, ErrClientGone)
+			return
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	err := wt.w.Service.Follow(ctx, wt.space, wt.askID, wt.holder, wt.w.leaseTTL())
@@ -344,7 +449,7 @@ func (wt *wait) end(r *ask.Reply, err error) {
 	wt.done(r, err)
 	if holder != "" {
 		go func() {
-			defer wt.w.pending.Done()
+			defer wt.w.pending.done()
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 			defer cancel()
 			_ = wt.w.Service.Unfollow(ctx, wt.space, wt.askID, holder)

@@ -3,15 +3,18 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/mcptools"
 )
 
 // TestWaitingFollowsTheCall: waiting is true exactly while a call waits, for both protocol eras.
@@ -312,4 +315,64 @@ func TestReaper(t *testing.T) {
 	d.reply(t, id, map[string]any{"outcome": "dismissed"})
 	toolReply(t, p.result(t))
 	d.waitFor(t, id, false)
+}
+
+// TestFailedProgressEndsTheWait: a wait whose progress or keepalive cannot be written any more
+// (its client went away, and nothing else said so: on Lambda an invocation runs on after its
+// client leaves) ends at the next beat, as a client that left, and the ask stops showing an agent
+// waiting.
+func TestFailedProgressEndsTheWait(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{})
+	id := d.newQuestion(t, asAgent)
+	w := &mcptools.Waiter{Service: d.Service, Watcher: mcptools.HubWatcher{Hub: d.Hub}, Progress: 50 * time.Millisecond, MaxWait: time.Minute}
+	var beats atomic.Int32
+	started := time.Now()
+	_, err := w.Wait(context.Background(), &ask.Credential{ID: "cred_gone", Space: testSpace}, id, nil, func(time.Duration) error {
+		if beats.Add(1) == 1 {
+			return nil
+		}
+		return errors.New("write: broken pipe")
+	})
+	if !errors.Is(err, mcptools.ErrClientGone) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("a wait whose progress cannot be written: %v, want ErrClientGone", err)
+	}
+	if took := time.Since(started); took > 5*time.Second {
+		t.Fatalf("it ended after %s", took)
+	}
+	w.Drain()
+	d.waitFor(t, id, false)
+}
+
+// TestMaxWaitOnTheURL: the person's own bound, ?maxWait= on the MCP URL, ends a call that would
+// otherwise wait MaxWait (it sends a progress token, from a client that claims to be Claude Code)
+// with the "no reply yet" result naming the ask; a value that is no duration is refused.
+func TestMaxWaitOnTheURL(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{})
+	session := initSession(t, d.MCP, d.Token, mcp.Implementation{Name: "claude-code", Version: "2.1.332"})
+	started := time.Now()
+	r, err := doRPC(d.MCP+"?maxWait=1s", d.Token, session, "tools/call", map[string]any{"name": "ask_question",
+		"arguments": question("url-bound"), "_meta": map[string]any{"progressToken": "t"}})
+	took := time.Since(started)
+	if err != nil || r.Error != nil {
+		t.Fatalf("the call: %v %+v", err, r.Error)
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	open, _ := d.snapshot(t)
+	if len(open) != 1 {
+		t.Fatalf("%d open asks", len(open))
+	}
+	id := open[0].ID
+	if text := resultText(&res); !res.IsError || !strings.Contains(text, id) || !strings.Contains(text, "await_reply") {
+		t.Fatalf("after ?maxWait=1s: %s", text)
+	}
+	if took < time.Second || took > 10*time.Second {
+		t.Fatalf("the call returned after %s, want about 1 s", took)
+	}
+	if r, err := doRPC(d.MCP+"?maxWait=soon", d.Token, session, "tools/call", map[string]any{"name": "ask_question",
+		"arguments": question("bad-bound")}); err == nil || r.Status != 400 {
+		t.Fatalf("?maxWait=soon: %d %v, want 400", r.Status, err)
+	}
 }

@@ -101,7 +101,7 @@ func TestPragmas(t *testing.T) {
 		check(pool, "PRAGMA busy_timeout", "5000")
 		check(pool, "PRAGMA foreign_keys", "1")
 		check(pool, "PRAGMA synchronous", "1") // NORMAL
-		check(pool, "PRAGMA user_version", "7")
+		check(pool, "PRAGMA user_version", "8")
 	}
 	check("w", "PRAGMA wal_autocheckpoint", "5000") // the background checkpoints do it
 	check("r", "PRAGMA query_only", "1")
@@ -251,7 +251,7 @@ func TestQueryPlans(t *testing.T) {
 		{`SELECT space, ask_id, holder, expires_at FROM leases WHERE expires_at <= 'x' ORDER BY expires_at, space, ask_id, holder LIMIT 5`, "leases_expiry"},
 		{`SELECT * FROM tasks WHERE space = 's' AND expires_at > 'x' ORDER BY created_at DESC, id DESC LIMIT 5`, "tasks_by_space"},
 		{`SELECT * FROM tasks WHERE space = 's' AND expires_at > 'x' AND (created_at, id) < ('y', 'z') ORDER BY created_at DESC, id DESC LIMIT 5`, "tasks_by_space"},
-		{`DELETE FROM uploads WHERE state <> 'stored' AND expires_at <= 'x'`, "uploads_unstored"},
+		{`SELECT * FROM uploads WHERE used = 0 AND expires_at <= 'x' ORDER BY expires_at, space, id LIMIT 5`, "uploads_reapable"},
 	} {
 		rows, err := d.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.query)
 		if err != nil {
@@ -355,48 +355,5 @@ func BenchmarkReply(b *testing.B) {
 		if _, err := svc.Reply(ctx, "bench", asks[i].ID, reply, nil); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// TestDeleteStaleUploads: tickets never stored go once they expired before the cut-off; stored
-// uploads stay for good.
-func TestDeleteStaleUploads(t *testing.T) {
-	ctx := context.Background()
-	d := openTest(t)
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	mk := func(expires time.Time, store bool) string {
-		u := &ask.Upload{ID: ask.NewUploadID(), Space: "s", TokenHash: []byte(ask.NewID()), ContentType: ask.ImageGIF,
-			MaxBytes: 10, State: ask.UploadPending, CreatedAt: expires.Add(-ask.UploadTTL), ExpiresAt: expires}
-		if err := d.CreateUpload(ctx, u); err != nil {
-			t.Fatal(err)
-		}
-		if store {
-			if _, err := d.ClaimUpload(ctx, "s", u.ID, u.CreatedAt); err != nil {
-				t.Fatal(err)
-			}
-			if err := d.MarkUploadStored(ctx, "s", u.ID, 3, u.CreatedAt); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return u.ID
-	}
-	old, fresh, stored := mk(now.Add(-time.Hour), false), mk(now.Add(time.Minute), false), mk(now.Add(-time.Hour), true)
-	n, err := d.DeleteStaleUploads(ctx, now)
-	if err != nil || n != 1 {
-		t.Fatalf("DeleteStaleUploads = %d, %v; want 1", n, err)
-	}
-	var left []string
-	rows, err := d.r.QueryContext(ctx, `SELECT id FROM uploads ORDER BY expires_at`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		rows.Scan(&id)
-		left = append(left, id)
-	}
-	if strings.Join(left, ",") != stored+","+fresh {
-		t.Fatalf("left %v; want the stored %s and the fresh %s, not %s", left, stored, fresh, old)
 	}
 }

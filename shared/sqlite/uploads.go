@@ -13,7 +13,7 @@ import (
 
 var _ ask.UploadStore = (*DB)(nil)
 
-const uploadColumns = `space, id, token_hash, content_type, max_bytes, state, size, created_at, expires_at, stored_at, refusal`
+const uploadColumns = `space, id, token_hash, content_type, max_bytes, state, size, created_at, expires_at, stored_at, refusal, credential, used`
 
 // CreateUpload stores a new upload ticket.
 func (d *DB) CreateUpload(ctx context.Context, u *ask.Upload) error {
@@ -25,9 +25,9 @@ func (d *DB) CreateUpload(ctx context.Context, u *ask.Upload) error {
 		state = ask.UploadPending
 	}
 	_, err := d.w.ExecContext(ctx, `INSERT INTO uploads (`+uploadColumns+`, revision)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		u.Space, u.ID, u.TokenHash, u.ContentType, u.MaxBytes, string(state), u.Size,
-		formatTime(u.CreatedAt), formatTime(u.ExpiresAt), nullTime(u.StoredAt), u.Refusal, buildinfo.Revision)
+		formatTime(u.CreatedAt), formatTime(u.ExpiresAt), nullTime(u.StoredAt), u.Refusal, u.Credential, u.Used, buildinfo.Revision)
 	if isUnique(err) {
 		return fmt.Errorf("sqlite: create upload: upload %s (or its token) is %w (%v)", u.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
@@ -154,28 +154,108 @@ func (d *DB) RefuseUpload(ctx context.Context, space, id, reason string) error {
 	return u.RefuseRefusal()
 }
 
-// DeleteStaleUploads deletes the tickets that were never stored and expired at or before `before`,
-// and says how many. Stored uploads stay: asks show them.
-func (d *DB) DeleteStaleUploads(ctx context.Context, before time.Time) (int, error) {
-	res, err := d.w.ExecContext(ctx, `DELETE FROM uploads WHERE state <> 'stored' AND expires_at <= ?`, formatTime(before))
+// TakeUploadQuota counts one more ticket in the credential's window, in one conditional upsert,
+// and forgets the credential's earlier windows.
+func (d *DB) TakeUploadQuota(ctx context.Context, space, credential string, window time.Time, max int) error {
+	if max < 1 {
+		return ask.UploadQuotaSpent(max, window)
+	}
+	res, err := d.w.ExecContext(ctx, `INSERT INTO upload_quota (space, credential, window, n) VALUES (?, ?, ?, 1)
+		ON CONFLICT (space, credential, window) DO UPDATE SET n = n + 1 WHERE n < ?`,
+		space, credential, formatTime(window), max)
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: delete stale uploads: %w", err)
+		return fmt.Errorf("sqlite: take upload quota: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite: take upload quota: %w", err)
+	} else if n == 0 {
+		return ask.UploadQuotaSpent(max, window)
+	}
+	if _, err := d.w.ExecContext(ctx, `DELETE FROM upload_quota WHERE space = ? AND credential = ? AND window < ?`,
+		space, credential, formatTime(window)); err != nil {
+		return fmt.Errorf("sqlite: take upload quota: %w", err)
+	}
+	return nil
+}
+
+// UseUpload marks a stored upload used.
+func (d *DB) UseUpload(ctx context.Context, space, id string) error {
+	res, err := d.w.ExecContext(ctx, `UPDATE uploads SET used = 1, revision = ?
+		WHERE space = ? AND id = ? AND state = 'stored'`, buildinfo.Revision, space, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: use upload: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite: use upload: %w", err)
+	} else if n == 0 {
+		return ask.UploadNotFound()
+	}
+	return nil
+}
+
+// ReapableUploads lists unused uploads whose ticket expired at or before `before` (uploads_reapable).
+func (d *DB) ReapableUploads(ctx context.Context, before time.Time, limit int) ([]*ask.Upload, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	rows, err := d.r.QueryContext(ctx, `SELECT `+uploadColumns+` FROM uploads
+		WHERE used = 0 AND expires_at <= ? ORDER BY expires_at, space, id LIMIT ?`, formatTime(before), limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: reapable uploads: %w", err)
+	}
+	defer rows.Close()
+	var out []*ask.Upload
+	for rows.Next() {
+		u, err := d.scanUpload(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: reapable uploads: %w", err)
+	}
+	return out, nil
+}
+
+// RetireUpload refuses an unused, expired upload, in one conditional UPDATE.
+func (d *DB) RetireUpload(ctx context.Context, space, id string, before time.Time, reason string) (bool, error) {
+	if reason == "" {
+		return false, errors.New("sqlite: retire upload: no reason")
+	}
+	res, err := d.w.ExecContext(ctx, `UPDATE uploads SET state = 'refused', stored_at = NULL,
+		refusal = CASE WHEN refusal = '' THEN ? ELSE refusal END, revision = ?
+		WHERE space = ? AND id = ? AND used = 0 AND expires_at <= ?`,
+		reason, buildinfo.Revision, space, id, formatTime(before))
+	if err != nil {
+		return false, fmt.Errorf("sqlite: retire upload: %w", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: delete stale uploads: %w", err)
+		return false, fmt.Errorf("sqlite: retire upload: %w", err)
 	}
-	return int(n), nil
+	return n == 1, nil
 }
 
-func (d *DB) scanUpload(row *sql.Row) (*ask.Upload, error) {
+// DeleteUpload deletes a refused upload's row (its token hash and id go with it).
+func (d *DB) DeleteUpload(ctx context.Context, space, id string) error {
+	if _, err := d.w.ExecContext(ctx, `DELETE FROM uploads WHERE space = ? AND id = ? AND state = 'refused'`, space, id); err != nil {
+		return fmt.Errorf("sqlite: delete upload: %w", err)
+	}
+	return nil
+}
+
+// rowScanner is a *sql.Row or *sql.Rows.
+type rowScanner interface{ Scan(dest ...any) error }
+
+func (d *DB) scanUpload(row rowScanner) (*ask.Upload, error) {
 	var (
 		u                ask.Upload
 		state            string
 		created, expires string
 		stored           sql.NullString
 	)
-	err := row.Scan(&u.Space, &u.ID, &u.TokenHash, &u.ContentType, &u.MaxBytes, &state, &u.Size, &created, &expires, &stored, &u.Refusal)
+	err := row.Scan(&u.Space, &u.ID, &u.TokenHash, &u.ContentType, &u.MaxBytes, &state, &u.Size, &created, &expires, &stored, &u.Refusal, &u.Credential, &u.Used)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ask.UploadNotFound()
 	} else if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,8 +18,8 @@ import (
 // S3 cannot check (that the bytes are an image of that type, within maxBytes, sent before the
 // ticket expired) is checked after they arrive: S3's ObjectCreated event runs Check, which marks
 // the upload stored or deletes the object and marks the upload refused with the reason. Nothing
-// shows an upload until it is stored, and an image block naming one still being checked waits a
-// little for the verdict (ask.Service.UploadVerdictWait). See docs/design/uploads.md.
+// shows an upload until it is stored, and an image block naming one whose verdict has not arrived
+// checks it on the spot (CheckUpload, ask.Service.UploadCheck). See docs/design/uploads.md.
 
 // DefaultDirectMaxBytes is what a ticket takes on AWS unless the deployment says otherwise
 // (template.yaml's MaxUploadBytes): the bytes no longer pass through a Lambda's 6 MB payload, and
@@ -45,7 +46,7 @@ func (s *Service) arrivalGrace() time.Duration {
 // expiry is the URL's, which the blob storage may make shorter than the TTL (its signing
 // credentials expire sooner). The ticket still has a token hash, as every ticket has, but the
 // token is never given out: the presigned URL is the credential.
-func (s *Service) issueDirect(ctx context.Context, space, contentType string) (*Ticket, error) {
+func (s *Service) issueDirect(ctx context.Context, space, credential, contentType string) (*Ticket, error) {
 	id := ask.NewUploadID()
 	key, err := ask.UploadBlobKey(space, id)
 	if err != nil {
@@ -58,7 +59,7 @@ func (s *Service) issueDirect(ctx context.Context, space, contentType string) (*
 	_, hash := NewToken()
 	u := &ask.Upload{
 		ID: id, Space: space, TokenHash: hash, ContentType: contentType, MaxBytes: s.maxBytes(),
-		State: ask.UploadPending, CreatedAt: s.now(), ExpiresAt: ask.Truncate(p.Expires),
+		State: ask.UploadPending, CreatedAt: s.now(), ExpiresAt: ask.Truncate(p.Expires), Credential: credential,
 	}
 	if err := s.Store.CreateUpload(ctx, u); err != nil {
 		return nil, err
@@ -92,54 +93,87 @@ func DirectCommand(link string, headers map[string]string) string {
 // sent after the ticket expired are refused; then the bytes are checked as a PUT's are (size,
 // CheckImage) and the upload marked stored, or the object deleted and the upload marked refused
 // with the reason. An object under a refused upload (the URL used again after the refusal deleted
-// the first) is deleted. A stored upload is never touched. An error means nothing was decided: the
-// claim is released, and the event's retry checks again.
+// the first) is deleted. A stored upload is never touched.
+//
+// Every step is safe to repeat, and to run twice at once: the verdict depends on the object alone
+// (its head and its bytes, which a create-only PUT never replaces), and each state change is
+// conditional. So an error leaves the upload claimed (never shown: only a stored upload is), and
+// whatever checks it next (the event's retry, another delivery, or CheckUpload when an image block
+// names it) gives the verdict again, also when the check that claimed it died half-way (out of
+// memory, a timeout).
 func (s *Service) Check(ctx context.Context, key ask.BlobKey) (*ask.Upload, error) {
 	if s.Direct == nil {
 		return nil, errors.New("upload: check: this deployment takes no uploads straight to blob storage")
 	}
 	u, err := s.Store.UploadByBlob(ctx, key)
 	if ask.ErrorCode(err) == ask.EUploadNotFound {
-		// No ticket names it (any more): leave it, and say so; a lifecycle rule clears strays.
+		// No ticket names it (any more): leave it, and say so; the sweep reaps strays.
 		s.logger().WarnContext(ctx, "an uploaded object no ticket names", "key", key.String())
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
+	return s.check(ctx, u, key)
+}
+
+// CheckUpload is Check for the upload id of space, for an image block naming an upload whose
+// verdict has not arrived (S3's event can take a minute): the bytes are checked on the spot,
+// with the same rules and the same bounded reads. An upload whose object has not arrived is
+// returned pending. An unknown id is an *ask.Error with EUploadNotFound.
+func (s *Service) CheckUpload(ctx context.Context, space, id string) (*ask.Upload, error) {
+	if s.Direct == nil {
+		return s.Store.UploadByID(ctx, space, id)
+	}
+	u, err := s.Store.UploadByID(ctx, space, id)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ask.UploadBlobKey(u.Space, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.check(ctx, u, key)
+	if err != nil && ask.ErrorCode(err) == ask.EInternal {
+		s.logger().WarnContext(ctx, "checking an upload on the spot", "upload", id, "err", err)
+	}
+	return out, err
+}
+
+func (s *Service) check(ctx context.Context, u *ask.Upload, key ask.BlobKey) (*ask.Upload, error) {
 	switch u.State {
-	case ask.UploadStored, ask.UploadClaimed:
-		return u, nil // decided already, or being decided by another delivery of the event
+	case ask.UploadStored:
+		return u, nil // decided already
 	case ask.UploadRefused:
 		return u, s.Direct.DeleteBlob(ctx, key)
 	}
 	info, arrived, err := s.Direct.StatBlob(ctx, key)
 	if errors.Is(err, ask.ErrBlobNotFound) {
-		return u, nil // deleted since: a verdict was given
+		// Not sent yet, or deleted since by a refusal: as the store has it now.
+		return s.Store.UploadByID(ctx, u.Space, u.ID)
 	} else if err != nil {
 		return nil, err
 	}
-	claimed, err := s.Store.ClaimUpload(ctx, u.Space, u.ID, arrived.Add(-s.arrivalGrace()))
-	if ask.ErrorCode(err) == ask.EUploadGone {
-		now, rerr := s.Store.UploadByID(ctx, u.Space, u.ID)
-		if rerr != nil {
-			return nil, rerr
+	if u.State == ask.UploadPending {
+		claimed, err := s.Store.ClaimUpload(ctx, u.Space, u.ID, arrived.Add(-s.arrivalGrace()))
+		switch {
+		case ask.ErrorCode(err) == ask.EUploadGone:
+			now, rerr := s.Store.UploadByID(ctx, u.Space, u.ID)
+			if rerr != nil {
+				return nil, rerr
+			}
+			if now.State != ask.UploadPending {
+				return s.check(ctx, now, key) // another check claimed it, or decided
+			}
+			reason := fmt.Sprintf("the image arrived at %s, after its upload address expired at %s", ask.FormatTime(arrived), ask.FormatTime(u.ExpiresAt))
+			return s.refuse(ctx, now, key, reason)
+		case err != nil:
+			return nil, err
 		}
-		if now.State != ask.UploadPending {
-			return now, nil // another delivery claimed it
-		}
-		reason := fmt.Sprintf("the image arrived at %s, after its upload address expired at %s", ask.FormatTime(arrived), ask.FormatTime(u.ExpiresAt))
-		return s.refuse(ctx, now, key, reason)
-	} else if err != nil {
-		return nil, err
+		u = claimed
 	}
-	out, err := s.verdict(ctx, claimed, key, info)
-	if err != nil {
-		if rerr := s.Store.ReleaseUpload(context.WithoutCancel(ctx), u.Space, u.ID); rerr != nil {
-			s.logger().WarnContext(ctx, "releasing an upload after a failed check", "upload", u.ID, "err", rerr)
-		}
-		return nil, err
-	}
-	return out, nil
+	// Claimed: by this call, or by a check that is still at it or died. Either way the verdict
+	// is the same, so give it.
+	return s.verdict(ctx, u, key, info)
 }
 
 // verdict checks the bytes of a claimed upload and records what was found.
@@ -150,30 +184,31 @@ func (s *Service) verdict(ctx context.Context, u *ask.Upload, key ask.BlobKey, i
 	case info.Size > u.MaxBytes:
 		return s.refuse(ctx, u, key, message(tooLarge(u, info.Size)))
 	}
+	// Only what the check needs: the size from the object's head (info), the type and
+	// dimensions from a stream read no further than the image's header (CheckImageReader), never
+	// more than maxBytes. Memory stays a few KB whatever the object's size.
 	rc, _, err := s.Direct.OpenBlob(ctx, key)
-	if err != nil {
+	if errors.Is(err, ask.ErrBlobNotFound) {
+		return s.Store.UploadByID(ctx, u.Space, u.ID) // a concurrent check refused it
+	} else if err != nil {
 		return nil, err
 	}
-	b, err := readLimited(rc, info.Size, u.MaxBytes)
+	err = CheckImageReader(u.ContentType, io.LimitReader(rc, u.MaxBytes))
 	rc.Close()
 	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > u.MaxBytes {
-		return s.refuse(ctx, u, key, message(tooLarge(u, -1)))
-	}
-	if err := CheckImage(u.ContentType, b); err != nil {
 		var e *ask.Error
 		if !errors.As(err, &e) {
-			return nil, err
+			return nil, fmt.Errorf("upload: reading %s: %w", u.ID, err)
 		}
 		return s.refuse(ctx, u, key, e.Message)
 	}
 	at := s.now()
-	if err := s.Store.MarkUploadStored(ctx, u.Space, u.ID, int64(len(b)), at); err != nil {
+	if err := s.Store.MarkUploadStored(ctx, u.Space, u.ID, info.Size, at); ask.ErrorCode(err) == ask.EUploadGone {
+		return s.Store.UploadByID(ctx, u.Space, u.ID) // a concurrent check stored it
+	} else if err != nil {
 		return nil, err
 	}
-	u.State, u.Size, u.StoredAt = ask.UploadStored, int64(len(b)), &at
+	u.State, u.Size, u.StoredAt = ask.UploadStored, info.Size, &at
 	return u, nil
 }
 

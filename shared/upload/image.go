@@ -1,12 +1,15 @@
 package upload
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"strings"
 
 	"golang.org/x/image/webp"
@@ -27,20 +30,20 @@ const (
 type format struct {
 	name         string
 	signature    func(b []byte) bool
-	decodeConfig func(b []byte) (image.Config, error)
+	decodeConfig func(r io.Reader) (image.Config, error)
 }
 
 var formats = map[string]format{
 	ask.ImagePNG: {"PNG", func(b []byte) bool { return bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) },
-		func(b []byte) (image.Config, error) { return png.DecodeConfig(bytes.NewReader(b)) }},
+		png.DecodeConfig},
 	ask.ImageJPEG: {"JPEG", func(b []byte) bool { return bytes.HasPrefix(b, []byte("\xff\xd8\xff")) },
-		func(b []byte) (image.Config, error) { return jpeg.DecodeConfig(bytes.NewReader(b)) }},
+		jpeg.DecodeConfig},
 	ask.ImageGIF: {"GIF", func(b []byte) bool {
 		return bytes.HasPrefix(b, []byte("GIF87a")) || bytes.HasPrefix(b, []byte("GIF89a"))
-	}, func(b []byte) (image.Config, error) { return gif.DecodeConfig(bytes.NewReader(b)) }},
+	}, gif.DecodeConfig},
 	ask.ImageWebP: {"WebP", func(b []byte) bool {
 		return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP"
-	}, func(b []byte) (image.Config, error) { return webp.DecodeConfig(bytes.NewReader(b)) }},
+	}, webp.DecodeConfig},
 }
 
 // CheckImage says whether b is an image of contentType, one of ask.ImageTypes: its bytes start
@@ -49,17 +52,41 @@ var formats = map[string]format{
 // format, a header cut short) is an *ask.Error with EUploadInvalid that says what is wrong. It
 // reads only b and never panics, whatever b holds.
 func CheckImage(contentType string, b []byte) error {
+	return CheckImageReader(contentType, bytes.NewReader(b))
+}
+
+// headPeek is how much of the bytes CheckImageReader looks at before the decoder: enough for
+// every signature and for saying what the bytes look like instead.
+const headPeek = 512
+
+// CheckImageReader is CheckImage on bytes read from r, with memory that does not grow with their
+// size: the first headPeek bytes for the signature, then the format's decoder reads the header as
+// a stream, which for a JPEG may sit after megabytes of EXIF and ICC data (skipped, not kept). It
+// reads no further than the header, and what it reads is all it needs: nothing after the header is
+// checked (the decoder does not draw the pixels; the image is served with nosniff and a sandbox CSP
+// as the type it was checked to be). A read error of r other than the bytes ending is returned as
+// it is (not an *ask.Error): the bytes could not be read, which says nothing about them.
+func CheckImageReader(contentType string, r io.Reader) error {
 	f, ok := formats[contentType]
 	if !ok {
 		return ask.Errorf(ask.EUploadInvalid, "%q is not an image type Loopback takes: use one of %s", contentType, strings.Join(ask.ImageTypes, ", "))
 	}
-	if len(b) == 0 {
+	rd := &readErr{r: r}
+	br := bufio.NewReaderSize(rd, 4096)
+	head, _ := br.Peek(headPeek)
+	if rd.err != nil {
+		return rd.err
+	}
+	if len(head) == 0 {
 		return ask.Errorf(ask.EUploadInvalid, "the body is empty: send the image's bytes")
 	}
-	if !f.signature(b) {
-		return ask.Errorf(ask.EUploadInvalid, "the body is not a %s image: it does not start with the %s signature%s", f.name, f.name, looksLike(b))
+	if !f.signature(head) {
+		return ask.Errorf(ask.EUploadInvalid, "the body is not a %s image: it does not start with the %s signature%s", f.name, f.name, looksLike(head))
 	}
-	cfg, err := f.decodeConfig(b)
+	cfg, err := f.decodeConfig(br)
+	if rd.err != nil {
+		return rd.err
+	}
 	if err != nil {
 		return ask.Errorf(ask.EUploadInvalid, "the body is not a valid %s image: %v", f.name, err)
 	}
@@ -71,6 +98,21 @@ func CheckImage(contentType string, b []byte) error {
 			f.name, cfg.Width, cfg.Height, MaxImageSide, MaxImagePixels)
 	}
 	return nil
+}
+
+// readErr remembers the first error of r other than io.EOF: a connection cut while the check
+// reads is not a verdict on the bytes.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErr) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // looksLike names what the bytes seem to be instead, to help whoever sent them.

@@ -3,13 +3,16 @@ package upload_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/upload"
@@ -116,6 +119,10 @@ func FuzzCheckImage(f *testing.F) {
 	f.Add(ask.ImagePNG, testImage(f, "drawing.svg"))
 	f.Fuzz(func(t *testing.T, contentType string, b []byte) {
 		err := upload.CheckImage(contentType, b)
+		// The stream the checker reads on AWS comes in pieces: one byte at a time, the same verdict.
+		if serr := upload.CheckImageReader(contentType, iotest.OneByteReader(bytes.NewReader(b))); fmt.Sprint(serr) != fmt.Sprint(err) {
+			t.Fatalf("read a byte at a time: %v; all at once: %v", serr, err)
+		}
 		if err != nil {
 			var e *ask.Error
 			if !errors.As(err, &e) || e.Code != ask.EUploadInvalid || e.Message == "" {
@@ -141,4 +148,49 @@ func FuzzCheckImage(f *testing.F) {
 			t.Fatalf("accepted markup as %s", contentType)
 		}
 	})
+}
+
+// A read that fails while the check reads is no verdict on the bytes: the error comes back as
+// it is, not as upload.invalid, so the checker retries rather than refusing a good image.
+func TestCheckImageReaderReadError(t *testing.T) {
+	b := testImage(t, "tiny.jpg")
+	cut := errors.New("connection reset")
+	err := upload.CheckImageReader(ask.ImageJPEG, io.MultiReader(bytes.NewReader(b[:len(b)/2]), errReader{cut}))
+	if !errors.Is(err, cut) {
+		t.Fatalf("got %v, want the read error", err)
+	}
+	if err := upload.CheckImageReader(ask.ImageJPEG, bytes.NewReader(b)); err != nil {
+		t.Fatalf("the whole JPEG: %v", err)
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// bigJPEGReader streams a valid JPEG whose header sits after about mib MiB of APP15 segments (as a
+// camera's EXIF and ICC data can push a real JPEG's dimensions megabytes in), without holding it.
+func bigJPEGReader(tb testing.TB, mib int) io.Reader {
+	small := testImage(tb, "tiny.jpg")
+	seg := make([]byte, 2+2+65533)
+	seg[0], seg[1], seg[2], seg[3] = 0xFF, 0xEF, 0xFF, 0xFF
+	parts := []io.Reader{bytes.NewReader(small[:2])}
+	for range mib * 16 {
+		parts = append(parts, bytes.NewReader(seg))
+	}
+	return io.MultiReader(append(parts, bytes.NewReader(small[2:]))...)
+}
+
+// BenchmarkCheckImageReader64MiB: checking a 64 MiB JPEG whose header is at its end, as the
+// checker streams an S3 object. Run with -benchmem: B/op is what one check allocates.
+func BenchmarkCheckImageReader64MiB(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		r := bigJPEGReader(b, 64)
+		b.StartTimer()
+		if err := upload.CheckImageReader(ask.ImageJPEG, r); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -49,6 +49,65 @@ type Service struct {
 	// ArrivalGrace is how long after its ticket's expiry an object may have arrived (Check);
 	// default DefaultArrivalGrace, negative: none.
 	ArrivalGrace time.Duration
+
+	// MaxPerWindow is how many tickets one credential gets in each ask.UploadWindow; default
+	// ask.MaxUploadsPerWindow.
+	MaxPerWindow int
+}
+
+func (s *Service) maxPerWindow() int {
+	if s.MaxPerWindow > 0 {
+		return s.MaxPerWindow
+	}
+	return ask.MaxUploadsPerWindow
+}
+
+// reapBatch is how many uploads one pass of Reap lists at a time.
+const reapBatch = 100
+
+// ReapReason is what an image block naming a reaped upload is told (in the sweep's moment
+// between refusing it and forgetting it; after that the upload is unknown).
+const ReapReason = "no ask showed it within a day of its upload address expiring, so it was deleted"
+
+// Reap deletes the uploads no ask shows whose ticket expired more than ask.UploadGrace ago:
+// tickets never used, images stored but never named, refused ones. For each, in an order that is
+// safe at every step and to repeat: the upload is refused (conditional on no ask using it, so an
+// image block naming it at that moment is refused instead of shown without bytes), its bytes are
+// deleted, and then its record. It goes on while whole batches come back, until ctx ends, and
+// says how many it reaped. The sweep runs it: the local binary every few seconds, the sweeper
+// function on AWS every minute.
+func (s *Service) Reap(ctx context.Context) (int, error) {
+	before := s.now().Add(-ask.UploadGrace)
+	total := 0
+	for ctx.Err() == nil {
+		list, err := s.Store.ReapableUploads(ctx, before, reapBatch)
+		if err != nil {
+			return total, err
+		}
+		for _, u := range list {
+			ok, err := s.Store.RetireUpload(ctx, u.Space, u.ID, before, ReapReason)
+			if err != nil {
+				return total, err
+			} else if !ok {
+				continue // an ask shows it now
+			}
+			key, err := ask.UploadBlobKey(u.Space, u.ID)
+			if err != nil {
+				return total, err
+			}
+			if err := s.Blobs.DeleteBlob(ctx, key); err != nil {
+				return total, fmt.Errorf("upload: reaping %s: %w", u.ID, err)
+			}
+			if err := s.Store.DeleteUpload(ctx, u.Space, u.ID); err != nil {
+				return total, err
+			}
+			total++
+		}
+		if len(list) < reapBatch {
+			break
+		}
+	}
+	return total, nil
 }
 
 func (s *Service) now() time.Time {
@@ -160,23 +219,31 @@ type Receipt struct {
 	Size        int64  `json:"size"`
 }
 
-// Issue makes a ticket for one image of contentType in space. publicURL is where this deployment
-// is reached, such as http://127.0.0.1:8080; the ticket's URL is under it.
-func (s *Service) Issue(ctx context.Context, space, contentType, publicURL string) (*Ticket, error) {
+// Issue makes a ticket for one image of contentType in space, for the credential whose id is
+// credential. publicURL is where this deployment is reached, such as http://127.0.0.1:8080; the
+// ticket's URL is under it. A credential gets at most MaxPerWindow tickets in each
+// ask.UploadWindow: more is an *ask.Error with ETooMany that says when to try again.
+func (s *Service) Issue(ctx context.Context, space, credential, contentType, publicURL string) (*Ticket, error) {
 	if !ask.IsImageType(contentType) {
 		return nil, ask.Errorf(ask.EInputInvalid, "contentType: must be one of %s (got %q)", strings.Join(ask.ImageTypes, ", "), contentType)
 	}
 	if !validSpace(space) {
 		return nil, fmt.Errorf("upload: space %q cannot be put in an upload URL", space)
 	}
+	if credential == "" {
+		return nil, errors.New("upload: a ticket for no credential")
+	}
+	if err := s.Store.TakeUploadQuota(ctx, space, credential, s.now().Truncate(ask.UploadWindow), s.maxPerWindow()); err != nil {
+		return nil, err
+	}
 	if s.Direct != nil {
-		return s.issueDirect(ctx, space, contentType)
+		return s.issueDirect(ctx, space, credential, contentType)
 	}
 	token, hash := NewToken()
 	now := s.now()
 	u := &ask.Upload{
 		ID: ask.NewUploadID(), Space: space, TokenHash: hash, ContentType: contentType, MaxBytes: s.maxBytes(),
-		State: ask.UploadPending, CreatedAt: now, ExpiresAt: now.Add(s.ttl()),
+		State: ask.UploadPending, CreatedAt: now, ExpiresAt: now.Add(s.ttl()), Credential: credential,
 	}
 	if err := s.Store.CreateUpload(ctx, u); err != nil {
 		return nil, err

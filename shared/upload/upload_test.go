@@ -57,7 +57,7 @@ func newRig(t *testing.T) *rig {
 // ticket issues a ticket and returns it with the space and token of its URL.
 func (r *rig) ticket(t *testing.T, space, ct string) (tk *upload.Ticket, token string) {
 	t.Helper()
-	tk, err := r.svc.Issue(context.Background(), space, ct, "http://127.0.0.1:9/")
+	tk, err := r.svc.Issue(context.Background(), space, "cred_test", ct, "http://127.0.0.1:9/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestIssue(t *testing.T) {
 	u, err := r.db.StoredUpload(context.Background(), "local", tk.UploadID)
 	wantCode(t, err, ask.EUploadNotFound)
 	_ = u
-	if _, err := r.svc.Issue(context.Background(), "local", "image/svg+xml", "http://x"); ask.ErrorCode(err) != ask.EInputInvalid {
+	if _, err := r.svc.Issue(context.Background(), "local", "cred_test", "image/svg+xml", "http://x"); ask.ErrorCode(err) != ask.EInputInvalid {
 		t.Errorf("a ticket for SVG: %v", err)
 	}
 	// A space with characters a URL must escape is escaped, and the command quotes the URL.
@@ -266,5 +266,79 @@ func TestPutCutOff(t *testing.T) {
 	wantCode(t, err, ask.ERequestInvalid)
 	if _, err := r.svc.Put(ctx, "local", token, ask.ImagePNG, -1, bytes.NewReader(testImage(t, "tiny.png"))); err != nil {
 		t.Fatalf("after a cut-off body, the ticket must work again: %v", err)
+	}
+}
+
+// TestIssueCap: one credential gets at most MaxPerWindow tickets an hour, refused with
+// request.rate_limited and a message that says when to try again; another credential, and the
+// next hour, are not held back by it.
+func TestIssueCap(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	r.svc.MaxPerWindow = 3
+	for range 3 {
+		r.ticket(t, "local", ask.ImagePNG)
+	}
+	_, err := r.svc.Issue(ctx, "local", "cred_test", ask.ImagePNG, "http://127.0.0.1:9/")
+	wantCode(t, err, ask.ETooMany)
+	if msg := ask.ErrorMessage(err); !strings.Contains(msg, "3 upload addresses") || !strings.Contains(msg, "2026-05-01T13:00:00") {
+		t.Errorf("the refusal says %q", msg)
+	}
+	if _, err := r.svc.Issue(ctx, "local", "cred_other", ask.ImagePNG, "http://127.0.0.1:9/"); err != nil {
+		t.Fatalf("another credential: %v", err)
+	}
+	r.advance(time.Hour)
+	if _, err := r.svc.Issue(ctx, "local", "cred_test", ask.ImagePNG, "http://127.0.0.1:9/"); err != nil {
+		t.Fatalf("the next hour: %v", err)
+	}
+}
+
+// TestReap: a day after their tickets expired, uploads no ask shows are deleted, bytes and
+// record (a stored image never named, a ticket never used); an image an ask shows stays, and so
+// does everything younger.
+func TestReap(t *testing.T) {
+	ctx := context.Background()
+	png := testImage(t, "tiny.png")
+	r := newRig(t)
+	put := func() *upload.Ticket {
+		tk, token := r.ticket(t, "local", ask.ImagePNG)
+		if _, err := r.svc.Put(ctx, "local", token, ask.ImagePNG, -1, bytes.NewReader(png)); err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	unnamed, shown := put(), put()
+	unused, _ := r.ticket(t, "local", ask.ImagePNG)
+	if err := r.db.UseUpload(ctx, "local", shown.UploadID); err != nil {
+		t.Fatal(err)
+	}
+	r.advance(ask.UploadTTL + time.Hour)
+	young := put()
+
+	if n, err := r.svc.Reap(ctx); n != 0 || err != nil {
+		t.Fatalf("Reap within the grace = %d, %v", n, err)
+	}
+	r.advance(ask.UploadGrace - time.Hour)
+	if n, err := r.svc.Reap(ctx); n != 2 || err != nil {
+		t.Fatalf("Reap = %d, %v; want the unnamed image and the unused ticket", n, err)
+	}
+	for _, id := range []string{unnamed.UploadID, unused.UploadID} {
+		if _, err := r.db.UploadByID(ctx, "local", id); ask.ErrorCode(err) != ask.EUploadNotFound {
+			t.Errorf("%s after the reap: %v", id, err)
+		}
+		key, _ := ask.UploadBlobKey("local", id)
+		if _, _, err := r.svc.Blobs.OpenBlob(ctx, key); !errors.Is(err, ask.ErrBlobNotFound) {
+			t.Errorf("the bytes of %s after the reap: %v", id, err)
+		}
+	}
+	for _, id := range []string{shown.UploadID, young.UploadID} {
+		rc, _, err := r.svc.Open(ctx, "local", id)
+		if err != nil {
+			t.Fatalf("%s after the reap: %v", id, err)
+		}
+		rc.Close()
+	}
+	if n, err := r.svc.Reap(ctx); n != 0 || err != nil {
+		t.Fatalf("Reap again = %d, %v", n, err)
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +34,10 @@ func TestUploadStore(t *testing.T, open func(t *testing.T) ask.UploadStore) {
 		{"ByIDAndBlob", testUploadByIDAndBlob},
 		{"Refuse", testUploadRefuse},
 		{"RefuseNeverStored", testUploadRefuseStored},
+		{"Quota", testUploadQuota},
+		{"RacingQuota", testUploadQuotaRace},
+		{"Use", testUploadUse},
+		{"Reap", testUploadReap},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -355,6 +361,225 @@ func testUploadRefuseStored(t *testing.T, s ask.UploadStore) {
 	}
 }
 
+// storedUpload creates an upload of a new space that expired at expires, and stores it.
+func storedUpload(t *testing.T, s ask.UploadStore, expires time.Time) *ask.Upload {
+	t.Helper()
+	ctx := context.Background()
+	u := newUpload()
+	u.ExpiresAt = expires
+	createUpload(t, s, u)
+	if _, err := s.ClaimUpload(ctx, u.Space, u.ID, expires.Add(-time.Minute)); err != nil {
+		t.Fatalf("ClaimUpload: %v", err)
+	}
+	if err := s.MarkUploadStored(ctx, u.Space, u.ID, 10, expires.Add(-time.Minute)); err != nil {
+		t.Fatalf("MarkUploadStored: %v", err)
+	}
+	return u
+}
+
+// testUploadQuota: a credential takes at most max tickets per window; another credential, another
+// space and the next window count apart.
+func testUploadQuota(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	space, cred, w := newSpace(), "cred_"+ask.NewID()[:10], at(0).Truncate(time.Hour)
+	for i := range 3 {
+		if err := s.TakeUploadQuota(ctx, space, cred, w, 3); err != nil {
+			t.Fatalf("ticket %d of 3: %v", i+1, err)
+		}
+	}
+	err := s.TakeUploadQuota(ctx, space, cred, w, 3)
+	if ask.ErrorCode(err) != ask.ETooMany {
+		t.Fatalf("the 4th ticket of 3 = %v, want %s", err, ask.ETooMany)
+	}
+	for what, err := range map[string]error{
+		"another credential": s.TakeUploadQuota(ctx, space, cred+"x", w, 3),
+		"another space":      s.TakeUploadQuota(ctx, newSpace(), cred, w, 3),
+		"the next window":    s.TakeUploadQuota(ctx, space, cred, w.Add(time.Hour), 3),
+	} {
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	if err := s.TakeUploadQuota(ctx, space, cred, w.Add(time.Hour), 0); ask.ErrorCode(err) != ask.ETooMany {
+		t.Errorf("a cap of 0 = %v, want %s", err, ask.ETooMany)
+	}
+}
+
+// testUploadQuotaRace: of 12 tickets taken at once against a cap of 5, exactly 5 are counted.
+func testUploadQuotaRace(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	space, cred, w := newSpace(), "cred_"+ask.NewID()[:10], at(0).Truncate(time.Hour)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, over := 0, 0
+	for range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.TakeUploadQuota(ctx, space, cred, w, 5)
+			mu.Lock()
+			defer mu.Unlock()
+			switch ask.ErrorCode(err) {
+			case "":
+				ok++
+			case ask.ETooMany:
+				over++
+			default:
+				t.Errorf("TakeUploadQuota: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok != 5 || over != 7 {
+		t.Fatalf("%d taken and %d refused, want 5 and 7", ok, over)
+	}
+}
+
+// testUploadUse: only a stored upload can be used; using it again changes nothing.
+func testUploadUse(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	p := newUpload()
+	createUpload(t, s, p)
+	if err := s.UseUpload(ctx, p.Space, p.ID); ask.ErrorCode(err) != ask.EUploadNotFound {
+		t.Fatalf("UseUpload of a pending upload = %v, want %s", err, ask.EUploadNotFound)
+	}
+	if err := s.UseUpload(ctx, p.Space, ask.NewUploadID()); ask.ErrorCode(err) != ask.EUploadNotFound {
+		t.Fatalf("UseUpload of an unknown upload = %v, want %s", err, ask.EUploadNotFound)
+	}
+	u := storedUpload(t, s, at(ask.UploadTTL))
+	if err := s.UseUpload(ctx, newSpace(), u.ID); ask.ErrorCode(err) != ask.EUploadNotFound {
+		t.Fatalf("UseUpload from another space = %v, want %s", err, ask.EUploadNotFound)
+	}
+	for range 2 {
+		if err := s.UseUpload(ctx, u.Space, u.ID); err != nil {
+			t.Fatalf("UseUpload: %v", err)
+		}
+	}
+	got, err := s.StoredUpload(ctx, u.Space, u.ID)
+	if err != nil || !got.Used || got.State != ask.UploadStored {
+		t.Fatalf("after UseUpload: %+v, %v", got, err)
+	}
+}
+
+// reapable lists the reapable uploads of the given spaces (the store may hold other tests').
+func reapable(t *testing.T, s ask.UploadStore, before time.Time, spaces ...string) []string {
+	t.Helper()
+	list, err := s.ReapableUploads(context.Background(), before, 10000)
+	if err != nil {
+		t.Fatalf("ReapableUploads: %v", err)
+	}
+	var out []string
+	for _, u := range list {
+		if slices.Contains(spaces, u.Space) {
+			out = append(out, u.ID)
+		}
+	}
+	return out
+}
+
+// testUploadReap: uploads no ask uses are listed once their ticket expired before the cut-off,
+// oldest first, whatever their state; retiring one refuses it unless an ask uses it; deleting a
+// refused one forgets it by every key.
+func testUploadReap(t *testing.T, s ask.UploadStore) {
+	ctx := context.Background()
+	cut := at(2 * time.Hour)
+	pending := newUpload() // never used, expired first
+	pending.ExpiresAt = at(30 * time.Minute)
+	createUpload(t, s, pending)
+	stored := storedUpload(t, s, at(time.Hour)) // stored, shown by no ask
+	used := storedUpload(t, s, at(40*time.Minute))
+	if err := s.UseUpload(ctx, used.Space, used.ID); err != nil {
+		t.Fatal(err)
+	}
+	refused := newUpload()
+	refused.ExpiresAt = at(50 * time.Minute)
+	createUpload(t, s, refused)
+	if err := s.RefuseUpload(ctx, refused.Space, refused.ID, "not a PNG"); err != nil {
+		t.Fatal(err)
+	}
+	later := storedUpload(t, s, at(3*time.Hour)) // not expired by the cut-off
+	spaces := []string{pending.Space, stored.Space, used.Space, refused.Space, later.Space}
+
+	same(t, "the reapable uploads", []string{pending.ID, refused.ID, stored.ID}, reapable(t, s, cut, spaces...))
+
+	for _, u := range []*ask.Upload{used, later} {
+		if ok, err := s.RetireUpload(ctx, u.Space, u.ID, cut, "reaped"); ok || err != nil {
+			t.Fatalf("RetireUpload of %s (used, or not expired by the cut-off) = %v, %v", u.ID, ok, err)
+		}
+	}
+	if ok, err := s.RetireUpload(ctx, newSpace(), ask.NewUploadID(), cut, "reaped"); ok || err != nil {
+		t.Fatalf("RetireUpload of an unknown upload = %v, %v", ok, err)
+	}
+	for _, u := range []*ask.Upload{pending, stored, refused} {
+		if ok, err := s.RetireUpload(ctx, u.Space, u.ID, cut, "reaped"); !ok || err != nil {
+			t.Fatalf("RetireUpload of %s = %v, %v", u.ID, ok, err)
+		}
+	}
+	if got, err := s.UploadByID(ctx, stored.Space, stored.ID); err != nil || got.State != ask.UploadRefused || got.Refusal != "reaped" || got.StoredAt != nil {
+		t.Fatalf("the retired stored upload = %+v, %v", got, err)
+	}
+	if got, err := s.UploadByID(ctx, refused.Space, refused.ID); err != nil || got.Refusal != "not a PNG" {
+		t.Fatalf("a refused upload retired keeps its reason: %+v, %v", got, err)
+	}
+	if err := s.UseUpload(ctx, stored.Space, stored.ID); ask.ErrorCode(err) != ask.EUploadNotFound {
+		t.Fatalf("UseUpload of a retired upload = %v", err)
+	}
+	if _, err := s.StoredUpload(ctx, stored.Space, stored.ID); ask.ErrorCode(err) != ask.EUploadNotFound {
+		t.Fatalf("StoredUpload of a retired upload = %v", err)
+	}
+
+	for _, u := range []*ask.Upload{pending, stored, refused, used} {
+		if err := s.DeleteUpload(ctx, u.Space, u.ID); err != nil {
+			t.Fatalf("DeleteUpload %s: %v", u.ID, err)
+		}
+	}
+	for _, u := range []*ask.Upload{pending, stored, refused} {
+		key, _ := ask.UploadBlobKey(u.Space, u.ID)
+		_, err1 := s.UploadByID(ctx, u.Space, u.ID)
+		_, err2 := s.UploadByToken(ctx, u.Space, u.TokenHash)
+		_, err3 := s.UploadByBlob(ctx, key)
+		for _, err := range []error{err1, err2, err3} {
+			if ask.ErrorCode(err) != ask.EUploadNotFound {
+				t.Fatalf("after DeleteUpload %s: %v, want %s", u.ID, err, ask.EUploadNotFound)
+			}
+		}
+	}
+	if _, err := s.StoredUpload(ctx, used.Space, used.ID); err != nil {
+		t.Fatalf("DeleteUpload of a stored upload deleted it: %v", err)
+	}
+	same(t, "the reapable uploads after", []string(nil), reapable(t, s, cut, spaces...))
+	if err := s.DeleteUpload(ctx, pending.Space, pending.ID); err != nil {
+		t.Fatalf("DeleteUpload again: %v", err)
+	}
+	// An upload created used (a migration's) is never listed.
+	u := newUpload()
+	u.Used, u.ExpiresAt = true, at(time.Minute)
+	createUpload(t, s, u)
+	if got := reapable(t, s, cut, u.Space); len(got) != 0 {
+		t.Fatalf("a used upload is listed: %v", got)
+	}
+}
+
+func testBlobDelete(t *testing.T, s ask.Blobs) {
+	ctx := context.Background()
+	k := newKey(t, newSpace())
+	putBlob(t, s, k, ask.ImagePNG, randomBytes(1000))
+	other := newKey(t, newSpace())
+	putBlob(t, s, other, ask.ImagePNG, randomBytes(10))
+	for range 2 {
+		if err := s.DeleteBlob(ctx, k); err != nil {
+			t.Fatalf("DeleteBlob: %v", err)
+		}
+	}
+	wantNoBlob(t, s, k, "a deleted blob")
+	if got, _ := readBlob(t, s, other); len(got) != 10 {
+		t.Fatalf("another blob after a delete: %d bytes", len(got))
+	}
+	if err := s.DeleteBlob(ctx, ask.BlobKey{}); err == nil {
+		t.Fatal("DeleteBlob of the zero key: no error")
+	}
+}
+
 // TestBlobs runs the conformance suite for ask.Blobs.
 func TestBlobs(t *testing.T, open func(t *testing.T) ask.Blobs) {
 	tests := []struct {
@@ -370,6 +595,7 @@ func TestBlobs(t *testing.T, open func(t *testing.T) ask.Blobs) {
 		{"Empty", testBlobEmpty},
 		{"ZeroKey", testBlobZeroKey},
 		{"Concurrent", testBlobConcurrent},
+		{"Delete", testBlobDelete},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

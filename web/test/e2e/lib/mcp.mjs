@@ -54,7 +54,9 @@ export class Agent {
     const res = await fetch(this.server.origin + '/mcp', {
       method: 'POST',
       headers: this.headers(),
-      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+      // A progress token, as clients that can wait long send: a call without one ends after 50 s
+      // with "no reply yet" (docs/design/waiting.md), and these agents wait as long as a test.
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: { progressToken: `p${id}` } } }),
       signal,
     });
     if (!res.ok) throw new Error(`${name}: HTTP ${res.status} ${await res.text()}`);
