@@ -20,7 +20,7 @@ import { forgetFiles } from '../files';
 import { noticeSet, signedOut } from '../store';
 import type { AskPage, Whoami } from '../types';
 import { problemText } from './asks';
-import { startLive, stopLive } from './socket';
+import { startLive, stopLive, type LiveSession } from './socket';
 import { toast } from './toasts';
 import { checkPush, pushSignedOut } from './webpush';
 
@@ -125,9 +125,19 @@ function adopt(token: string, who: Whoami | null): void {
   setToken(token);
   if (who) storeToken(token);
   setState({ token, whoami: who, signInMessage: null });
-  startLive();
+  startLive(liveSession);
   void checkPush();
 }
+
+/** What the event socket's frames do to the session (effects/socket.ts). */
+const liveSession: LiveSession = {
+  unconfirmed() {
+    void confirmSession();
+  },
+  forbidden() {
+    signOut(refusalText({ kind: 'agent', who: getState().whoami }));
+  },
+};
 
 /** A token was refused: whatever it was, it is not kept, and the sign-in screen says why. */
 function refuse(message: string): void {
