@@ -1,5 +1,6 @@
 // The inbox's module graph: no module imports itself through others (an import cycle makes the
-// order modules run in depend on which one a page or a test imports first).
+// order modules run in depend on which one a page or a test imports first), and importing the
+// state starts nothing (main.tsx starts the effects).
 
 /// <reference types="vite/client" />
 import { describe, expect, it } from 'vitest';
@@ -60,5 +61,17 @@ describe('the module graph', () => {
     // The walk must see the edges it judges: state.ts re-exports the effects.
     expect(imports('state.ts')).toContain('effects/session.ts');
     expect(imports('components/App.tsx')).toContain('components/TopBar.tsx');
+  });
+});
+
+describe('the state module', () => {
+  it('starts its effects only when main.tsx asks', async () => {
+    const { setState, startEffects } = await import('../../src/state');
+    document.title = 'untouched';
+    setState({ unseen: 3 });
+    expect(document.title).toBe('untouched');
+    startEffects();
+    setState({ unseen: 4 });
+    expect(document.title).toBe('(4) Loopback');
   });
 });
