@@ -117,6 +117,9 @@ type Origin struct {
 	RaisedBy *Actor
 	// CredentialID is the credential the agent asked with.
 	CredentialID string
+	// Role is that credential's role: a person's credential used over MCP acts on the asks raised
+	// in that person's name, an agent's only on its own (Origin.Owns).
+	Role Role
 	// Follow, when the agent will wait on the ask its call creates or answers, is the lease it
 	// holds: taken before the change, and the ask marked waiting in that same change (one write,
 	// one event, and never `waiting: false` in between). Nil: the call does not wait.
