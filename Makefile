@@ -14,7 +14,7 @@ export CGO_ENABLED = 0
 # The project's own tools first: cfn-lint and moto_server from .venv (make setup).
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: build dev aws-local setup test test-e2e test-e2e-aws test-python test-soak web test-web lint spec spec-check bench clean
+.PHONY: build dev aws-local setup test test-e2e test-e2e-aws test-python test-soak test-reach web test-web lint spec spec-check bench clean
 
 ## build: the local binary at bin/loopback
 build:
@@ -46,6 +46,12 @@ test: setup
 	$(MAKE) test-python
 	$(MAKE) test-web
 	$(MAKE) test-soak
+	$(MAKE) test-reach
+
+## test-reach: every reply reaches its agent after a crash, on SQLite and on DynamoDB (moto): agents waiting, kill -9, replies, agents back (bench/reach)
+test-reach: build
+	$(GO) run ./bench/reach -bin bin/loopback -agents 200 -answer 80
+	$(GO) run ./bench/reach -bin bin/loopback -agents 100 -answer 60 -store dynamodb
 
 ## test-soak: the short fault and load proof: agents, sockets and replies with the server killed and restarted (bench/soak)
 test-soak: build

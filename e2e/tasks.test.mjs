@@ -108,6 +108,18 @@ for (const generation of ['modern', 'legacy']) {
       const tr = toolReply(outcome);
       assert.equal(tr.askId, ask.id);
       assert.deepEqual(tr.reply, { outcome: 'answered', selected: ['Later'], text: 'after the release' });
+      // The completion says whose answer it is, and that await_reply returns it at once as a
+      // direct result (a client may hand a task's result to its model as a mere notification).
+      const words = resultFromTaskOutcome(outcome).content[0].text;
+      for (const s of ['answered: chose “Later”', `own reply to your ask ${ask.id}`, `call await_reply with {"askId": "${ask.id}"}`]) {
+        assert.ok(words.includes(s), `the completed task's words do not say ${s}: ${words}`);
+      }
+      const again = await session.callTool('await_reply', { askId: ask.id }, { task: { preference: 'prefer' } });
+      if (generation === 'modern') {
+        assert.equal(again.kind, 'immediate', 'await_reply on an answered ask answers at once, not as a task');
+        const { outcome: direct } = await again.settle();
+        assert.deepEqual(toolReply(direct), tr);
+      }
     } finally {
       await close();
     }

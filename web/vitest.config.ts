@@ -7,6 +7,8 @@ export default defineConfig({
     include: ['test/unit/**/*.test.{ts,tsx}'],
     environment: 'jsdom',
   },
+  // The error codes' test (codes.test.ts) reads the server's Go source in ../shared.
+  server: { fs: { allow: ['..'] } },
   esbuild: false,
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
 } as never);

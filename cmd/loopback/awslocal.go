@@ -105,6 +105,9 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := os.MkdirAll(*data, 0o700); err != nil {
 		return fmt.Errorf("creating the data folder: %w", err)
 	}
+	if err := tightenDataDir(*data); err != nil {
+		return err
+	}
 	a := &dataDir{db: dynamoStorage{dynamo.New(db, *table)}, owner: localOwner(), dir: *data}
 	token, err := a.ownerCredential(ctx)
 	if err != nil {

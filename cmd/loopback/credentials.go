@@ -11,6 +11,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/redact"
 )
 
 // The local space's standing credentials, both kept across restarts:
@@ -42,6 +43,8 @@ func (a *dataDir) ownerCredential(ctx context.Context) (string, error) {
 	var token string
 	var cred *ask.Credential
 	if t := strings.TrimSpace(os.Getenv("LOOPBACK_TOKEN")); t != "" {
+		// It need not look like a Loopback token (lb_…): every log line masks it all the same.
+		redact.Add(t)
 		if err := checkChosenToken(t); err != nil {
 			return "", err
 		}
@@ -141,15 +144,32 @@ func (a *dataDir) rotateOwner(ctx context.Context) (string, error) {
 	return t, a.retireOwnersBut(ctx, c.ID)
 }
 
-// checkChosenToken refuses a LOOPBACK_TOKEN that is too short to be a key, or not one line of
-// printable characters (it travels in an Authorization header and a URL fragment).
+// MinTokenDistinct is how many different characters LOOPBACK_TOKEN must hold at least: a random
+// token of 32 characters holds about 20 (hex: 14 of 16); a made-up one, a word repeated or a row
+// of the keyboard, holds few.
+const MinTokenDistinct = 10
+
+// checkChosenToken refuses a LOOPBACK_TOKEN that is not a plausible secret: too short to be a key,
+// not one line of printable characters without spaces (it travels in an Authorization header
+// and a URL fragment), too few different characters, or a shorter string repeated.
 func checkChosenToken(t string) error {
+	const how = " (make one with: openssl rand -base64 32)"
 	if n := utf8.RuneCountInString(t); n < MinTokenLength {
-		return fmt.Errorf("LOOPBACK_TOKEN is %d characters; it must be at least %d (make one with: openssl rand -base64 32)", n, MinTokenLength)
+		return fmt.Errorf("LOOPBACK_TOKEN is %d characters; it must be at least %d"+how, n, MinTokenLength)
 	}
+	distinct := map[rune]bool{}
 	for _, r := range t {
 		if r <= ' ' || r == 0x7f || r > '~' {
-			return errors.New("LOOPBACK_TOKEN may hold only printable ASCII characters, without spaces")
+			return errors.New("LOOPBACK_TOKEN may hold only printable ASCII characters, without spaces" + how)
+		}
+		distinct[r] = true
+	}
+	if len(distinct) < MinTokenDistinct {
+		return fmt.Errorf("LOOPBACK_TOKEN holds only %d different characters; a random secret holds at least %d"+how, len(distinct), MinTokenDistinct)
+	}
+	for p := 1; p <= len(t)/2; p++ {
+		if t[p:] == t[:len(t)-p] {
+			return fmt.Errorf("LOOPBACK_TOKEN repeats its first %d characters; a secret is random, not a pattern"+how, p)
 		}
 	}
 	return nil

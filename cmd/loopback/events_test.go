@@ -394,7 +394,9 @@ func TestEventSocketFrames(t *testing.T) {
 	s.reply(t, ownerToken, id, yes)
 	more(func(a *ask.Ask) bool { return a.Status == ask.Closed && !a.Waiting }) // answered, and so no longer followed
 	var tr ask.ToolReply
-	if err := json.Unmarshal([]byte(textOf(call.wait(t))), &tr); err != nil || tr.AskID != id {
+	res := call.wait(t)
+	// The words first, then the ToolReply's JSON in a text block of its own.
+	if err := json.Unmarshal([]byte(lastText(res)), &tr); err != nil || tr.AskID != id {
 		t.Errorf("the agent's call returned %+v (%v)", tr, err)
 	}
 	var states []string
@@ -438,6 +440,16 @@ func TestEventSocketFrames(t *testing.T) {
 	for e := untilAsk(t, theirs, secret, map[string]bool{}); e.Ask.Status != ask.Closed; e = untilAsk(t, theirs, secret, map[string]bool{}) {
 	}
 	call.wait(t)
+}
+
+// lastText is a tool result's last text block.
+func lastText(res *mcp.CallToolResult) string {
+	for i := len(res.Content) - 1; i >= 0; i-- {
+		if tc, ok := mcp.AsTextContent(res.Content[i]); ok {
+			return tc.Text
+		}
+	}
+	return ""
 }
 
 // textOf is a tool result's text.

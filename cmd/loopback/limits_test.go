@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,7 +119,7 @@ func TestMCPDuplicateKeys(t *testing.T) {
 }
 
 // TestLimitsPerCredential: one credential holds at most so many waits and sockets at once (429
-// with Retry-After beyond), and an address that keeps failing to sign in is slowed down.
+// with Retry-After beyond).
 func TestLimitsPerCredential(t *testing.T) {
 	s := startServe(t, 15*time.Second, map[string]string{"LOOPBACK_TOKEN": ownerToken},
 		"--max-waits", "2", "--max-sockets", "2", "--max-auth-failures", "5")
@@ -146,14 +148,78 @@ func TestLimitsPerCredential(t *testing.T) {
 	_, teammate := s.createToken(t, "--person", "--name", "ada")
 	s.socket(t, eventstest.Options{Token: teammate}) // per credential, not per space
 
-	for range 5 {
-		if r := s.do(t, "GET", "/api/v1/whoami", "lb_wrong-token-0123456789", ""); r.status != 401 {
-			t.Fatalf("a wrong token: %d", r.status)
+}
+
+// TestSignInThrottle: only a presented credential that opens nothing counts as a failed sign-in;
+// past the budget such a credential is answered 429, exactly the budget's worth are answered 401
+// however many arrive at once, and nothing the person or their agents hold is locked out: a live
+// token works from the throttled address, and the inbox page is never gated.
+func TestSignInThrottle(t *testing.T) {
+	s := startServer(t, map[string]string{"LOOPBACK_TOKEN": ownerToken}) // the default budget: 20 a minute
+	agent := s.agentToken(t)
+	// Twenty credential-less GETs, and 25 <img>-style requests (no Authorization; any page the
+	// person opens can make them against 127.0.0.1), are not sign-ins.
+	for range 20 {
+		if r := s.do(t, "GET", "/api/v1/snapshot", "", ""); r.status != 401 {
+			t.Fatalf("a request without a credential: %d", r.status)
 		}
 	}
-	r2 := s.do(t, "GET", "/api/v1/whoami", ownerToken, "")
-	if r2.status != 429 || r2.header.Get("Retry-After") == "" {
-		t.Errorf("after 5 failed sign-ins from this address, a request is %d %q; want 429 with Retry-After", r2.status, r2.header.Get("Retry-After"))
+	for i := range 25 {
+		if r := s.do(t, "GET", fmt.Sprintf("/api/v1/files/up_%d", i), "", "", "Accept", "image/*"); r.status != 401 {
+			t.Fatalf("an <img> request: %d", r.status)
+		}
+	}
+	stillIn := func(when string) {
+		t.Helper()
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, ""); r.status != 200 {
+			t.Errorf("%s: the owner's token is %d %s", when, r.status, r.body)
+		}
+		if r, err := http.Get(s.base + "/"); err != nil || r.StatusCode != 200 {
+			t.Errorf("%s: the inbox page: %v %v", when, r, err)
+		} else {
+			r.Body.Close()
+		}
+		if res := callTool(t, s.agent(t, agent), "list_open_asks", map[string]any{}); res.IsError {
+			t.Errorf("%s: the agent's MCP call: %s", when, textOf(res))
+		}
+	}
+	stillIn("after 45 requests without a credential")
+
+	// A burst of wrong tokens at once: exactly 20 are evaluated as failed sign-ins (401), every
+	// other one is 429 with Retry-After.
+	statuses := make(chan response, 60)
+	var wg sync.WaitGroup
+	for i := range 60 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses <- s.do(t, "GET", "/api/v1/whoami", fmt.Sprintf("lb_wrong-token-%02d-0123456789abcdef", i), "")
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for r := range statuses {
+		count[r.status]++
+		if r.status == 429 && (r.header.Get("Retry-After") == "" || !strings.Contains(string(r.body), "request.rate_limited")) {
+			t.Errorf("a throttled sign-in: %q %s", r.header.Get("Retry-After"), r.body)
+		}
+	}
+	if count[401] != 20 || count[429] != 40 {
+		t.Errorf("60 wrong tokens at once: %v; want 20 × 401 and 40 × 429", count)
+	}
+	// Past the budget a wrong token is 429 on every surface: MCP and the socket too.
+	if r, b := s.postMCP(t, "lb_wrong-token-mcp-0123456789abcdef", `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.StatusCode != 429 {
+		t.Errorf("a wrong token on /mcp past the budget: %d %s", r.StatusCode, b)
+	}
+	s.refused(t, eventstest.Options{Token: "lb_wrong-token-ws-0123456789abcdef"}, 429, "request.rate_limited")
+	// and no credential at all is still plainly 401.
+	if r := s.do(t, "GET", "/api/v1/snapshot", "", ""); r.status != 401 {
+		t.Errorf("no credential past the budget: %d", r.status)
+	}
+	stillIn("from the throttled address")
+	if r := s.do(t, "GET", "/api/v1/whoami", teammateToken(t, s), ""); r.status != 200 {
+		t.Errorf("a teammate's token from the throttled address: %d", r.status)
 	}
 }
 
@@ -246,4 +312,9 @@ func TestMCPStreamsPerCredential(t *testing.T) {
 	if res := stream(other, session(other)); res.StatusCode != 200 {
 		t.Errorf("another credential's stream: %d", res.StatusCode)
 	}
+}
+
+func teammateToken(t *testing.T, s *server) string {
+	_, token := s.createToken(t, "--person", "--name", "grace")
+	return token
 }

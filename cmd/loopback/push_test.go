@@ -211,3 +211,85 @@ func mustBrowser(t *testing.T) *pushtest.Browser {
 	}
 	return b
 }
+
+// TestPushSubscriptionsBelongToTheirCredential: a device's subscription is its credential's. A
+// teammate can neither remove the owner's (404, saying why) nor replace it with keys of her own
+// (422, saying why), an agent is refused the route (403) and a revoked credential everything
+// (401); the subscribing credential can do both. A subscription whose credential was revoked is
+// anyone's to replace. One person keeps at most ask.MaxPushDevices devices: subscribing more
+// forgets their oldest, and nobody else's.
+func TestPushSubscriptionsBelongToTheirCredential(t *testing.T) {
+	s := startServer(t, map[string]string{"LOOPBACK_TOKEN": ownerToken})
+	_, db := s.seed(t)
+	stored := func() map[string]*ask.PushSubscription {
+		subs, err := db.PushSubscriptions(context.Background(), LocalSpace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]*ask.PushSubscription{}
+		for _, sub := range subs {
+			m[sub.ID] = sub
+		}
+		return m
+	}
+	owner, _ := pushtest.NewBrowser()
+	own := s.subscribe(t, ownerToken, "https://push.example/owner", owner)
+	ownerCred := stored()[own].CredentialID
+	_, teammate := s.createToken(t, "--person", "--name", "grace")
+	agent := s.agentToken(t)
+	revokedID, revoked := s.createToken(t, "--person", "--name", "gone")
+	s.cli(t, "token", "revoke", revokedID)
+	grace, _ := pushtest.NewBrowser()
+	replace := mustJSONString(map[string]any{"endpoint": "https://push.example/owner", "keys": map[string]string{"p256dh": grace.P256dh(), "auth": grace.Auth()}})
+	for _, tc := range []struct {
+		who          string
+		token        string
+		del, replace int
+		code         string
+	}{
+		{"a teammate", teammate, 404, 422, ask.EPushInvalid},
+		{"an agent", agent, 403, 403, ask.EForbidden},
+		{"a revoked credential", revoked, 401, 401, ask.EUnauthorized},
+	} {
+		if r := s.do(t, "DELETE", "/api/v1/push/subscriptions/"+own, tc.token, ""); r.status != tc.del {
+			t.Errorf("%s removing the owner's device: %d %s", tc.who, r.status, r.body)
+		} else if tc.del == 404 && !strings.Contains(string(r.body), "credential that subscribed it") {
+			t.Errorf("%s removing the owner's device is refused without saying why: %s", tc.who, r.body)
+		}
+		if r := s.do(t, "POST", "/api/v1/push/subscriptions", tc.token, replace); r.status != tc.replace || r.problem(t) != tc.code {
+			t.Errorf("%s replacing the owner's device: %d %s", tc.who, r.status, r.body)
+		}
+	}
+	if sub := stored()[own]; sub == nil || sub.CredentialID != ownerCred || sub.P256dh != owner.P256dh() {
+		t.Fatalf("the owner's subscription after the others tried: %+v", sub)
+	}
+	// The owner's own credential replaces and removes it.
+	s.subscribe(t, ownerToken, "https://push.example/owner", owner)
+	if r := s.do(t, "DELETE", "/api/v1/push/subscriptions/"+own, ownerToken, ""); r.status != 204 {
+		t.Errorf("the owner removing her device: %d %s", r.status, r.body)
+	}
+	// A device left subscribed by a revoked credential is the next sign-in's.
+	leftID, left := s.createToken(t, "--person", "--name", "left")
+	old, _ := pushtest.NewBrowser()
+	shared := s.subscribe(t, left, "https://push.example/shared", old)
+	s.cli(t, "token", "revoke", leftID)
+	if id := s.subscribe(t, teammate, "https://push.example/shared", grace); id != shared || stored()[shared].P256dh != grace.P256dh() {
+		t.Errorf("replacing a revoked credential's device: %s %+v", id, stored()[shared])
+	}
+
+	// The bound per person: twelve devices keep the newest ten, and Grace's stays.
+	var ids []string
+	for i := range ask.MaxPushDevices + 2 {
+		b, _ := pushtest.NewBrowser()
+		ids = append(ids, s.subscribe(t, ownerToken, "https://push.example/device-"+string(rune('a'+i)), b))
+	}
+	now := stored()
+	for i, id := range ids {
+		if kept := now[id] != nil; kept != (i >= 2) {
+			t.Errorf("device %d of %d: kept %v", i+1, len(ids), kept)
+		}
+	}
+	if now[shared] == nil {
+		t.Error("the owner's devices pushed out a teammate's")
+	}
+}

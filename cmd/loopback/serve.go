@@ -60,7 +60,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&limits.WaitsPerCredential, "max-waits", limits.WaitsPerCredential, "blocking MCP calls one credential may have waiting at once (429 beyond)")
 	fs.IntVar(&limits.StreamsPerCredential, "max-streams", limits.StreamsPerCredential, "MCP GET streams one credential may have open at once (429 beyond)")
 	fs.IntVar(&limits.SocketsPerCredential, "max-sockets", limits.SocketsPerCredential, "event sockets one credential may have open at once")
-	fs.IntVar(&limits.AuthFailures, "max-auth-failures", limits.AuthFailures, "failed sign-ins from one address a minute before it is answered 429 (0: no limit; set it to 0 behind a proxy that hides client addresses)")
+	fs.IntVar(&limits.AuthFailures, "max-auth-failures", limits.AuthFailures, "wrong tokens from one address a minute before the next is answered 429 instead of 401; a valid token always works (0: no limit)")
 	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", limits.IdleTimeout, "how long an idle keep-alive connection is kept")
 	fs.DurationVar(&limits.BodyTimeout, "body-timeout", limits.BodyTimeout, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
 	fs.DurationVar(&limits.HeaderTimeout, "header-timeout", limits.HeaderTimeout, "how long a request's headers may take to arrive")
@@ -131,8 +131,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// A request's headers must arrive within HeaderTimeout and its body within its read
 		// deadline (httpapi.BodyDeadline); an idle keep-alive connection is closed after
 		// IdleTimeout (docs/limits.md).
-		Handler: httpapi.BodyDeadline(limits.BodyTimeout, httpapi.ThrottleAuthFailures(
-			&limit.Failures{Max: limits.AuthFailures, Window: limits.AuthWindow}, lb.Handler(web.Handler()))),
+		Handler:           httpapi.BodyDeadline(limits.BodyTimeout, lb.Handler(web.Handler())),
 		ReadHeaderTimeout: limits.HeaderTimeout, IdleTimeout: limits.IdleTimeout,
 		BaseContext: func(net.Listener) context.Context { return requests },
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -153,12 +152,26 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *collect {
 		quiet = newQuietCollector()
 	}
+	// A database file deleted or replaced under the server stops it, loudly (datafiles.go).
+	ctx, stopServing := context.WithCancelCause(ctx)
+	defer stopServing(nil)
+	if stored.dbPath != "" {
+		opened, err := os.Stat(stored.dbPath)
+		if err != nil {
+			return fmt.Errorf("the database file: %w", err)
+		}
+		go watchDatabase(ctx, stored.dbPath, opened, stopServing, logger)
+	}
 	go sweep(ctx, lb, stored.cleanup, logger, quiet)
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
 	}
 
-	return serveUntil(ctx, srv, ln, logger, lb.Waiter.Shutdown, cancelRequests)
+	err = serveUntil(ctx, srv, ln, logger, lb.Waiter.Shutdown, cancelRequests)
+	if cause := context.Cause(ctx); errors.Is(cause, errDatabaseGone) {
+		return cause
+	}
+	return err
 }
 
 // shutdownGrace is how long a stopping server lets its connections finish.

@@ -49,11 +49,15 @@ type backend struct {
 	// to live does); nil when there is nothing to do.
 	cleanup func(ctx context.Context, now time.Time) error
 	where   string // for the log
+	dbPath  string // the SQLite database's file; "" for DynamoDB
 }
 
 func openStorage(ctx context.Context, c storageConfig) (*backend, error) {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the data folder: %w", err)
+	}
+	if err := tightenDataDir(c.dir); err != nil {
+		return nil, err
 	}
 	switch c.kind {
 	case "sqlite", "":
@@ -82,7 +86,7 @@ func openSQLite(ctx context.Context, c storageConfig) (*backend, error) {
 		}
 		return err
 	}
-	return &backend{store: db, blobs: blobs, cleanup: cleanup, where: c.dir}, nil
+	return &backend{store: db, blobs: blobs, cleanup: cleanup, where: c.dir, dbPath: filepath.Join(c.dir, "loopback.db")}, nil
 }
 
 // openAWS opens the DynamoDB table (and the S3 bucket) with the standard AWS configuration:

@@ -180,16 +180,18 @@ func TestRoleMatrix(t *testing.T) {
 		want       [5]int
 	}
 	routes := map[string]row{
-		"GET /api/v1/whoami":                     {"/api/v1/whoami", "", [5]int{200, 200, 200, 401, 200}},
-		"GET /api/v1/snapshot":                   {"/api/v1/snapshot", "", [5]int{200, 200, 403, 401, 200}},
-		"GET /api/v1/asks":                       {"/api/v1/asks", "", [5]int{200, 200, 403, 401, 200}},
-		"GET /api/v1/asks/{id}":                  {"/api/v1/asks/" + readable, "", [5]int{200, 200, 403, 401, 404}},
-		"POST /api/v1/asks/{id}/reply":           {"/api/v1/asks/{fresh}/reply", `{"outcome":"answered","selected":["Yes"]}`, [5]int{200, 200, 403, 401, 404}},
-		"POST /api/v1/events/tickets":            {"/api/v1/events/tickets", "", [5]int{201, 201, 403, 401, 201}},
-		"GET /api/v1/files/{uploadId}":           {"/api/v1/files/" + tk.UploadID, "", [5]int{200, 200, 403, 401, 404}},
-		"GET /api/v1/push/key":                   {"/api/v1/push/key", "", [5]int{200, 200, 403, 401, 200}},
-		"POST /api/v1/push/subscriptions":        {"/api/v1/push/subscriptions", string(pushBody), [5]int{201, 201, 403, 401, 201}},
-		"DELETE /api/v1/push/subscriptions/{id}": {"/api/v1/push/subscriptions/{subscription}", "", [5]int{204, 204, 403, 401, 404}},
+		"GET /api/v1/whoami":           {"/api/v1/whoami", "", [5]int{200, 200, 200, 401, 200}},
+		"GET /api/v1/snapshot":         {"/api/v1/snapshot", "", [5]int{200, 200, 403, 401, 200}},
+		"GET /api/v1/asks":             {"/api/v1/asks", "", [5]int{200, 200, 403, 401, 200}},
+		"GET /api/v1/asks/{id}":        {"/api/v1/asks/" + readable, "", [5]int{200, 200, 403, 401, 404}},
+		"POST /api/v1/asks/{id}/reply": {"/api/v1/asks/{fresh}/reply", `{"outcome":"answered","selected":["Yes"]}`, [5]int{200, 200, 403, 401, 404}},
+		"POST /api/v1/events/tickets":  {"/api/v1/events/tickets", "", [5]int{201, 201, 403, 401, 201}},
+		"GET /api/v1/files/{uploadId}": {"/api/v1/files/" + tk.UploadID, "", [5]int{200, 200, 403, 401, 404}},
+		"GET /api/v1/push/key":         {"/api/v1/push/key", "", [5]int{200, 200, 403, 401, 200}},
+		// The teammate may neither replace the owner's device (422) nor remove it (404): a
+		// subscription is its credential's.
+		"POST /api/v1/push/subscriptions":        {"/api/v1/push/subscriptions", string(pushBody), [5]int{201, 422, 403, 401, 201}},
+		"DELETE /api/v1/push/subscriptions/{id}": {"/api/v1/push/subscriptions/{subscription}", "", [5]int{204, 404, 403, 401, 404}},
 		// No bearer gate: the upload URL is the credential, whoever else's token comes with it.
 		"PUT /api/v1/uploads/{spaceId}/{token}": {"{upload}", "", [5]int{201, 201, 201, 201, 201}},
 	}
@@ -247,11 +249,11 @@ func TestRoleMatrix(t *testing.T) {
 	if !sawSocket {
 		t.Error("httpapi.Routes() lists no event socket")
 	}
-	// What the refusals left: the POSTed device (the owner's, then the teammate's: one endpoint,
-	// one subscription), and the three devices whose DELETE was refused to the agent, the revoked
+	// What the refusals left: the POSTed device (the owner's; the teammate may not replace it),
+	// and the four devices whose DELETE was refused to the teammate, the agent, the revoked
 	// credential and another space.
-	if subs, _ := db.PushSubscriptions(ctx, LocalSpace); len(subs) != 1+3 {
-		t.Errorf("%d push subscriptions of this space after the matrix, want 4", len(subs))
+	if subs, _ := db.PushSubscriptions(ctx, LocalSpace); len(subs) != 1+4 {
+		t.Errorf("%d push subscriptions of this space after the matrix, want 5", len(subs))
 	}
 	// The snapshot of another space holds none of this one's asks.
 	if snap := decode[ask.Snapshot](t, s.do(t, "GET", "/api/v1/snapshot", other, "")); len(snap.Open) != 0 {

@@ -2,15 +2,16 @@
 // temporary data folder and bearer token, listens on a free port of 127.0.0.1, and can be
 // restarted on the same address and data folder.
 
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
-import { serverCommand } from './target.mjs';
+import { serverCommand, tokenCommand } from './target.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -130,6 +131,19 @@ export class LoopbackServer {
   async dispose() {
     await this.stop();
     if (this.ownsDataDir && this.dataDir) await rm(this.dataDir, { recursive: true, force: true });
+  }
+
+  /**
+   * A new credential in this server's data folder, made as a person would (`loopback token create
+   * --name NAME [--person]`), while the server runs. Returns the token it prints once.
+   */
+  async createToken(name, { person = false } = {}) {
+    const where = await tokenCommand(this);
+    const args = ['token', 'create', ...(person ? ['--person'] : []), '--name', name, ...where.args];
+    const { stdout } = await promisify(execFile)(BIN, args, { env: { ...process.env, ...where.env } });
+    const m = /^\s+(lb_\S+)\s*$/m.exec(stdout);
+    if (!m) throw new Error(`no token in the output of loopback ${args.join(' ')}:\n${stdout}`);
+    return m[1];
   }
 
   /** The Authorization header value for this server's owner. */

@@ -182,10 +182,12 @@ func TestPoliciesCoverRoutes(t *testing.T) {
 	}
 	// Actions a route needs besides the credential checks, which the handler's code decides.
 	needs := map[string][]string{
-		"GET /api/v1/files/{uploadId}": {"s3:GetObject"},
-		"GET /api/v1/push/key":         {"ssm:GetParameter"},
-		"POST /api/v1/asks/{id}/reply": {"dynamodb:PutItem"},
-		"POST /api/v1/events/tickets":  {"dynamodb:PutItem"},
+		"GET /api/v1/files/{uploadId}":           {"s3:GetObject"},
+		"GET /api/v1/push/key":                   {"ssm:GetParameter"},
+		"POST /api/v1/push/subscriptions":        {"dynamodb:Query"},
+		"DELETE /api/v1/push/subscriptions/{id}": {"dynamodb:Query"},
+		"POST /api/v1/asks/{id}/reply":           {"dynamodb:PutItem"},
+		"POST /api/v1/events/tickets":            {"dynamodb:PutItem"},
 	}
 
 	if fallback != nil {
@@ -227,6 +229,9 @@ func TestPoliciesCoverRoutes(t *testing.T) {
 				if !f.Allows(a) {
 					t.Errorf("template.yaml: %s takes a bearer credential, which the gate reads and records as used, but %s is not allowed %s", key, f.ID, a)
 				}
+			}
+			if !f.CountsSignIns() {
+				t.Errorf("template.yaml: %s takes a bearer credential, whose failures the gate counts in SIGNIN# items, but %s may not update them", key, f.ID)
 			}
 		}
 		for _, a := range needs[key] {

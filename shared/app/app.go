@@ -88,6 +88,10 @@ type Config struct {
 	// instance that waits; nil counts them in this process, which locally is all of them.
 	WaitStore ask.WaitStore
 
+	// Throttle counts failed sign-ins per client address across every process of a deployment
+	// (the table, on AWS); nil counts them in this process, Limits.AuthFailures a window.
+	Throttle gate.Throttle
+
 	// Wait tunes blocking MCP calls and tasks.
 	Wait Wait
 
@@ -143,7 +147,10 @@ func New(cfg Config) *App {
 		svc.Changes = publishers
 	}
 	a := &App{Service: svc, cfg: cfg}
-	a.Gate = &gate.Gate{Credentials: store, Now: svc.Now}
+	a.Gate = &gate.Gate{Credentials: store, Now: svc.Now, Throttle: cfg.Throttle}
+	if cfg.Throttle == nil && cfg.Limits.AuthFailures > 0 {
+		a.Gate.Throttle = &limit.Failures{Max: cfg.Limits.AuthFailures, Window: cmp.Or(cfg.Limits.AuthWindow, time.Minute)}
+	}
 	// A revoked credential's sockets and waits end within a second, wherever it was revoked.
 	a.Revocations = &gate.Revocations{Credentials: store, Logger: cfg.Logger}
 	if cfg.Blobs != nil {

@@ -134,6 +134,10 @@ type Entry struct {
 	Content []Block
 	Point   string
 	Points  []Point
+	// CredentialID is the credential an agent's turn came with (Origin.CredentialID). It never
+	// leaves the server: the contract's thread names no agent. Stores keep it beside the ask's
+	// JSON (TurnCredentials). Empty on a person's turn, and on turns taken before it was kept.
+	CredentialID string
 
 	At time.Time
 }

@@ -40,14 +40,17 @@ type WaitingStore interface {
 
 // PersonsMove returns the reply that hands the move away from the person, if the person has moved:
 // the latest reply in the thread while it is the agent's move or the ask is closed. A waiting
-// agent returns it; while the ask awaits the person, there is none.
+// agent returns it, with Reply.By naming who gave it; while the ask awaits the person, there is
+// none.
 func PersonsMove(a *Ask) (*Reply, bool) {
 	if a.Status == AwaitingHuman {
 		return nil, false
 	}
 	for i := len(a.Thread) - 1; i >= 0; i-- {
 		if e := a.Thread[i]; e.Author == AuthorHuman && e.Reply != nil {
-			return e.Reply, true
+			r := *e.Reply
+			r.By = e.By
+			return &r, true
 		}
 	}
 	return nil, false

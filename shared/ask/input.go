@@ -33,15 +33,13 @@ const (
 )
 
 // CheckName checks the name a credential is made for (a person or an agent): text, more than
-// blank, one line, at most MaxNameRunes characters.
+// blank, one line (OneLine), at most MaxNameRunes characters.
 func CheckName(name string) error {
 	var c checker
-	switch {
-	case !utf8.ValidString(name):
+	if !utf8.ValidString(name) {
 		c.fail(EInputInvalid, "name is not UTF-8 text")
-	case strings.ContainsFunc(name, unicode.IsControl):
-		c.fail(EInputInvalid, "name must be one line without control characters")
 	}
+	c.oneLine("name", name)
 	c.required("name", name)
 	c.maxRunes("name", name, MaxNameRunes)
 	if c.err != nil {
@@ -117,6 +115,9 @@ type Origin struct {
 	RaisedBy *Actor
 	// CredentialID is the credential the agent asked with.
 	CredentialID string
+	// Role is that credential's role: a person's credential used over MCP acts on the asks raised
+	// in that person's name, an agent's only on its own (Origin.Owns).
+	Role Role
 	// Follow, when the agent will wait on the ask its call creates or answers, is the lease it
 	// holds: taken before the change, and the ask marked waiting in that same change (one write,
 	// one event, and never `waiting: false` in between). Nil: the call does not wait.
@@ -146,10 +147,74 @@ func (c *checker) requiredCode(code, path, v string) {
 	}
 }
 
-// project checks a project's name: present, more than whitespace, and at most MaxProjectRunes.
+// project checks a project's name: present, more than whitespace, one line, and at most
+// MaxProjectRunes.
 func (c *checker) project(v string) {
 	c.required("project", v)
+	c.oneLine("project", v)
 	c.maxRunes("project", v, MaxProjectRunes)
+}
+
+// What a text may hold, one rule for every field (docs/limits.md):
+//
+//   - A one-line field (a title, a choice's label, a project's name, a file name, a credential's
+//     or a client's name) holds no control character (newlines and tabs included), no line or
+//     paragraph separator, and no bidirectional embedding, override or isolate.
+//   - A multi-line field (a question, markdown, code, a diff, a summary, an answer) keeps its
+//     newlines, tabs and other characters, but no bidirectional embedding, override or isolate.
+//
+// The directional controls U+202A–U+202E and U+2066–U+2069 reorder what follows them when shown:
+// `invoices\u202Egnp.exe` shows as "invoicesexe.png", and code shown for approval can read
+// otherwise than it runs (Trojan Source). Text in any script shows right without them; the
+// directional marks (U+200E, U+200F, U+061C), which reorder nothing, are kept.
+
+// BidiControl reports whether r is an explicit directional embedding, override or isolate.
+func BidiControl(r rune) bool {
+	return (r >= '\u202A' && r <= '\u202E') || (r >= '\u2066' && r <= '\u2069')
+}
+
+// notOneLine reports whether r has no place in a one-line field.
+func notOneLine(r rune) bool {
+	return unicode.Is(unicode.Cc, r) || r == '\u2028' || r == '\u2029' || BidiControl(r)
+}
+
+// CleanOneLine is s with what a one-line field may not hold removed: for what Loopback shows but
+// cannot refuse (an MCP client's name, given in initialize).
+func CleanOneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if notOneLine(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// OneLine checks a one-line field (the rule above); path names it.
+func OneLine(path, v string) error {
+	var c checker
+	c.oneLine(path, v)
+	return errOrNil(c.err)
+}
+
+// MultiLine checks a multi-line field (the rule above); path names it.
+func MultiLine(path, v string) error {
+	var c checker
+	c.multiLine(path, v)
+	return errOrNil(c.err)
+}
+
+func (c *checker) oneLine(path, v string) {
+	if i := strings.IndexFunc(v, notOneLine); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(v[i:])
+		c.fail(EInputInvalid, "%s must be one line of text: it holds %U at byte %d (a control character, a line break or a bidirectional override); remove it", path, r, i)
+	}
+}
+
+func (c *checker) multiLine(path, v string) {
+	if i := strings.IndexFunc(v, BidiControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(v[i:])
+		c.fail(EInputInvalid, "%s holds the bidirectional control %U at byte %d, which would show the text in another order than it is written; remove it", path, r, i)
+	}
 }
 
 func (c *checker) maxRunes(path, v string, n int) {
@@ -163,15 +228,26 @@ func (c *checker) blocks(path string, blocks []Block, atLeastOne bool) {
 		c.fail(EInputInvalid, "%s needs at least one block", path)
 	}
 	for i := range blocks {
-		if err := blocks[i].validate(fmt.Sprintf("%s[%d]", path, i)); err != nil && c.err == nil {
+		b := &blocks[i]
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if err := b.validate(p); err != nil && c.err == nil {
 			c.err = err
 		}
+		c.multiLine(p+".text", b.Text)
+		c.multiLine(p+".code", b.Code)
+		c.multiLine(p+".diff", b.Diff)
+		c.multiLine(p+".caption", b.Caption)
+		c.oneLine(p+".language", b.Language)
+		c.oneLine(p+".filename", b.Filename)
+		c.oneLine(p+".uploadId", b.UploadID)
 	}
 }
 
 func (c *checker) point(path string, p BriefingPoint) {
 	c.required(path+".title", p.Title)
+	c.oneLine(path+".title", p.Title)
 	c.maxRunes(path+".title", p.Title, MaxTitleRunes)
+	c.multiLine(path+".detail", p.Detail)
 	c.blocks(path+".content", p.Content, false)
 }
 
@@ -193,6 +269,8 @@ func (c *checker) size(what string, v any) {
 func (in *QuestionInput) Validate() error {
 	var c checker
 	c.required("question", in.Question)
+	c.multiLine("question", in.Question)
+	c.multiLine("context", in.Context)
 	c.project(in.Project)
 	if in.Options != nil && (len(in.Options) < MinOptions || len(in.Options) > MaxOptions) {
 		c.fail(EInputInvalid, "options: offer between %d and %d choices, or none (got %d)", MinOptions, MaxOptions, len(in.Options))
@@ -201,7 +279,9 @@ func (in *QuestionInput) Validate() error {
 	for i, o := range in.Options {
 		path := fmt.Sprintf("options[%d].label", i)
 		c.required(path, o.Label)
+		c.oneLine(path, o.Label)
 		c.maxRunes(path, o.Label, MaxLabelRunes)
+		c.multiLine(fmt.Sprintf("options[%d].description", i), o.Description)
 		if seen[o.Label] {
 			c.fail(EInputInvalid, "%s: %q is offered twice; replies pick choices by label, so labels must differ", path, o.Label)
 		}
@@ -216,7 +296,10 @@ func (in *QuestionInput) Validate() error {
 func (in *ReviewInput) Validate() error {
 	var c checker
 	c.required("title", in.Title)
+	c.oneLine("title", in.Title)
 	c.maxRunes("title", in.Title, MaxTitleRunes)
+	c.multiLine("summary", in.Summary)
+	c.oneLine("revises", in.Revises)
 	c.project(in.Project)
 	c.blocks("content", in.Content, true)
 	c.size("the review", in)
@@ -228,7 +311,9 @@ func (in *ReviewInput) Validate() error {
 func (in *BriefingInput) Validate() error {
 	var c checker
 	c.required("title", in.Title)
+	c.oneLine("title", in.Title)
 	c.maxRunes("title", in.Title, MaxTitleRunes)
+	c.multiLine("summary", in.Summary)
 	c.project(in.Project)
 	if len(in.Sections) == 0 {
 		c.fail(EInputInvalid, "sections needs at least one section")
@@ -238,6 +323,7 @@ func (in *BriefingInput) Validate() error {
 		if len(s.Points) == 0 {
 			c.fail(EInputInvalid, "sections[%d].points needs at least one point", i)
 		}
+		c.oneLine(fmt.Sprintf("sections[%d].title", i), s.Title)
 		for j, p := range s.Points {
 			c.point(fmt.Sprintf("sections[%d].points[%d]", i, j), p)
 		}
@@ -262,6 +348,7 @@ func (in *BriefingAnswerInput) Validate() error {
 		path := fmt.Sprintf("answers[%d]", i)
 		c.required(path+".point", a.Point)
 		c.required(path+".answer", a.Answer)
+		c.multiLine(path+".answer", a.Answer)
 		c.blocks(path+".content", a.Content, false)
 		if len(a.Points) > MaxSubPoints {
 			c.fail(EAnswerInvalid, "%s.points: one answer breaks a point into at most %d sub-points (got %d)", path, MaxSubPoints, len(a.Points))
@@ -279,6 +366,7 @@ func (in *FollowUpInput) Validate() error {
 	var c checker
 	c.required("askId", in.AskID)
 	c.required("answer", in.Answer)
+	c.multiLine("answer", in.Answer)
 	c.blocks("content", in.Content, false)
 	c.size("the answer", in)
 	return asAnswerError(c.err)

@@ -195,3 +195,49 @@ func cut(s string, n int) string {
 	}
 	return strings.TrimSpace(string(r[:n-1])) + "…"
 }
+
+// MaxPushDevices bounds the devices one person is subscribed on: subscribing one more forgets
+// their oldest subscription (a browser that was reset or uninstalled never unsubscribes, and its
+// person expects the device in their hand to be the one that rings). docs/limits.md.
+const MaxPushDevices = 10
+
+// CheckPushReplace says whether by may store its subscription over old, the stored one of the
+// same device (the same endpoint): a subscription belongs to the credential that made it, so
+// that a teammate can neither take over the owner's device nor give it keys it cannot read.
+// One whose credential is no longer live (revoked: a rotated token, a teammate who left) is
+// anyone's to replace.
+func CheckPushReplace(old *PushSubscription, by *Credential, oldLive bool) error {
+	if old == nil || old.CredentialID == by.ID || !oldLive {
+		return nil
+	}
+	return Errorf(EPushInvalid, "this device is already subscribed with another credential of this space, which alone may replace its subscription; sign in there to change it, or remove it from there")
+}
+
+// CheckPushDelete says whether by may remove s: only the credential that subscribed it (the
+// device's own sign-in), so that one person cannot silence another's devices.
+func CheckPushDelete(s *PushSubscription, by *Credential) error {
+	if s.CredentialID == by.ID {
+		return nil
+	}
+	return PushSubscriptionNotFoundBy(s.ID)
+}
+
+// PushSubscriptionNotFoundBy is the refusal of a subscription that another credential made.
+func PushSubscriptionNotFoundBy(id string) error {
+	return Errorf(ENotFound, "no push subscription %s of this credential: a device's subscription is removed with the credential that subscribed it", id)
+}
+
+// PushOverCap lists which of person's subscriptions (among subs, oldest first) to forget so that
+// they keep at most MaxPushDevices, never keep itself (the one just stored).
+func PushOverCap(subs []*PushSubscription, person, keep string) []*PushSubscription {
+	var mine []*PushSubscription
+	for _, s := range subs {
+		if s.PersonID == person && s.ID != keep {
+			mine = append(mine, s)
+		}
+	}
+	if over := len(mine) + 1 - MaxPushDevices; over > 0 {
+		return mine[:over]
+	}
+	return nil
+}

@@ -23,6 +23,11 @@ type Reply struct {
 	Feedback string   // changes_requested
 	Question string   // follow_up
 	Points   []PointReply
+
+	// By is who gave the reply, as the thread records it (Entry.By): PersonsMove sets it, so that
+	// the waiting agent is told whose answer it is. It is never part of the reply's JSON (the
+	// contract's reply names no one; its thread entry does).
+	By *Actor
 }
 
 // PointReply is the person on one point of a briefing: words, resolved, or both.

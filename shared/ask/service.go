@@ -127,6 +127,10 @@ func (s *Service) RequestReview(ctx context.Context, in ReviewInput, o Origin) (
 		} else if err != nil {
 			return nil, err
 		}
+		if !o.Owns(prev) {
+			// Another agent's review is no review of this one's to revise.
+			return nil, Errorf(EInputInvalid, "revises: there is no review %q to revise", in.Revises)
+		}
 		if prev.Kind != KindReview {
 			return nil, Errorf(EInputInvalid, "revises: ask %s is a %s, not a review", in.Revises, prev.Kind)
 		}
@@ -194,14 +198,22 @@ func (s *Service) AnswerBriefing(ctx context.Context, in BriefingAnswerInput, o 
 }
 
 // agentsTurn applies an agent's answer and, when it goes on waiting (o.Follow), its follow: the
-// lease first, then the answer and the waiting flag as one change of the ask.
+// lease first, then the answer and the waiting flag as one change of the ask. Only the ask's own
+// agent answers on it (Origin.Owns), and its turns record the credential they came with.
 func (s *Service) agentsTurn(ctx context.Context, o Origin, id string, answer func(*Ask) error) (*Ask, error) {
 	if err := s.takeLease(ctx, o.Space, id, o.Follow); err != nil {
 		return nil, err
 	}
 	a, err := s.change(ctx, o.Space, id, func(a *Ask) error {
+		if !o.Owns(a) {
+			return AskNotFound(id) // another agent's ask: none of this one's
+		}
+		turns := len(a.Thread)
 		if err := answer(a); err != nil {
 			return err
+		}
+		for i := turns; i < len(a.Thread); i++ {
+			a.Thread[i].CredentialID = o.CredentialID
 		}
 		if o.Follow != nil && a.Status != Closed {
 			a.Waiting = true

@@ -31,6 +31,11 @@ type Store interface {
 	// ClosedAsks returns up to limit closed asks of a space that closed strictly before `before`,
 	// most recently closed first.
 	ClosedAsks(ctx context.Context, space string, before time.Time, limit int) ([]*Ask, error)
+
+	// ClosedAsksBy returns up to limit asks of a space raised with the credential credentialID
+	// that closed at or after since, most recently closed first, however many other asks of the
+	// space closed meanwhile: both stores keep an index by credential and close time for it.
+	ClosedAsksBy(ctx context.Context, space, credentialID string, since time.Time, limit int) ([]*Ask, error)
 }
 
 // TxStore is a Store that reads, changes and writes an ask in one transaction, so that no other

@@ -20,6 +20,9 @@ func ApplyReply(a *Ask, r Reply, by *Actor, now Clock) error {
 	if a.Status == AwaitingAgent && !(a.Kind == KindBriefing && r.Outcome == OutcomeDismissed) {
 		return Errorf(EAgentsTurn, "ask %s is waiting for the agent to answer; reply after it does", a.ID)
 	}
+	if err := r.checkText(); err != nil {
+		return err
+	}
 	closes := r.closes()
 	switch a.Kind {
 	case KindQuestion:
@@ -234,6 +237,23 @@ func CheckInvariants(a *Ask) error {
 				return fmt.Errorf("point %s is deeper than %d levels", id, MaxPointDepth)
 			}
 		}
+	}
+	return nil
+}
+
+// checkText holds the person's words to the rule of every multi-line field (MultiLine): no
+// bidirectional override, which would show the agent (and the inbox) another text than written.
+func (r *Reply) checkText() error {
+	var c checker
+	c.multiLine("text", r.Text)
+	c.multiLine("note", r.Note)
+	c.multiLine("feedback", r.Feedback)
+	c.multiLine("question", r.Question)
+	for i, p := range r.Points {
+		c.multiLine(fmt.Sprintf("points[%d].text", i), p.Text)
+	}
+	if c.err != nil {
+		return &Error{Code: EReplyInvalid, Message: c.err.Message}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -293,7 +294,28 @@ func (d *Deployment) Handler(inbox http.Handler) http.Handler {
 	if len(d.buckets) > 0 {
 		mux.Handle("GET /uploads/", d.S3.Origin(d.buckets[0])) // a file read's presigned GET
 	}
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// net/http's mux answers `/api` and any path it would clean (`//api/v1/whoami`,
+		// `/api/./v1/…`) with a 307 and an HTML body; AWS has no such redirect. Those go to the
+		// HTTP API as they are, whose $default answers them with the API's 404 Problem.
+		if p := r.URL.Path; p == "/api" || (p != cleanPath(p) && !strings.HasPrefix(p, "/uploads/")) {
+			d.API.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is path.Clean keeping a trailing slash, as net/http's mux cleans.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	c := path.Clean(p)
+	if p[len(p)-1] == '/' && c != "/" {
+		c += "/"
+	}
+	return c
 }
 
 // Run reads the stream and runs the schedules until ctx ends.

@@ -107,6 +107,21 @@ func TestDeployment(t *testing.T) {
 	if status, body := call("GET", "/api/v1/no-such-route"); status != 404 || !strings.Contains(body, `"code":"route.not_found"`) {
 		t.Fatalf("GET /api/v1/no-such-route = %d %s, want $default's 404 Problem", status, body)
 	}
+	// Paths net/http's mux would redirect get the API's 404 Problem, as on AWS: no 307, no HTML.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range []string{"/api", "//api/v1/whoami", "/api/./v1/whoami", "/api/v1/../v1/whoami"} {
+		req, _ := http.NewRequest("GET", base+p, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 404 || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") || !strings.Contains(string(b), `"code":"route.not_found"`) {
+			t.Errorf("GET %s = %d %s %s, want the API's 404 Problem", p, res.StatusCode, res.Header.Get("Content-Type"), b)
+		}
+	}
 	status, body := call("POST", "/api/v1/events/tickets")
 	if status != 201 {
 		t.Fatalf("POST /api/v1/events/tickets = %d %s", status, body)

@@ -52,7 +52,9 @@ func (g *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h["X-Loopback-Host"], mh["X-Loopback-Host"] = r.Host, []string{r.Host}
 	}
 	connectedAt := time.Now()
-	res, err := g.invoke(g.Connect, g.event("$connect", "CONNECT", id, connectedAt, h, mh, ""))
+	ev := g.event("$connect", "CONNECT", id, connectedAt, h, mh, "")
+	ev.RequestContext.Identity.SourceIP = sourceIP(r) // as API Gateway names the client
+	res, err := g.invoke(g.Connect, ev)
 	if err != nil || res.StatusCode != http.StatusOK {
 		status := res.StatusCode
 		if err != nil || status == 0 {

@@ -240,6 +240,8 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// A Lambda instance serves one request at a time: the waits each credential holds are
 		// counted in the table (WaitStore), across instances.
 		Limits: limits(env), WaitStore: store,
+		// Failed sign-ins are counted in the table: every instance sees the same count.
+		Throttle: &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)

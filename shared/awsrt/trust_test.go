@@ -93,16 +93,17 @@ func TestServerlessRoleMatrix(t *testing.T) {
 		want       [5]int
 	}
 	rows := map[string]row{
-		"GET /api/v1/whoami":                     {"/api/v1/whoami", "", [5]int{200, 200, 200, 401, 200}},
-		"GET /api/v1/snapshot":                   {"/api/v1/snapshot", "", [5]int{200, 200, 403, 401, 200}},
-		"GET /api/v1/asks":                       {"/api/v1/asks", "", [5]int{200, 200, 403, 401, 200}},
-		"GET /api/v1/asks/{id}":                  {"/api/v1/asks/" + readable, "", [5]int{200, 200, 403, 401, 404}},
-		"POST /api/v1/asks/{id}/reply":           {"/api/v1/asks/{fresh}/reply", `{"outcome":"answered","selected":[],"text":"yes"}`, [5]int{200, 200, 403, 401, 404}},
-		"POST /api/v1/events/tickets":            {"/api/v1/events/tickets", "", [5]int{201, 201, 403, 401, 201}},
-		"GET /api/v1/files/{uploadId}":           {"/api/v1/files/up_nope", "", [5]int{404, 404, 403, 401, 404}},
-		"GET /api/v1/push/key":                   {"/api/v1/push/key", "", [5]int{200, 200, 403, 401, 200}},
-		"POST /api/v1/push/subscriptions":        {"/api/v1/push/subscriptions", "{push}", [5]int{201, 201, 403, 401, 201}},
-		"DELETE /api/v1/push/subscriptions/{id}": {"/api/v1/push/subscriptions/{subscription}", "", [5]int{204, 204, 403, 401, 404}},
+		"GET /api/v1/whoami":              {"/api/v1/whoami", "", [5]int{200, 200, 200, 401, 200}},
+		"GET /api/v1/snapshot":            {"/api/v1/snapshot", "", [5]int{200, 200, 403, 401, 200}},
+		"GET /api/v1/asks":                {"/api/v1/asks", "", [5]int{200, 200, 403, 401, 200}},
+		"GET /api/v1/asks/{id}":           {"/api/v1/asks/" + readable, "", [5]int{200, 200, 403, 401, 404}},
+		"POST /api/v1/asks/{id}/reply":    {"/api/v1/asks/{fresh}/reply", `{"outcome":"answered","selected":[],"text":"yes"}`, [5]int{200, 200, 403, 401, 404}},
+		"POST /api/v1/events/tickets":     {"/api/v1/events/tickets", "", [5]int{201, 201, 403, 401, 201}},
+		"GET /api/v1/files/{uploadId}":    {"/api/v1/files/up_nope", "", [5]int{404, 404, 403, 401, 404}},
+		"GET /api/v1/push/key":            {"/api/v1/push/key", "", [5]int{200, 200, 403, 401, 200}},
+		"POST /api/v1/push/subscriptions": {"/api/v1/push/subscriptions", "{push}", [5]int{201, 201, 403, 401, 201}},
+		// The owner's device: the teammate may not remove it (a subscription is its credential's).
+		"DELETE /api/v1/push/subscriptions/{id}": {"/api/v1/push/subscriptions/{subscription}", "", [5]int{204, 404, 403, 401, 404}},
 		"HEAD /api/v1/files/{uploadId}":          {"/api/v1/files/up_nope", "", [5]int{404, 404, 403, 401, 404}},
 		"HEAD /api/v1/push/key":                  {"/api/v1/push/key", "", [5]int{200, 200, 403, 401, 200}},
 		// Everything else: route.not_found, to anyone.

@@ -26,12 +26,15 @@ import (
 //	pk ASK#<space>#<id>  sk ASK                      the ask: its state, and its body compressed
 //	pk ASK#<space>#<id>  sk BODY#<version>#<n>       the body's chunks, when it is too big for the ask item
 //	pk SPACE#<space>     sk OPEN#<id>                while it is open
-//	pk SPACE#<space>     sk CLOSED#<closedAt>        once it is closed: one per close time
+//	pk SPACE#<space>     sk CLOSED#<closedAt>        once it is closed: one per close time; with
+//	                                                 lpk CLOSEDBY#<space>#<credential> lsk <closedAt>
+//	                                                 in IndexList (the credential's closed asks)
 const (
 	skAsk      = "ASK"
 	attrBody   = "body"   // B: the ask's contract JSON, DEFLATE-compressed (RFC 1951)
 	attrChunks = "chunks" // N: how many BODY# items hold the compressed body instead
 	attrData   = "data"   // B: a chunk's part of the compressed body
+	attrTurns  = "turns"  // S: the credentials of the thread's turns (ask.TurnCredentials), when any
 )
 
 // A compressed body up to inlineBody bytes is kept in the ask item (DynamoDB's items are 400 KB
@@ -49,10 +52,13 @@ const maxCloseAttempts = 100
 // maxConflictRetries bounds how often a transaction that met another transaction is retried.
 const maxConflictRetries = 8
 
-func askPK(space, id string) string  { return prefixAsk + space + "#" + id }
-func spacePK(space string) string    { return prefixSpace + space }
-func openSK(id string) string        { return prefixOpen + id }
-func closedSK(t time.Time) string    { return prefixClosed + formatTime(t) }
+func askPK(space, id string) string { return prefixAsk + space + "#" + id }
+func spacePK(space string) string   { return prefixSpace + space }
+func openSK(id string) string       { return prefixOpen + id }
+func closedSK(t time.Time) string   { return prefixClosed + formatTime(t) }
+func closedByPK(space, cred string) string {
+	return prefixClosedBy + space + "#" + cred
+}
 func chunkSK(version, n int) string  { return fmt.Sprintf("%s%010d#%03d", prefixBody, version, n) }
 func chunkPrefix(version int) string { return fmt.Sprintf("%s%010d#", prefixBody, version) }
 func askKey(space, id string) item   { return key(askPK(space, id), skAsk) }
@@ -306,6 +312,11 @@ func (s *Store) bodyOps(w *askWrite, chunks []item) []types.TransactWriteItem {
 func (s *Store) closeMarkOp(w *askWrite) types.TransactWriteItem {
 	m := newItem(spacePK(w.row.Space), closedSK(w.at), "closed")
 	m[attrID], m[attrClosedAt] = str(w.row.ID), str(formatTime(w.at))
+	if w.row.CredentialID != "" {
+		// The same marker lists the ask among its credential's closed asks (ClosedAsksBy): the
+		// index's sparse keys cost no item of their own, and go when the marker goes.
+		m[attrLPK], m[attrLSK] = str(closedByPK(w.row.Space, w.row.CredentialID)), str(formatTime(w.at))
+	}
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName: s.table, Item: m,
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
@@ -541,6 +552,44 @@ func (s *Store) ClosedAsks(ctx context.Context, space string, before time.Time, 
 	return out, nil
 }
 
+// ClosedAsksBy returns up to limit asks of a space raised with the credential credentialID that
+// closed at or after since, most recently closed first: the credential's close-time markers in
+// IndexList (a Query; index reads are eventually consistent, so a close shows there a moment
+// after it commits), then the asks they name.
+func (s *Store) ClosedAsksBy(ctx context.Context, space, credentialID string, since time.Time, limit int) ([]*ask.Ask, error) {
+	if limit < 1 || credentialID == "" || !usable(space, credentialID) {
+		return nil, nil
+	}
+	var ids []string
+	err := s.query(ctx, &dynamodb.QueryInput{
+		IndexName:                 aws.String(IndexList),
+		KeyConditionExpression:    aws.String("#lpk = :lpk AND #lsk >= :since"),
+		ExpressionAttributeNames:  names(attrLPK, attrLSK),
+		ExpressionAttributeValues: item{":lpk": str(closedByPK(space, credentialID)), ":since": str(formatTime(ask.Truncate(since)))},
+		ScanIndexForward:          aws.Bool(false),
+		Limit:                     aws.Int32(int32(min(limit, 1000))),
+	}, func(m item) (bool, error) {
+		if id, ok := getString(m, attrID); ok {
+			ids = append(ids, id)
+		}
+		return len(ids) < limit, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: closed asks by credential: %w", err)
+	}
+	found, err := s.getAsks(ctx, space, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []*ask.Ask
+	for _, id := range ids {
+		if a := found[id]; a != nil && a.ClosedAt != nil && a.CredentialID == credentialID {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
 // closedIDs lists the ids of up to limit asks of a space that closed strictly before `before`,
 // most recently closed first, from its close-time markers (a strongly consistent Query with
 // Limit).
@@ -687,6 +736,9 @@ func encodeAsk(a *ask.Ask, version, inline, chunk int) (item, []item, error) {
 	if a.CredentialID != "" {
 		it[attrCredentialID] = str(a.CredentialID)
 	}
+	if turns := ask.TurnCredentials(a); turns != "" {
+		it[attrTurns] = str(turns)
+	}
 	if len(z) <= inline {
 		it[attrBody] = bin(z)
 		return it, nil, nil
@@ -718,6 +770,10 @@ func (s *Store) decodeAsk(ctx context.Context, it item) (*ask.Ask, error) {
 	}
 	a.Space, a.Version = space, version
 	a.CredentialID, _ = getString(it, attrCredentialID)
+	turns, _ := getString(it, attrTurns)
+	if err := ask.SetTurnCredentials(a, turns); err != nil {
+		return nil, fmt.Errorf("dynamodb: %w", err)
+	}
 	return a, nil
 }
 

@@ -62,7 +62,7 @@ const (
 	attrType      = "type"     // what the item is: ask, open, closed, body, credential, token, ticket, lease, task
 	attrRevision  = "revision" // the contract revision that wrote the item (buildinfo.Revision)
 	attrHead      = "head"     // IndexHead's key: only on ask items
-	attrLPK       = "lpk"      // IndexList's keys: only on tasks and leases
+	attrLPK       = "lpk"      // IndexList's keys: only on tasks, leases and close-time markers
 	attrLSK       = "lsk"
 	attrTTL       = TTLAttribute
 	attrSpace     = "space"
@@ -79,18 +79,19 @@ const (
 
 // Key prefixes.
 const (
-	prefixAsk    = "ASK#"
-	prefixSpace  = "SPACE#"
-	prefixOpen   = "OPEN#"
-	prefixClosed = "CLOSED#"
-	prefixBody   = "BODY#"
-	prefixCred   = "CRED#"
-	prefixToken  = "TOKEN#"
-	prefixTicket = "TICKET#"
-	prefixLease  = "LEASE#"
-	prefixTask   = "TASK#"
-	prefixTasks  = "TASKS#"
-	prefixLeases = "LEASES#"
+	prefixAsk      = "ASK#"
+	prefixSpace    = "SPACE#"
+	prefixOpen     = "OPEN#"
+	prefixClosed   = "CLOSED#"
+	prefixClosedBy = "CLOSEDBY#"
+	prefixBody     = "BODY#"
+	prefixCred     = "CRED#"
+	prefixToken    = "TOKEN#"
+	prefixTicket   = "TICKET#"
+	prefixLease    = "LEASE#"
+	prefixTask     = "TASK#"
+	prefixTasks    = "TASKS#"
+	prefixLeases   = "LEASES#"
 )
 
 // maxKeyBytes bounds the space and ids that go into one key together, so that every key made

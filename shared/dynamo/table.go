@@ -18,8 +18,9 @@ const (
 	// big the ask has grown.
 	IndexHead = "head"
 	// IndexList is keyed by `lpk`/`lsk`: lists that no base-table key orders. A space's MCP tasks
-	// newest first (lpk TASKS#<space>), and every lease by expiry for the reaper (lpk
-	// LEASES#<shard>). Only items with an lpk are in it.
+	// newest first (lpk TASKS#<space>), every lease by expiry for the reaper (lpk
+	// LEASES#<shard>), and a credential's closed asks by close time (lpk
+	// CLOSEDBY#<space>#<credential>, on the close-time markers). Only items with an lpk are in it.
 	IndexList = "list"
 )
 

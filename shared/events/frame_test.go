@@ -47,7 +47,7 @@ func TestFramesValidate(t *testing.T) {
 
 	q := must(svc.AskQuestion(ctx, ask.QuestionInput{Question: "Ship?", Project: "p", Options: []ask.Choice{{Label: "Yes"}, {Label: "No", Description: "wait"}}}, origin))
 	must(svc.Reply(ctx, "s1", q.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: "Why?"}, by))
-	must(svc.AnswerFollowUp(ctx, ask.FollowUpInput{AskID: q.ID, Answer: "Because.", Content: []ask.Block{{Type: ask.BlockCode, Code: "x := 1", Language: "go"}}}, ask.Origin{Space: "s1"}))
+	must(svc.AnswerFollowUp(ctx, ask.FollowUpInput{AskID: q.ID, Answer: "Because.", Content: []ask.Block{{Type: ask.BlockCode, Code: "x := 1", Language: "go"}}}, origin))
 	must(svc.Reply(ctx, "s1", q.ID, ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}, Text: "go"}, by))
 
 	r := must(svc.RequestReview(ctx, ask.ReviewInput{Title: "Diff", Project: "p", Content: []ask.Block{
@@ -61,7 +61,7 @@ func TestFramesValidate(t *testing.T) {
 		{Title: "Bugs", Points: []ask.BriefingPoint{{Title: "Race"}, {Title: "Leak", Detail: "in the cache"}}},
 	}}, origin))
 	must(svc.Reply(ctx, "s1", b.ID, ask.Reply{Outcome: ask.OutcomeResponded, Points: []ask.PointReply{{Point: "1", Text: "How bad?"}, {Point: "2", Resolved: true}}}, by))
-	must(svc.AnswerBriefing(ctx, ask.BriefingAnswerInput{AskID: b.ID, Answers: []ask.PointAnswer{{Point: "1", Answer: "Bad.", Points: []ask.BriefingPoint{{Title: "Fix A"}, {Title: "Fix B"}}}}}, ask.Origin{Space: "s1"}))
+	must(svc.AnswerBriefing(ctx, ask.BriefingAnswerInput{AskID: b.ID, Answers: []ask.PointAnswer{{Point: "1", Answer: "Bad.", Points: []ask.BriefingPoint{{Title: "Fix A"}, {Title: "Fix B"}}}}}, origin))
 	must(svc.Reply(ctx, "s1", b.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, by))
 
 	want := []string{"ask.opened", "ask.updated", "ask.updated", "ask.updated", "ask.opened", "ask.updated", "ask.opened", "ask.opened", "ask.updated", "ask.updated", "ask.updated"}

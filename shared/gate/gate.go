@@ -40,6 +40,10 @@ type Gate struct {
 
 	// Now is the clock for last-used times; nil is time.Now.
 	Now func() time.Time
+
+	// Throttle counts failed sign-ins per client address (ClientAddr of the context); nil
+	// counts none. See refuse.
+	Throttle Throttle
 }
 
 func (g *Gate) now() time.Time {
@@ -63,20 +67,24 @@ func (g *Gate) Check(ctx context.Context, token string) (*ask.Credential, error)
 	if token == "" {
 		return nil, ask.Errorf(ask.EUnauthorized, "send your Loopback token as Authorization: Bearer <token>")
 	}
+	// The credential is looked up before any throttle: a live one opens its space from any
+	// address; only a presented credential that opens nothing counts as a failed sign-in.
 	hash := Hash(token)
 	c, err := g.Credentials.CredentialByTokenHash(ctx, hash)
 	if err != nil {
 		if ask.ErrorCode(err) == ask.EUnauthorized {
-			return nil, ask.Errorf(ask.EUnauthorized, "this token is not valid")
+			return nil, g.refuse(ctx, ask.Errorf(ask.EUnauthorized, "this token is not valid"))
 		}
 		return nil, err
 	}
 	// The lookup was by hash; compare in constant time anyway so a store that matched loosely
 	// can never open a space.
 	if subtle.ConstantTimeCompare(c.TokenHash, hash) != 1 {
-		return nil, ask.Errorf(ask.EUnauthorized, "this token is not valid")
+		return nil, g.refuse(ctx, ask.Errorf(ask.EUnauthorized, "this token is not valid"))
 	}
 	if c.RevokedAt != nil {
+		// Not counted as a failed sign-in: a revoked token was issued, not guessed (a device
+		// that still holds one keeps asking), and it opens nothing.
 		return nil, ask.Errorf(ask.EUnauthorized, "this token was revoked")
 	}
 	g.touch(ctx, c)

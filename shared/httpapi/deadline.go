@@ -2,15 +2,10 @@ package httpapi
 
 import (
 	"io"
-	"net"
 	"net/http"
-	"strconv"
 	"time"
 
-	"github.com/loopback-hq/loopback/shared/ask"
-	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/limit"
-	"github.com/loopback-hq/loopback/shared/reqlog"
 )
 
 // Reading a request is bounded, so that a client cannot hold a connection by sending a body
@@ -73,31 +68,4 @@ func (b *liftOnEOF) Read(p []byte) (int, error) {
 		b.rc.SetReadDeadline(time.Time{})
 	}
 	return n, err
-}
-
-// ThrottleAuthFailures answers 429 to an address that has failed to sign in too often lately
-// (limit.Failures), before its credentials are even looked at; every 401 counts against it.
-// Behind a proxy every client shares its address: set it only where the address is the client's.
-func ThrottleAuthFailures(f *limit.Failures, next http.Handler) http.Handler {
-	if f == nil {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		addr, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			addr = r.RemoteAddr
-		}
-		if wait, blocked := f.Blocked(addr); blocked {
-			w.Header().Set(HeaderRevision, strconv.Itoa(buildinfo.Revision))
-			w.Header().Set(HeaderBuild, buildinfo.Build)
-			w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)+1))
-			WriteError(w, r, ask.Errorf(ask.ETooMany, "too many failed sign-ins from this address; try again in %d s", int(wait/time.Second)+1))
-			return
-		}
-		rec := &reqlog.Writer{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
-		if rec.Status() == http.StatusUnauthorized {
-			f.Fail(addr)
-		}
-	})
 }

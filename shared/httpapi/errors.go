@@ -3,9 +3,11 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/redact"
@@ -78,6 +80,10 @@ func ProblemFor(err error) Refusal {
 	setJSONHeaders(h)
 	if status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", `Bearer realm="loopback"`)
+	}
+	var wait interface{ RetryAfter() time.Duration }
+	if errors.As(err, &wait) {
+		h.Set("Retry-After", strconv.Itoa(int((wait.RetryAfter()+time.Second-1)/time.Second)))
 	}
 	return Refusal{Status: status, Header: h, Body: body}
 }

@@ -74,7 +74,7 @@ func (s *Server) authenticated(who audience, next http.Handler) http.Handler {
 		check = s.Gate.Check
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := check(r.Context(), gate.BearerToken(r.Header.Get("Authorization")))
+		c, err := check(gate.FromRequest(r), gate.BearerToken(r.Header.Get("Authorization")))
 		if c != nil {
 			reqlog.From(r.Context()).Credential(c.ID)
 		}

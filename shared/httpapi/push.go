@@ -55,9 +55,45 @@ func (s *Server) subscribePush(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	subs, err := s.Push.Store.PushSubscriptions(r.Context(), c.Space)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	for _, old := range subs {
+		if old.ID != sub.ID {
+			continue
+		}
+		live := true
+		if old.CredentialID != c.ID {
+			_, lerr := s.Gate.Live(r.Context(), c.Space, old.CredentialID)
+			if lerr != nil && ask.ErrorCode(lerr) != ask.EUnauthorized {
+				s.writeError(w, r, lerr)
+				return
+			}
+			live = lerr == nil
+		}
+		if err := ask.CheckPushReplace(old, c, live); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	if err := s.Push.Store.PutPushSubscription(r.Context(), sub); err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	// The person keeps at most ask.MaxPushDevices: the oldest beyond go. Listed after the put,
+	// so that subscriptions stored at once still end within the bound.
+	// A failure here leaves one device too many until the next subscription: logged, not
+	// answered, since this one is stored.
+	if subs, err = s.Push.Store.PushSubscriptions(r.Context(), c.Space); err != nil {
+		s.errors().logger().ErrorContext(r.Context(), "push: keeping the devices within their bound", "err", err)
+	} else {
+		for _, old := range ask.PushOverCap(subs, c.Person.ID, sub.ID) {
+			if err := s.Push.Store.DeletePushSubscription(r.Context(), c.Space, old.ID); err != nil && ask.ErrorCode(err) != ask.ENotFound {
+				s.errors().logger().ErrorContext(r.Context(), "push: keeping the devices within their bound", "err", err)
+			}
+		}
 	}
 	s.writeJSON(w, r, http.StatusCreated, map[string]string{"id": sub.ID})
 }
@@ -65,7 +101,22 @@ func (s *Server) subscribePush(w http.ResponseWriter, r *http.Request) {
 // unsubscribePush: DELETE /api/v1/push/subscriptions/{id}.
 func (s *Server) unsubscribePush(w http.ResponseWriter, r *http.Request) {
 	c := gate.CredentialFrom(r.Context())
-	if err := s.Push.Store.DeletePushSubscription(r.Context(), c.Space, r.PathValue("id")); err != nil {
+	id := r.PathValue("id")
+	subs, err := s.Push.Store.PushSubscriptions(r.Context(), c.Space)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	for _, sub := range subs {
+		if sub.ID != id {
+			continue
+		}
+		if err := ask.CheckPushDelete(sub, c); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	if err := s.Push.Store.DeletePushSubscription(r.Context(), c.Space, id); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

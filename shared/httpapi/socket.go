@@ -100,7 +100,7 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	cred, err := s.Gate.CheckSocket(r.Context(), gate.SocketAuth{
+	cred, err := s.Gate.CheckSocket(gate.FromRequest(r), gate.SocketAuth{
 		Tickets: s.Tickets, Purpose: TicketPurpose, Ticket: ticket, Token: token, Now: s.now(),
 	})
 	if err != nil {

@@ -6,6 +6,7 @@
 package limit
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -93,7 +94,7 @@ func (p *PerKey) Acquire(key string) (release func(), ok bool) {
 	}, true
 }
 
-// Failures counts failed sign-ins per address in a fixed window.
+// Failures counts failed sign-ins per address in a fixed window (gate.Throttle, in memory).
 type Failures struct {
 	Max    int
 	Window time.Duration
@@ -115,29 +116,13 @@ func (f *Failures) now() time.Time {
 	return time.Now()
 }
 
-// Blocked reports whether addr has failed Max times in its current window, and how long until
-// the window ends.
-func (f *Failures) Blocked(addr string) (retryAfter time.Duration, blocked bool) {
+// Fail records a failed sign-in from addr and reports, in the same step under one lock, whether
+// addr is now over Max in its current window, and how long until that window ends: of any number
+// of failures at once, exactly Max are within the budget. Max ≤ 0 is no limit. (It has gate's
+// Throttle's signature; the context is not used.)
+func (f *Failures) Fail(_ context.Context, addr string) (retryAfter time.Duration, over bool, err error) {
 	if f == nil || f.Max <= 0 {
-		return 0, false
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	w := f.seen[addr]
-	now := f.now()
-	if w == nil || now.Sub(w.start) >= f.Window {
-		return 0, false
-	}
-	if w.n < f.Max {
-		return 0, false
-	}
-	return f.Window - now.Sub(w.start), true
-}
-
-// Fail records a failed sign-in from addr.
-func (f *Failures) Fail(addr string) {
-	if f == nil || f.Max <= 0 {
-		return
+		return 0, false, nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -159,4 +144,5 @@ func (f *Failures) Fail(addr string) {
 			}
 		}
 	}
+	return f.Window - now.Sub(w.start), w.n > f.Max, nil
 }

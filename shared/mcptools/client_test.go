@@ -56,7 +56,7 @@ func TestSessionAcrossInstances(t *testing.T) {
 	a := newTestDeployment(t, deployOpts{})
 	b := newTestDeployment(t, deployOpts{DBPath: a.DBPath})
 	session := initSession(t, a.MCP, a.Token, testClientInfo)
-	if !strings.HasPrefix(session["Mcp-Session-Id"], "lb1.") {
+	if !strings.HasPrefix(session["Mcp-Session-Id"], "lb2.") {
 		t.Fatalf("session id %q", session["Mcp-Session-Id"])
 	}
 
@@ -107,7 +107,7 @@ func TestSessionAcrossInstances(t *testing.T) {
 	}
 
 	// A session id that is not one of ours is refused, whichever instance gets it.
-	for _, bad := range []string{"not-a-session", "lb1.@@@.00"} {
+	for _, bad := range []string{"not-a-session", "lb2.@@@.00", "lb1.bG9vcGJhY2stdGVzdCA5Ljk.0123456789abcdef0123456789abcdef"} {
 		r, err := doRPC(b.MCP, b.Token, map[string]string{"Mcp-Session-Id": bad, "Mcp-Protocol-Version": legacyVersion}, "tools/list", map[string]any{})
 		if err == nil && r.Status == http.StatusOK && r.Error == nil {
 			t.Errorf("session id %q was accepted", bad)

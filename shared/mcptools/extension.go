@@ -244,6 +244,18 @@ func (h *Handler) startExtensionTask(ctx context.Context, msg *rpcMessage, tool 
 	if err != nil {
 		return completeResult(h.toolError(ctx, err))
 	}
+	if !tool.follows {
+		// await_reply on an ask the person has moved on: the reply is the call's own result, at
+		// once, not a task to poll. A client that backgrounds tasks (Claude Code) would otherwise
+		// hand it over once more as a notification the model is told not to take as consent.
+		a, err := h.cfg.Service.Find(ctx, o.Space, askID)
+		if err != nil {
+			return completeResult(h.toolError(ctx, err))
+		}
+		if r, ok := ask.PersonsMove(a); ok {
+			return completeResult(toolReply(askID, *r))
+		}
+	}
 	now := h.cfg.Service.Now()
 	t := &ask.Task{
 		ID: taskID, Space: o.Space, CredentialID: gate.CredentialFrom(ctx).ID, AskID: askID, Tool: msg.Params.Name,

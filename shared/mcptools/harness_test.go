@@ -316,15 +316,41 @@ func toolReply(t *testing.T, res *mcp.CallToolResult) ask.ToolReply {
 	if err := contract.ValidateModel("ToolReply", structured); err != nil {
 		t.Fatalf("structuredContent is not a ToolReply: %v\n%s", err, structured)
 	}
-	text := resultText(res)
-	if !jsonEqual(t, structured, []byte(text)) {
-		t.Fatalf("the text content is not the same JSON as structuredContent:\nstructured: %s\ntext:       %s", structured, text)
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := mcp.AsTextContent(c); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	if len(texts) != 2 || len(res.Content) != 3 {
+		t.Fatalf("want two text blocks (the words and the JSON) and the words as a resource; got %d blocks: %s", len(res.Content), resultText(res))
+	}
+	// The words again as an embedded text resource: Claude Code shows the model structuredContent
+	// in place of text blocks, and only non-text blocks beside it.
+	if r, ok := res.Content[2].(mcp.EmbeddedResource); !ok {
+		t.Fatalf("the third block is %T, want the words as an embedded resource", res.Content[2])
+	} else if tr, ok := r.Resource.(mcp.TextResourceContents); !ok || tr.Text != texts[0] || !strings.HasPrefix(tr.URI, "loopback://asks/") {
+		t.Fatalf("the embedded resource is not the words: %+v", r.Resource)
+	}
+	if !jsonEqual(t, structured, []byte(texts[1])) {
+		t.Fatalf("the second text block is not the same JSON as structuredContent:\nstructured: %s\ntext:       %s", structured, texts[1])
 	}
 	var tr ask.ToolReply
 	if err := json.Unmarshal(structured, &tr); err != nil {
 		t.Fatalf("decoding the ToolReply: %v", err)
 	}
+	if words := texts[0]; !strings.Contains(words, "own reply to your ask "+tr.AskID) || jsonEqual(t, structured, []byte(words)) {
+		t.Fatalf("the first text block does not say in words whose reply it is, on ask %s: %s", tr.AskID, words)
+	}
 	return tr
+}
+
+// replyWords is the words block of a ToolReply result (toolReply checks its shape).
+func replyWords(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	toolReply(t, res)
+	tc, _ := mcp.AsTextContent(res.Content[0])
+	return tc.Text
 }
 
 // toolErr checks that a result is a tool error and returns its text.

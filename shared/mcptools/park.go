@@ -191,7 +191,7 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 			n++
 			b, _ := json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
 				Method: "notifications/progress",
-				Params: mcp.NotificationParams{AdditionalFields: progressParams(token, n, waited)},
+				Params: mcp.NotificationParams{AdditionalFields: progressParams(token, askID, n, waited)},
 			}})
 			return ka.event(b)
 		}

@@ -140,7 +140,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		h.errors().Write(w, r, ask.Errorf(ask.EOriginForbidden, "this Origin may not use this MCP server"))
 		return
 	}
-	cred, err := h.cfg.Gate.Check(r.Context(), gate.BearerToken(r.Header.Get("Authorization")))
+	cred, err := h.cfg.Gate.Check(gate.FromRequest(r), gate.BearerToken(r.Header.Get("Authorization")))
 	if err != nil {
 		h.errors().Write(w, r, err)
 		return
@@ -151,6 +151,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := withGoneFlag(withPublicURL(gate.WithCredential(r.Context(), cred), public), false)
 	line.Credential(cred.ID)
+	if id := r.Header.Get(mcp.HeaderSessionID); id != "" && validSessionID(id) && !sessionOwnedBy(id, cred.ID) {
+		// Another credential's session (session.go): refused as unknown to this credential, so
+		// its holder starts its own with initialize and never reaches the other's calls.
+		h.errors().Write(w, r, ask.Errorf(ask.ESessionNotFound,
+			"this Mcp-Session-Id was not issued to this credential (a session belongs to the token that sent initialize); send initialize to start a session of your own"))
+		return
+	}
 	if r.Method == http.MethodGet {
 		release, ok := h.cfg.Streams.Acquire(cred.ID)
 		if !ok {
@@ -441,7 +448,9 @@ func (m *rpcMessage) client() string {
 	if info == nil {
 		return ""
 	}
-	c := strings.TrimSpace(info.Name + " " + info.Version)
+	// Shown to the person on every ask: one line, without controls or direction overrides
+	// (ask.CleanOneLine: a client's initialize is not refused for its name).
+	c := strings.TrimSpace(ask.CleanOneLine(info.Name + " " + info.Version))
 	if r := []rune(c); len(r) > maxClientRunes {
 		c = string(r[:maxClientRunes]) // at a character boundary, never mid-character
 	}

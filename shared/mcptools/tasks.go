@@ -184,7 +184,7 @@ func (h *Handler) refresh(ctx context.Context, t *ask.Task) (*ask.Task, error) {
 		return nil, err
 	}
 	if r, ok := ask.PersonsMove(a); ok {
-		return h.finish(ctx, t, ask.TaskCompleted, toolReply(t.AskID, *r), "")
+		return h.finish(ctx, t, ask.TaskCompleted, taskReply(t.AskID, *r), "")
 	}
 	if err := h.cfg.Service.Follow(ctx, t.Space, t.AskID, t.ID, h.taskLeaseTTL()); err != nil {
 		return nil, err
@@ -267,7 +267,7 @@ func (h *Handler) taskResult(ctx context.Context, id string) (any, error) {
 		case err != nil:
 			return nil, err
 		}
-		if t, err = h.finish(ctx, t, ask.TaskCompleted, toolReply(t.AskID, *reply), ""); err != nil {
+		if t, err = h.finish(ctx, t, ask.TaskCompleted, taskReply(t.AskID, *reply), ""); err != nil {
 			return nil, err
 		}
 	}

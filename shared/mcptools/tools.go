@@ -160,7 +160,7 @@ const awaitSchema = `{"type":"object","properties":{"askId":{"type":"string","mi
 func origin(ctx context.Context) ask.Origin {
 	c := gate.CredentialFrom(ctx)
 	person := c.Person
-	return ask.Origin{Space: c.Space, Client: clientFrom(ctx), RaisedBy: &person, CredentialID: c.ID}
+	return ask.Origin{Space: c.Space, Client: clientFrom(ctx), RaisedBy: &person, CredentialID: c.ID, Role: c.Role}
 }
 
 // decodeArgs decodes a tool's arguments strictly: an unknown field is refused by name, so a typo
@@ -267,7 +267,8 @@ func (h *Handler) awaitReply(ctx context.Context, o ask.Origin, args json.RawMes
 	if in.AskID == "" {
 		return "", ask.Errorf(ask.ERequestInvalid, "askId is required and must not be empty: the id of the ask to wait on")
 	}
-	if _, err := h.cfg.Service.Find(ctx, o.Space, in.AskID); err != nil {
+	// Only the agent that raised the ask waits on it: another's is no ask of this one's.
+	if _, err := h.cfg.Service.FindOwn(ctx, o, in.AskID); err != nil {
 		return "", err
 	}
 	return in.AskID, nil
@@ -302,9 +303,9 @@ type openAsk struct {
 // maxTitle bounds a title in list_open_asks, in characters.
 const maxTitle = 120
 
-// closedScan is how many of the space's latest closed asks list_open_asks looks through for the
-// credential's recent ones.
-const closedScan = 50
+// MaxRecentlyClosed bounds how many of the credential's recently closed asks list_open_asks
+// lists (most recently closed first): beyond any one agent's asks in an hour.
+const MaxRecentlyClosed = 1000
 
 // listOpenAsks: list_open_asks — the open asks this credential raised, newest first.
 func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -337,14 +338,14 @@ func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*m
 		})
 	}
 	// Asks of this credential that closed lately: a reply that came while the agent's call was
-	// cut (a crash, a timeout) closed the ask, and await_reply still returns it.
-	closed, err := h.cfg.Service.Store.ClosedAsks(ctx, c.Space, h.cfg.Service.Now().Add(time.Second), closedScan)
+	// cut (a crash, a timeout) closed the ask, and await_reply still returns it. Every one of
+	// them, by the credential's own index, however many other asks of the space closed since.
+	closed, err := h.cfg.Service.ClosedBy(ctx, origin(ctx), h.cfg.Service.Now().Add(-RecentlyClosed), MaxRecentlyClosed)
 	if err != nil {
 		return h.toolError(ctx, err), nil
 	}
-	since := h.cfg.Service.Now().Add(-RecentlyClosed)
 	for _, a := range closed {
-		if a.CredentialID != c.ID || (in.Project != nil && a.Project != *in.Project) || a.ClosedAt == nil || a.ClosedAt.Before(since) {
+		if in.Project != nil && a.Project != *in.Project {
 			continue
 		}
 		out.Recent = append(out.Recent, openAsk{
@@ -427,7 +428,7 @@ func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, 
 			return err
 		}
 		n++
-		_ = srv.SendNotificationToClient(ctx, "notifications/progress", progressParams(token, n, waited))
+		_ = srv.SendNotificationToClient(ctx, "notifications/progress", progressParams(token, askID, n, waited))
 		return nil
 	}
 	if token == nil || srv == nil {
@@ -442,12 +443,14 @@ func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, 
 	return h.outcome(ctx, askID, reply, err, h.cfg.Waiter.limitOf(ctx))
 }
 
-// progressParams are the params of a waiting call's n-th progress notification.
-func progressParams(token mcp.ProgressToken, n int, waited time.Duration) map[string]any {
+// progressParams are the params of a waiting call's n-th progress notification. Its message names
+// the ask: a blocking call tells its client the askId no other way before it returns, and a
+// client that gives up on the call (its own timeout) may still show or keep it.
+func progressParams(token mcp.ProgressToken, askID string, n int, waited time.Duration) map[string]any {
 	return map[string]any{
 		"progressToken": token,
 		"progress":      n,
-		"message":       fmt.Sprintf("Waiting for the person to answer (%s so far)", waited.Round(time.Second)),
+		"message":       fmt.Sprintf("Waiting for the person to answer ask %s (%s so far). If this call is cut, call await_reply with {\"askId\": %q}.", askID, waited.Round(time.Second), askID),
 	}
 }
 
@@ -478,15 +481,6 @@ func (h *Handler) outcome(ctx context.Context, askID string, reply *ask.Reply, e
 		return h.toolError(ctx, err)
 	}
 	return toolReply(askID, *reply)
-}
-
-// toolReply is a ToolReply as structured content, with the same JSON as text.
-func toolReply(askID string, r ask.Reply) *mcp.CallToolResult {
-	tr := ask.ToolReply{AskID: askID, Reply: r}
-	b, _ := json.Marshal(tr)
-	var structured map[string]any
-	_ = json.Unmarshal(b, &structured)
-	return mcp.NewToolResultStructured(structured, string(b))
 }
 
 // toolError reports a refusal as a tool error the model can act on: the stable code, then the

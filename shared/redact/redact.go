@@ -7,7 +7,10 @@ package redact
 import (
 	"context"
 	"log/slog"
+	"net/url"
 	"regexp"
+	"strings"
+	"sync"
 )
 
 // Mask is what a credential becomes in a log.
@@ -26,8 +29,52 @@ var (
 	bearer = regexp.MustCompile(`(?i)\b(Bearer\s+)[^\s",]+`)
 )
 
+// secrets are credentials of no recognisable form that this process knows (Add): the owner's
+// LOOPBACK_TOKEN, which need not start with lb_.
+var secrets struct {
+	sync.RWMutex
+	list []string
+}
+
+// minSecret is the shortest secret Add and Presented mask: shorter strings would mask ordinary
+// words (no credential is that short: LOOPBACK_TOKEN has at least 32 characters).
+const minSecret = 16
+
+// Add makes every later log line mask secret wherever it appears (as it is, and URL-escaped).
+func Add(secret string) {
+	if len(secret) < minSecret {
+		return
+	}
+	secrets.Lock()
+	defer secrets.Unlock()
+	for _, s := range secrets.list {
+		if s == secret {
+			return
+		}
+	}
+	secrets.list = append(secrets.list, secret)
+}
+
+// Presented returns s with the credential a request presented masked in it, whatever its form:
+// a request's path and method are logged, and a client may put its token in either.
+func Presented(s, credential string) string {
+	if len(credential) < minSecret || s == "" {
+		return s
+	}
+	s = strings.ReplaceAll(s, credential, Mask)
+	if e := url.PathEscape(credential); e != credential {
+		s = strings.ReplaceAll(s, e, Mask)
+	}
+	return s
+}
+
 // String returns s with every credential in it masked.
 func String(s string) string {
+	secrets.RLock()
+	for _, secret := range secrets.list {
+		s = Presented(s, secret)
+	}
+	secrets.RUnlock()
 	s = uploadPath.ReplaceAllString(s, "${1}"+Mask)
 	s = param.ReplaceAllString(s, "${1}"+Mask)
 	s = ticket.ReplaceAllString(s, "${1}"+Mask)

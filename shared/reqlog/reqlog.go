@@ -8,8 +8,11 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/loopback-hq/loopback/shared/redact"
 )
 
 // Line is what one request's log line says. Handlers add to it through its setters; it is
@@ -87,14 +90,22 @@ func Middleware(logger *slog.Logger, msg string, next http.Handler) http.Handler
 		if status == 0 {
 			status = http.StatusOK
 		}
-		method, path, sentBefore := r.Method, r.URL.Path, rec.bytes
+		// The credential the request presented is masked wherever the line repeats what the
+		// client sent (its path, its method, the MCP method and tool), whatever its form.
+		presented := presentedCredential(r)
+		method, path, sentBefore := redact.Presented(r.Method, presented), redact.Presented(r.URL.Path, presented), rec.bytes
 		write := func(sent int64) {
 			attrs := []slog.Attr{
 				slog.String("method", method), slog.String("path", path), slog.Int("status", status),
 				slog.Int64("bytes", sentBefore+sent), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000),
 			}
 			line.mu.Lock()
-			attrs = append(attrs, line.attrs...)
+			for _, a := range line.attrs {
+				if a.Value.Kind() == slog.KindString {
+					a.Value = slog.StringValue(redact.Presented(a.Value.String(), presented))
+				}
+				attrs = append(attrs, a)
+			}
 			line.mu.Unlock()
 			level := slog.LevelInfo
 			if status >= 500 {
@@ -169,3 +180,12 @@ func (w *Writer) Status() int { return w.status }
 
 // Unwrap lets http.ResponseController reach the writer underneath (the socket's hijack).
 func (w *Writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// presentedCredential is the bearer token a request carries, or "".
+func presentedCredential(r *http.Request) string {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}

@@ -17,11 +17,26 @@ func (s Statement) String() string {
 // gateTouch: an UpdateItem limited to a credential's lastUsedAt (and its keys), as the gate does.
 var gateTouch = regexp.MustCompile(`dynamodb:Attributes: \[((pk|sk|lastUsedAt)(, )?)+\]`)
 
+// gateCount: an UpdateItem limited to the items that count failed sign-ins (SIGNIN#<address>), as
+// the gate's throttle does (dynamo.SignInThrottle).
+var gateCount = regexp.MustCompile(`^\{ForAllValues:StringLike: \{dynamodb:LeadingKeys: \[?"?SIGNIN#\*"?\]?\}\}$`)
+
+// CountsSignIns reports whether some statement lets the gate count failed sign-ins: UpdateItem
+// on SIGNIN# items (or on the whole table).
+func (f *Function) CountsSignIns() bool {
+	for _, s := range f.Statements {
+		if slices.Contains(s.Actions, "dynamodb:UpdateItem") && (s.Condition == "" || gateCount.MatchString(s.Condition)) {
+			return true
+		}
+	}
+	return false
+}
+
 // IsWrite reports whether the statement allows a write, the gate's record of a credential's use
-// aside.
+// and its count of failed sign-ins aside.
 func (s Statement) IsWrite() bool {
 	for _, a := range s.Actions {
-		if writeAction(a) && !(a == "dynamodb:UpdateItem" && gateTouch.MatchString(s.Condition)) {
+		if writeAction(a) && !(a == "dynamodb:UpdateItem" && (gateTouch.MatchString(s.Condition) || gateCount.MatchString(s.Condition))) {
 			return true
 		}
 	}

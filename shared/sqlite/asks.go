@@ -23,8 +23,8 @@ func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 	rows := make([]ask.Ask, len(asks))
 	err := d.writeTx(ctx, func(tx *Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO asks
-			(space, id, kind, status, version, revision, created_at, updated_at, closed_at, credential_id, body)
-			VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)`)
+			(space, id, kind, status, version, revision, created_at, updated_at, closed_at, credential_id, turns, body)
+			VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ func insertAsk(ctx context.Context, stmt *sql.Stmt, a *ask.Ask) error {
 		return fmt.Errorf("encode %s: %w", a.ID, err)
 	}
 	_, err = stmt.ExecContext(ctx, a.Space, a.ID, a.Kind, a.Status, buildinfo.Revision,
-		formatTime(a.CreatedAt), formatTime(a.UpdatedAt), nullTime(a.ClosedAt), a.CredentialID, string(body))
+		formatTime(a.CreatedAt), formatTime(a.UpdatedAt), nullTime(a.ClosedAt), a.CredentialID, ask.TurnCredentials(a), string(body))
 	if isUnique(err) {
 		return fmt.Errorf("ask %s: %w in the space (%v)", a.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
@@ -67,16 +67,16 @@ func insertAsk(ctx context.Context, stmt *sql.Stmt, a *ask.Ask) error {
 // FindAsk returns the ask with this id in this space, or ask.ErrNotFound.
 func (d *DB) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
 	var version int
-	var cred string
+	var cred, turns string
 	var body []byte
-	err := d.r.QueryRowContext(ctx, `SELECT version, credential_id, body FROM asks WHERE space = ? AND id = ?`, space, id).
-		Scan(&version, &cred, &body)
+	err := d.r.QueryRowContext(ctx, `SELECT version, credential_id, turns, body FROM asks WHERE space = ? AND id = ?`, space, id).
+		Scan(&version, &cred, &turns, &body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ask.ErrNotFound
 	} else if err != nil {
 		return nil, fmt.Errorf("sqlite: find ask %s: %w", id, err)
 	}
-	return decodeAsk(space, version, cred, body)
+	return decodeAsk(space, version, cred, turns, body)
 }
 
 // AskWaiting reports the stored ask's waiting flag (ask.WaitingStore), read by SQLite from the
@@ -128,16 +128,16 @@ func (d *DB) ChangeAsk(ctx context.Context, space, id string, fn func(*ask.Ask) 
 	var fnErr error
 	err := d.writeTx(ctx, func(tx *Tx) error {
 		var version int
-		var cred string
+		var cred, turns string
 		var stored []byte
-		err := tx.QueryRowContext(ctx, `SELECT version, credential_id, body FROM asks WHERE space = ? AND id = ?`, space, id).
-			Scan(&version, &cred, &stored)
+		err := tx.QueryRowContext(ctx, `SELECT version, credential_id, turns, body FROM asks WHERE space = ? AND id = ?`, space, id).
+			Scan(&version, &cred, &turns, &stored)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ask.ErrNotFound
 		} else if err != nil {
 			return err
 		}
-		if a, err = decodeAsk(space, version, cred, stored); err != nil {
+		if a, err = decodeAsk(space, version, cred, turns, stored); err != nil {
 			return err
 		}
 		if fnErr = fn(a); fnErr != nil {
@@ -212,10 +212,10 @@ func updateAsk(ctx context.Context, tx *Tx, a, row *ask.Ask) (json.RawMessage, i
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE asks SET
 			kind = ?, status = ?, version = version + 1, revision = ?,
-			created_at = ?, updated_at = ?, closed_at = ?, body = ?
+			created_at = ?, updated_at = ?, closed_at = ?, turns = ?, body = ?
 		WHERE space = ? AND id = ? AND version = ?`,
 		row.Kind, row.Status, buildinfo.Revision,
-		formatTime(row.CreatedAt), formatTime(row.UpdatedAt), nullTime(row.ClosedAt), string(body),
+		formatTime(row.CreatedAt), formatTime(row.UpdatedAt), nullTime(row.ClosedAt), ask.TurnCredentials(row), string(body),
 		a.Space, a.ID, a.Version)
 	if err != nil {
 		return nil, 0, err
@@ -262,7 +262,7 @@ func closeUniquely(ctx context.Context, tx *Tx, a *ask.Ask) error {
 // OpenAsks returns every open ask of a space, newest first; asks created at the same time come
 // in descending order of id, so the order is total.
 func (d *DB) OpenAsks(ctx context.Context, space string) ([]*ask.Ask, error) {
-	return d.queryAsks(ctx, space, `SELECT version, credential_id, body FROM asks
+	return d.queryAsks(ctx, space, `SELECT version, credential_id, turns, body FROM asks
 		WHERE space = ? AND status <> 'closed'
 		ORDER BY created_at DESC, id DESC`, space)
 }
@@ -273,10 +273,22 @@ func (d *DB) ClosedAsks(ctx context.Context, space string, before time.Time, lim
 	if limit < 1 {
 		return nil, nil
 	}
-	return d.queryAsks(ctx, space, `SELECT version, credential_id, body FROM asks
+	return d.queryAsks(ctx, space, `SELECT version, credential_id, turns, body FROM asks
 		WHERE space = ? AND closed_at IS NOT NULL AND closed_at < ?
 		ORDER BY closed_at DESC
 		LIMIT ?`, space, formatTime(before), limit)
+}
+
+// ClosedAsksBy returns up to limit asks of a space raised with the credential credentialID that
+// closed at or after since, most recently closed first (the index asks_closed_by).
+func (d *DB) ClosedAsksBy(ctx context.Context, space, credentialID string, since time.Time, limit int) ([]*ask.Ask, error) {
+	if limit < 1 || credentialID == "" {
+		return nil, nil
+	}
+	return d.queryAsks(ctx, space, `SELECT version, credential_id, turns, body FROM asks
+		WHERE space = ? AND credential_id = ? AND closed_at IS NOT NULL AND closed_at >= ?
+		ORDER BY closed_at DESC
+		LIMIT ?`, space, credentialID, formatTime(since), limit)
 }
 
 // OpenAsksWire is OpenAsks in the contract's JSON, as the rows hold it (ask.WireStore).
@@ -316,7 +328,7 @@ func (d *DB) queryWire(ctx context.Context, space, query string, args ...any) ([
 			return nil, fmt.Errorf("sqlite: list asks: %w", err)
 		}
 		if revision != buildinfo.Revision {
-			a, err := decodeAsk(space, w.Version, cred, body)
+			a, err := decodeAsk(space, w.Version, cred, "", body) // its JSON alone: turns stay out of it
 			if err != nil {
 				return nil, err
 			}
@@ -343,12 +355,12 @@ func (d *DB) queryAsks(ctx context.Context, space, query string, args ...any) ([
 	var out []*ask.Ask
 	for rows.Next() {
 		var version int
-		var cred string
+		var cred, turns string
 		var body []byte
-		if err := rows.Scan(&version, &cred, &body); err != nil {
+		if err := rows.Scan(&version, &cred, &turns, &body); err != nil {
 			return nil, fmt.Errorf("sqlite: list asks: %w", err)
 		}
-		a, err := decodeAsk(space, version, cred, body)
+		a, err := decodeAsk(space, version, cred, turns, body)
 		if err != nil {
 			return nil, err
 		}
@@ -360,12 +372,15 @@ func (d *DB) queryAsks(ctx context.Context, space, query string, args ...any) ([
 	return out, nil
 }
 
-func decodeAsk(space string, version int, credentialID string, body []byte) (*ask.Ask, error) {
+func decodeAsk(space string, version int, credentialID, turns string, body []byte) (*ask.Ask, error) {
 	a := &ask.Ask{}
 	if err := json.Unmarshal(body, a); err != nil {
 		return nil, fmt.Errorf("sqlite: decode a stored ask of space %s: %w", space, err)
 	}
 	a.Space, a.Version, a.CredentialID = space, version, credentialID
+	if err := ask.SetTurnCredentials(a, turns); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
 	return a, nil
 }
 

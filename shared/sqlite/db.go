@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -81,6 +82,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		d.w = openPool("file:loopback-"+ask.NewID()+"?mode=memory&"+params, 1)
 		d.r = d.w
 	} else {
+		// The file is made here, readable by this user alone, before SQLite makes it with the
+		// process's umask (0644 as a rule): its -wal and -shm take its mode.
+		if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+			f.Close()
+		}
 		dsn := path + "?" + params + "&_journal_mode=WAL&_synchronous=NORMAL" +
 			fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)", autocheckpointPages)
 		d.w = openPool(dsn, 1)

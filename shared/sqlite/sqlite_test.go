@@ -247,6 +247,7 @@ func TestQueryPlans(t *testing.T) {
 		{`SELECT version, body FROM asks WHERE space = 's' AND status <> 'closed' ORDER BY created_at DESC, id DESC`, "asks_open"},
 		{`SELECT version, body FROM asks WHERE space = 's' AND closed_at IS NOT NULL AND closed_at < 'x' ORDER BY closed_at DESC LIMIT 5`, "asks_closed"},
 		{`SELECT closed_at FROM asks WHERE space = 's' AND closed_at >= 'x' AND id <> 'y' ORDER BY closed_at`, "asks_closed"},
+		{`SELECT version, credential_id, turns, body FROM asks WHERE space = 's' AND credential_id = 'c' AND closed_at IS NOT NULL AND closed_at >= 'x' ORDER BY closed_at DESC LIMIT 5`, "asks_closed_by"},
 		{`SELECT * FROM credentials WHERE space = 's' ORDER BY created_at, id`, "credentials_by_space"},
 		{`SELECT space, ask_id, holder, expires_at FROM leases WHERE expires_at <= 'x' ORDER BY expires_at, space, ask_id, holder LIMIT 5`, "leases_expiry"},
 		{`SELECT * FROM tasks WHERE space = 's' AND expires_at > 'x' ORDER BY created_at DESC, id DESC LIMIT 5`, "tasks_by_space"},

@@ -37,7 +37,8 @@ func TestMigrateUploadReaping(t *testing.T) {
 		return u.ID
 	}
 	stored, unused := mk(true), mk(false)
-	if _, err := d.w.ExecContext(ctx, `DROP INDEX uploads_reapable; DROP TABLE upload_quota;
+	if _, err := d.w.ExecContext(ctx, `DROP INDEX asks_closed_by; ALTER TABLE asks DROP COLUMN turns;
+		DROP INDEX uploads_reapable; DROP TABLE upload_quota;
 		ALTER TABLE uploads DROP COLUMN used; ALTER TABLE uploads DROP COLUMN credential;
 		CREATE INDEX uploads_unstored ON uploads (expires_at) WHERE state <> 'stored'; PRAGMA user_version = 7`); err != nil {
 		t.Fatal(err)

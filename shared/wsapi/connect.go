@@ -119,7 +119,7 @@ func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketPro
 	if err != nil {
 		return refused(err)
 	}
-	cred, err := s.Gate.CheckSocket(ctx, gate.SocketAuth{
+	cred, err := s.Gate.CheckSocket(gate.WithClientAddr(ctx, req.RequestContext.Identity.SourceIP), gate.SocketAuth{
 		Tickets: s.Tickets, Purpose: httpapi.TicketPurpose, Ticket: ticket, Token: token, Now: s.now(),
 	})
 	if err != nil {

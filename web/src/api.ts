@@ -3,16 +3,70 @@
 // is compared with it, so a newer server is noticed on any call, and a `409 reload` (this page is
 // newer than the server, as after a rollback) is reported the same way.
 
+//
+// Every call names its route as the contract does (`'/asks/{id}'`), typed by the paths generated
+// from the contract (contract.gen.ts): the method must be one the route has, its path parameters,
+// query and JSON body are the operation's, and the answer is the operation's success response.
+
+import type { ErrorCode } from './codes';
+import type { paths } from './contract.gen';
 import { REVISION, type Problem } from './types';
 
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
   ) {
     super(message);
   }
+}
+
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Path = keyof paths;
+/** The methods the contract has on a route. */
+export type MethodOf<P extends Path> = { [M in Method]: undefined extends paths[P][Lowercase<M>] ? never : M }[Method];
+type Op<P extends Path, M extends Method> = NonNullable<paths[P][Lowercase<M>]>;
+
+type PathParams<O> = O extends { parameters: { path: infer A } } ? A : never;
+type Query<O> = O extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+type Body<O> = O extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
+
+/** What a call sends besides its route: the path's parameters, the query and the JSON body, each where the operation has one. */
+export type Input<O> = ([PathParams<O>] extends [never] ? unknown : { path: PathParams<O> }) &
+  ([Query<O>] extends [never] ? unknown : { query?: Query<O> }) &
+  ([Body<O>] extends [never] ? unknown : { body: Body<O> });
+type InputArg<O> = {} extends Input<O> ? [input?: Input<O>] : [input: Input<O>];
+
+type Json<R> = R extends { content: { 'application/json': infer J } } ? J : undefined;
+/** The operation's success response (200, 201 or 204, as the contract has it). */
+export type Ok<O> = O extends { responses: infer R }
+  ? 200 extends keyof R
+    ? Json<R[200]>
+    : 201 extends keyof R
+      ? Json<R[201]>
+      : 204 extends keyof R
+        ? undefined
+        : never
+  : never;
+
+interface AnyInput {
+  path?: Record<string, string>;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+}
+
+/** The route with its path parameters filled in (each URI-encoded) and the query after it, in the order given. */
+export function routeUrl(route: string, input: AnyInput = {}): string {
+  const path = route.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const v = input.path?.[name];
+    if (v === undefined) throw new Error(`${route}: no value for {${name}}`);
+    return encodeURIComponent(v);
+  });
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(input.query ?? {})) if (v !== undefined) q.append(k, String(v));
+  const qs = q.toString();
+  return qs ? `${path}?${qs}` : path;
 }
 
 export interface ApiHooks {
@@ -40,14 +94,25 @@ export function noteRevision(res: Response): void {
 }
 
 /** Sends a request to the API under /api/v1; throws ApiError with the server's Problem. */
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await request(method, path, body);
-  if (res.status === 204) return undefined as T;
-  return (await res.json()) as T;
+export async function api<P extends Path, M extends MethodOf<P>>(method: M, route: P, ...[input]: InputArg<Op<P, M>>): Promise<Ok<Op<P, M>>> {
+  const i = input as AnyInput | undefined;
+  const res = await call(method, routeUrl(route, i), i?.body);
+  if (res.status === 204) return undefined as Ok<Op<P, M>>;
+  return (await res.json()) as Ok<Op<P, M>>;
 }
 
 /** Like api, but returns the raw response (for files). */
-export async function request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+export async function request<P extends Path, M extends MethodOf<P>>(
+  method: M,
+  route: P,
+  input: Input<Op<P, M>>,
+  signal?: AbortSignal,
+): Promise<Response> {
+  const i = input as AnyInput;
+  return call(method, routeUrl(route, i), i.body, signal);
+}
+
+async function call(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
   if (!token) throw new ApiError(401, 'auth.unauthorized', 'Not signed in.');
   try {
     return await send(token, method, path, body, signal);
@@ -65,17 +130,22 @@ export async function request(method: string, path: string, body?: unknown, sign
  * form brings, checked before it is kept. A refusal is only thrown, never reported to the hooks, so
  * a bad token in a link cannot sign out the person who is signed in.
  */
-export async function probe<T>(withToken: string, method: string, path: string): Promise<T> {
-  const res = await send(withToken, method, path);
-  return (await res.json()) as T;
+export async function probe<P extends Path, M extends MethodOf<P>>(
+  withToken: string,
+  method: M,
+  route: P,
+  ...[input]: InputArg<Op<P, M>>
+): Promise<Ok<Op<P, M>>> {
+  const res = await send(withToken, method, routeUrl(route, input as AnyInput | undefined));
+  return (await res.json()) as Ok<Op<P, M>>;
 }
 
 /**
  * Sends a request with a token that is no longer the page's: the one being signed out, to take this
  * device's push subscription off the server on the way out. Like probe, a refusal is only thrown.
  */
-export async function sendAs(withToken: string, method: string, path: string): Promise<void> {
-  await send(withToken, method, path);
+export async function sendAs<P extends Path, M extends MethodOf<P>>(withToken: string, method: M, route: P, ...[input]: InputArg<Op<P, M>>): Promise<void> {
+  await send(withToken, method, routeUrl(route, input as AnyInput | undefined));
 }
 
 async function send(withToken: string, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
@@ -104,10 +174,13 @@ async function send(withToken: string, method: string, path: string, body?: unkn
   throw new ApiError(res.status, problem.code, problem.message);
 }
 
-async function readProblem(res: Response): Promise<Problem> {
+/** A Problem whose code is one of the server's (codes.ts; test/unit/codes.test.ts keeps the list the server's). */
+type KnownProblem = Omit<Problem, 'code'> & { code: ErrorCode };
+
+async function readProblem(res: Response): Promise<KnownProblem> {
   try {
     const p = (await res.json()) as Partial<Problem>;
-    if (typeof p.code === 'string' && typeof p.message === 'string') return p as Problem;
+    if (typeof p.code === 'string' && typeof p.message === 'string') return p as KnownProblem;
   } catch {
     // not JSON
   }

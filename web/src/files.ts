@@ -12,7 +12,7 @@ export function fileUrl(uploadId: string): Promise<string> {
   let p = cache.get(uploadId);
   if (!p) {
     p = (async () => {
-      const res = await request('GET', '/files/' + encodeURIComponent(uploadId));
+      const res = await request('GET', '/files/{uploadId}', { path: { uploadId } });
       const type = (res.headers.get('Content-Type') ?? '').split(';')[0].trim();
       if (!/^image\/(png|jpeg|webp|gif)$/.test(type)) throw new Error(`not an image (${type || 'no type'})`);
       return URL.createObjectURL(new Blob([await res.arrayBuffer()], { type }));

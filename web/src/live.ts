@@ -86,7 +86,7 @@ export class Live {
     this.h.state({ status: 'connecting', attempt: this.attempt });
     let ticket: EventTicket;
     try {
-      ticket = await api<EventTicket>('POST', '/events/tickets');
+      ticket = await api('POST', '/events/tickets');
     } catch (err) {
       if (gen !== this.generation) return;
       if (err instanceof ApiError && err.status === 401) {

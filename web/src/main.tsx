@@ -3,11 +3,13 @@ import { startPlan, storedToken, takeTokenFromFragment } from './auth';
 import { App } from './components/App';
 import { pruneDrafts } from './drafts';
 import { listenToWorker, registerWorker } from './push';
-import { fragmentChanged, navigate, parseRoute, start } from './state';
+import { fragmentChanged, navigate, parseRoute, start, startEffects } from './state';
 import './styles.css';
 
 // A token in the fragment leaves the address bar before anything else happens. It counts only now,
 // as the page loads, and never replaces someone signed in without asking them (auth.ts).
+// The edges start listening before anything can change the store (a 401 to the first call, Back).
+startEffects();
 const plan = startPlan(takeTokenFromFragment(), storedToken());
 pruneDrafts();
 void start(plan);

@@ -1,5 +1,6 @@
 // The inbox's state, as the views and main.tsx use it: the pure store (store.ts) held by app.ts, and
-// the edges that change it (effects/*.ts), which start listening once, here.
+// the edges that change it (effects/*.ts). Importing this module starts nothing: main.tsx calls
+// startEffects() once, as the page loads, so a test (or any other importer) starts only what it asks for.
 //
 //   store.ts                  the state, its changes and selectors, subscribe/notify: no DOM, no fetch, no timers
 //   app.ts                    the page's store, made from what the page finds on load; useApp
@@ -30,7 +31,13 @@ export { retryLive } from './effects/socket';
 export { toast } from './effects/toasts';
 export { checkPush, turnPushOff, turnPushOn } from './effects/webpush';
 
-startSession();
-startRouter();
-startUnseen();
-startTitle();
+/**
+ * Starts the edges that listen for the page's whole life: the session's hooks on every call's
+ * answer, Back and Forward, the unseen count, the document's title. Once, from main.tsx.
+ */
+export function startEffects(): void {
+  startSession();
+  startRouter();
+  startUnseen();
+  startTitle();
+}

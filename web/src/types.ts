@@ -49,6 +49,7 @@ export type Whoami = Schemas['Whoami'];
 export type Problem = Schemas['Problem'];
 /** Revision 2: Web Push. */
 export type PushKey = Schemas['PushKey'];
+export type PushSubscriptionInput = Schemas['PushSubscriptionInput'];
 export type PushSubscriptionCreated = Schemas['PushSubscriptionCreated'];
 
 /** A frame on the event socket: the snapshot first, then every ask opened or changed. */

@@ -35,6 +35,8 @@ func TestStore(t *testing.T, open func(t *testing.T) ask.Store) {
 		{"UniqueCloseTimes", testUniqueCloseTimes},
 		{"UniqueCloseTimesConcurrent", testUniqueCloseTimesConcurrent},
 		{"SnapshotWire", testSnapshotWire},
+		{"ClosedAsksBy", testClosedAsksBy},
+		{"OwnAsks", testOwnAsks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

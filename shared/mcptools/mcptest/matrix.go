@@ -37,18 +37,45 @@ type Role struct {
 func ToolMatrix(t *testing.T, svc *ask.Service, uploads ask.UploadStore, home string, roles []Role) {
 	t.Helper()
 	ctx := context.Background()
-	owner := &ask.Actor{ID: "matrix-owner", Name: "matrix-owner"}
-	origin := ask.Origin{Space: home, Client: "matrix 1.0", RaisedBy: owner}
-	open, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "An open question", Project: "tool-matrix"}, origin)
-	if err != nil {
-		t.Fatal(err)
+	// An ask is acted on only by the agent that raised it (ask.Origin.Owns): each role of the home
+	// space gets an open and an answered ask of its own, raised as it raises asks (its credential
+	// and person, read from an ask it raised through the tools). A role of another space is given
+	// the first home role's asks, and must get not_found.
+	type owned struct{ open, answered *ask.Ask }
+	asks := make([]owned, len(roles))
+	for n, r := range roles {
+		if r.Space != home {
+			continue
+		}
+		mine := raiseThrough(t, svc, r, "matrix identity "+r.Name)
+		origin := ask.Origin{Space: home, Client: "matrix 1.0", RaisedBy: mine.RaisedBy, CredentialID: mine.CredentialID}
+		open, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "An open question", Project: "tool-matrix"}, origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answered, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "An answered question", Project: "tool-matrix"}, origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Reply(ctx, home, answered.ID, ask.Reply{Outcome: ask.OutcomeAnswered, Text: "yes"}, mine.RaisedBy); err != nil {
+			t.Fatal(err)
+		}
+		asks[n] = owned{open, answered}
 	}
-	answered, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "An answered question", Project: "tool-matrix"}, origin)
-	if err != nil {
-		t.Fatal(err)
+	var first owned
+	for _, o := range asks {
+		if o.open != nil {
+			first = o
+			break
+		}
 	}
-	if _, err := svc.Reply(ctx, home, answered.ID, ask.Reply{Outcome: ask.OutcomeAnswered, Text: "yes"}, owner); err != nil {
-		t.Fatal(err)
+	if first.open == nil {
+		t.Fatal("the matrix has no role of the home space")
+	}
+	for n, r := range roles {
+		if r.Space != home {
+			asks[n] = first
+		}
 	}
 
 	// What a role of the home space gets: a tool that names an ask reaches it (its answer may be
@@ -66,7 +93,9 @@ func ToolMatrix(t *testing.T, svc *ask.Service, uploads ask.UploadStore, home st
 			t.Errorf("as %s: %s", r.Name, text)
 		}
 	}
-	isReply := func(text string) bool { return strings.Contains(text, `"askId":"`+answered.ID+`"`) }
+	isReply := func(n int) func(string) bool {
+		return func(text string) bool { return strings.Contains(text, `"askId":"`+asks[n].answered.ID+`"`) }
+	}
 	refusesState := func(text string) bool {
 		return strings.HasPrefix(text, ask.EHumansTurn) || strings.HasPrefix(text, ask.EAnswerInvalid) || strings.HasPrefix(text, ask.EInputInvalid)
 	}
@@ -99,26 +128,26 @@ func ToolMatrix(t *testing.T, svc *ask.Service, uploads ask.UploadStore, home st
 			raises: func(a *ask.Ask, r Role, n int) bool { return a.Briefing != nil && a.Briefing.Title == marker(r, n) },
 		},
 		"await_reply": {
-			args:  func(Role, int) map[string]any { return map[string]any{"askId": answered.ID} },
-			check: func(r Role, _ int, res *mcp.CallToolResult) { reaches(r, res, isReply) },
+			args:  func(_ Role, n int) map[string]any { return map[string]any{"askId": asks[n].answered.ID} },
+			check: func(r Role, n int, res *mcp.CallToolResult) { reaches(r, res, isReply(n)) },
 		},
 		"answer_follow_up": {
-			args: func(Role, int) map[string]any {
-				return map[string]any{"askId": open.ID, "answer": "an answer nobody asked for"}
+			args: func(_ Role, n int) map[string]any {
+				return map[string]any{"askId": asks[n].open.ID, "answer": "an answer nobody asked for"}
 			},
 			check: func(r Role, _ int, res *mcp.CallToolResult) { reaches(r, res, refusesState) },
 		},
 		"answer_briefing": {
-			args: func(Role, int) map[string]any {
-				return map[string]any{"askId": open.ID, "answers": []any{map[string]any{"point": "1", "answer": "done"}}}
+			args: func(_ Role, n int) map[string]any {
+				return map[string]any{"askId": asks[n].open.ID, "answers": []any{map[string]any{"point": "1", "answer": "done"}}}
 			},
 			check: func(r Role, _ int, res *mcp.CallToolResult) { reaches(r, res, refusesState) },
 		},
 		"get_inbox_link": {
-			args: func(Role, int) map[string]any { return map[string]any{"askId": open.ID} },
-			check: func(r Role, _ int, res *mcp.CallToolResult) {
+			args: func(_ Role, n int) map[string]any { return map[string]any{"askId": asks[n].open.ID} },
+			check: func(r Role, n int, res *mcp.CallToolResult) {
 				reaches(r, res, func(text string) bool {
-					return strings.Contains(text, "/asks/"+open.ID) && !strings.Contains(text, "token")
+					return strings.Contains(text, "/asks/"+asks[n].open.ID) && !strings.Contains(text, "token")
 				})
 			},
 		},
@@ -127,7 +156,7 @@ func ToolMatrix(t *testing.T, svc *ask.Service, uploads ask.UploadStore, home st
 			check: func(r Role, _ int, res *mcp.CallToolResult) {
 				if res.IsError {
 					t.Errorf("list_open_asks as %s: %s", r.Name, Text(res))
-				} else if r.Space != home && strings.Contains(Text(res), open.ID) {
+				} else if r.Space != home && strings.Contains(Text(res), first.open.ID) {
 					t.Errorf("list_open_asks as %s lists another space's ask: %s", r.Name, Text(res))
 				}
 			},
@@ -199,17 +228,44 @@ func ToolMatrix(t *testing.T, svc *ask.Service, uploads ask.UploadStore, home st
 		}
 	}
 	// Nothing a tool did as another space changed the home space's asks.
-	for _, id := range []string{open.ID, answered.ID} {
-		a, err := svc.Find(ctx, home, id)
+	for _, o := range asks {
+		for id, want := range map[string]int{o.open.ID: 0, o.answered.ID: 1} {
+			a, err := svc.Find(ctx, home, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(a.Thread) != want {
+				b, _ := json.Marshal(a.Thread)
+				t.Errorf("ask %s's thread changed under the matrix: %s", id, b)
+			}
+		}
+	}
+}
+
+// raiseThrough has a role raise a question through its client (the call is given up once the ask
+// is there, as after a client's cancel) and returns the ask, as its space stores it.
+func raiseThrough(t *testing.T, svc *ask.Service, r Role, question string) *ask.Ask {
+	t.Helper()
+	ctx := context.Background()
+	var req mcp.CallToolRequest
+	req.Params.Name, req.Params.Arguments = "ask_question", map[string]any{"question": question, "project": "tool-matrix"}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = r.Client.CallTool(cctx, req) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		asks, err := svc.Store.OpenAsks(ctx, r.Space)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]int{open.ID: 0, answered.ID: 1}[id]
-		if len(a.Thread) != want {
-			b, _ := json.Marshal(a.Thread)
-			t.Errorf("ask %s's thread changed under the matrix: %s", id, b)
+		for _, a := range asks {
+			if a.Question != nil && a.Question.Question == question {
+				return a
+			}
 		}
 	}
+	t.Fatalf("as %s: the question %q never reached its space", r.Name, question)
+	return nil
 }
 
 // Text is a tool result's text content.

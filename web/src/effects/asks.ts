@@ -5,13 +5,13 @@ import { api, ApiError } from '../api';
 import { getState, PROJECT_KEY, setState } from '../app';
 import { clearDraft } from '../drafts';
 import { askAbsorbed, askMissing, askRead, historyFailed, historyLoading, historyPage } from '../store';
-import type { Ask, AskPage, Reply } from '../types';
+import type { Ask, Reply } from '../types';
 import { toast } from './toasts';
 
 /** Reads an ask the socket does not hold (an older closed one). */
 export async function loadAsk(id: string): Promise<void> {
   try {
-    const a = await api<Ask>('GET', '/asks/' + encodeURIComponent(id));
+    const a = await api('GET', '/asks/{id}', { path: { id } });
     setState((s) => askRead(s, a));
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) {
@@ -28,7 +28,7 @@ export async function loadAsk(id: string): Promise<void> {
  */
 export async function sendReply(a: Ask, reply: Reply): Promise<Ask> {
   try {
-    const updated = await api<Ask>('POST', `/asks/${encodeURIComponent(a.id)}/reply`, reply);
+    const updated = await api('POST', '/asks/{id}/reply', { path: { id: a.id }, body: reply });
     clearDraft(a.id);
     setState((s) => askAbsorbed(s, updated));
     toast(doneMessage(reply), 'ok');
@@ -82,9 +82,7 @@ export async function loadHistoryPage(): Promise<void> {
   if (h.loading || h.nextBefore === undefined) return;
   setState(historyLoading);
   try {
-    const q = new URLSearchParams({ limit: String(HISTORY_PAGE) });
-    if (h.nextBefore) q.set('before', h.nextBefore);
-    const page = await api<AskPage>('GET', '/asks?' + q.toString());
+    const page = await api('GET', '/asks', { query: { limit: HISTORY_PAGE, before: h.nextBefore || undefined } });
     setState((s) => historyPage(s, page));
   } catch (err) {
     setState((s) => historyFailed(s, problemText(err)));

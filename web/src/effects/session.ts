@@ -18,9 +18,9 @@ import {
 import { clearAllDrafts } from '../drafts';
 import { forgetFiles } from '../files';
 import { noticeSet, signedOut } from '../store';
-import type { AskPage, Whoami } from '../types';
+import type { Whoami } from '../types';
 import { problemText } from './asks';
-import { startLive, stopLive } from './socket';
+import { startLive, stopLive, type LiveSession } from './socket';
 import { toast } from './toasts';
 import { checkPush, pushSignedOut } from './webpush';
 
@@ -32,12 +32,12 @@ import { checkPush, pushSignedOut } from './webpush';
 export async function checkToken(token: string): Promise<TokenCheck> {
   let who: Whoami;
   try {
-    who = await probe<Whoami>(token, 'GET', '/whoami');
+    who = await probe(token, 'GET', '/whoami');
   } catch (err) {
     return failedCheck(err, null);
   }
   try {
-    await probe<AskPage>(token, 'GET', '/asks?limit=1');
+    await probe(token, 'GET', '/asks', { query: { limit: 1 } });
   } catch (err) {
     const c = failedCheck(err, who);
     if (c.kind !== 'unreachable') return c;
@@ -125,9 +125,19 @@ function adopt(token: string, who: Whoami | null): void {
   setToken(token);
   if (who) storeToken(token);
   setState({ token, whoami: who, signInMessage: null });
-  startLive();
+  startLive(liveSession);
   void checkPush();
 }
+
+/** What the event socket's frames do to the session (effects/socket.ts). */
+const liveSession: LiveSession = {
+  unconfirmed() {
+    void confirmSession();
+  },
+  forbidden() {
+    signOut(refusalText({ kind: 'agent', who: getState().whoami }));
+  },
+};
 
 /** A token was refused: whatever it was, it is not kept, and the sign-in screen says why. */
 function refuse(message: string): void {
@@ -152,7 +162,7 @@ async function resume(token: string): Promise<void> {
 export async function confirmSession(): Promise<void> {
   const token = getState().token;
   try {
-    const who = await api<Whoami>('GET', '/whoami');
+    const who = await api('GET', '/whoami');
     if (getState().token !== token || !token) return;
     storeToken(token);
     setState({ whoami: who });

@@ -14,7 +14,7 @@ import {
   writeKept,
   type PushFacts,
 } from '../push';
-import type { PushKey, PushSubscriptionCreated } from '../types';
+import type { PushSubscriptionInput } from '../types';
 import { toast } from './toasts';
 
 // ------------------------------------------------------------------------------------ push --
@@ -55,10 +55,15 @@ function isNoPush(err: unknown): boolean {
 }
 
 /** Reads the server's key (once); false when the server has no push. */
+/** A subscription as the server takes it: the browser's own JSON form of it (the contract's PushSubscriptionInput). */
+function subscriptionInput(sub: PushSubscription): PushSubscriptionInput {
+  return sub.toJSON() as PushSubscriptionInput;
+}
+
 async function loadPushKey(): Promise<boolean> {
   if (pushKeyBytes) return true;
   try {
-    const { publicKey } = await api<PushKey>('GET', '/push/key');
+    const { publicKey } = await api('GET', '/push/key');
     pushKeyBytes = base64UrlToBytes(publicKey);
     setPush({ server: 'yes' });
     return true;
@@ -94,9 +99,9 @@ export function checkPush(): Promise<void> {
       if (kept) {
         // The subscription this person had here is gone or was renewed: drop its id.
         forgetKept(key);
-        api('DELETE', '/push/subscriptions/' + encodeURIComponent(kept.id)).catch(() => {});
+        api('DELETE', '/push/subscriptions/{id}', { path: { id: kept.id } }).catch(() => {});
         if (sub && usable && getState().notifications === 'granted') {
-          const { id } = await api<PushSubscriptionCreated>('POST', '/push/subscriptions', sub.toJSON());
+          const { id } = await api('POST', '/push/subscriptions', { body: subscriptionInput(sub) });
           writeKept(key, { id, endpoint: sub.endpoint });
           setPush({ subscribed: true, knownId: true });
           return;
@@ -143,7 +148,7 @@ export function turnPushOn(): Promise<void> {
         sub = null;
       }
       if (!sub) sub = made = await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: pushKeyBytes! });
-      const { id } = await api<PushSubscriptionCreated>('POST', '/push/subscriptions', sub.toJSON());
+      const { id } = await api('POST', '/push/subscriptions', { body: subscriptionInput(sub) });
       if (getState().token !== token) return;
       writeKept(await keptKey(token), { id, endpoint: sub.endpoint });
       setPush({ subscribed: true, knownId: true });
@@ -173,7 +178,7 @@ export function turnPushOff(): Promise<void> {
       const kept = readKept(key);
       if (kept) {
         try {
-          await api('DELETE', '/push/subscriptions/' + encodeURIComponent(kept.id));
+          await api('DELETE', '/push/subscriptions/{id}', { path: { id: kept.id } });
         } catch (err) {
           // 404: already gone. Unreachable: once the browser drops the subscription below, the push
           // service refuses the server's next push to it, and the server forgets it then.
@@ -206,7 +211,7 @@ export function pushSignedOut(token: string): void {
     const kept = readKept(key);
     if (!kept) return;
     forgetKept(key);
-    await sendAs(token, 'DELETE', '/push/subscriptions/' + encodeURIComponent(kept.id)).catch(() => {});
+    await sendAs(token, 'DELETE', '/push/subscriptions/{id}', { path: { id: kept.id } }).catch(() => {});
     const reg = await registerWorker();
     const sub = await reg?.pushManager.getSubscription();
     if (sub && sub.endpoint === kept.endpoint) await sub.unsubscribe();

@@ -1,0 +1,91 @@
+package gate
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// Throttle counts failed sign-ins per client address. Fail counts one and says, in the same
+// atomic step, whether the address is now over its budget for the current window and how long
+// until that window ends: two failures arriving at once can never both be the last one allowed.
+// The local binary counts in memory (limit.Failures); on AWS, where the API and MCP are many
+// Lambda instances, in the table (dynamo.Store.FailSignIn).
+type Throttle interface {
+	Fail(ctx context.Context, addr string) (retryAfter time.Duration, over bool, err error)
+}
+
+type clientAddrKey struct{}
+
+// WithClientAddr records the address a request came from, for the throttle: Check counts a
+// failed sign-in against it.
+func WithClientAddr(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, clientAddrKey{}, addr)
+}
+
+// ClientAddr is the address WithClientAddr recorded, or "".
+func ClientAddr(ctx context.Context) string {
+	a, _ := ctx.Value(clientAddrKey{}).(string)
+	return a
+}
+
+// RemoteHost is a request's client address without its port: the peer locally, API Gateway's
+// sourceIp and the function URL's on AWS (the Lambda adapters put it in RemoteAddr).
+func RemoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// FromRequest is r's context with r's client address recorded (WithClientAddr).
+func FromRequest(r *http.Request) context.Context {
+	return WithClientAddr(r.Context(), RemoteHost(r))
+}
+
+// Throttled is the refusal of a credential presented from an address over its budget of failed
+// sign-ins: 429 request.rate_limited, with Retry-After.
+type Throttled struct {
+	Err   *ask.Error
+	After time.Duration
+}
+
+func (t *Throttled) Error() string { return t.Err.Error() }
+func (t *Throttled) Unwrap() error { return t.Err }
+
+// RetryAfter is how long until the address's window ends.
+func (t *Throttled) RetryAfter() time.Duration { return t.After }
+
+// refuse is the refusal of a presented credential that opens nothing: unauthorized while the
+// client's address is within its budget of failed sign-ins, 429 beyond it. Only this path is
+// throttled: a live credential is let through from any address, so that neither a client
+// sharing the person's address (every local client is 127.0.0.1; every page the person opens can
+// send credential-less requests) nor a stale token on another device can lock the person or
+// their agents out. A request with no credential never comes here: it is no sign-in.
+func (g *Gate) refuse(ctx context.Context, e *ask.Error) error {
+	addr := ClientAddr(ctx)
+	if g.Throttle == nil || addr == "" {
+		return e
+	}
+	wait, over, err := g.Throttle.Fail(ctx, addr)
+	if err != nil {
+		// The count could not be kept (the table refused the write): the sign-in is refused as it
+		// would have been; the next one counts again.
+		return e
+	}
+	if !over {
+		return e
+	}
+	secs := int((wait + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	return &Throttled{
+		Err:   ask.Errorf(ask.ETooMany, "too many failed sign-ins from this address: this token is not valid, and the next %d s answer so for every token that is not", secs),
+		After: time.Duration(secs) * time.Second,
+	}
+}

@@ -1,0 +1,151 @@
+package mcptools
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+)
+
+// A result that carries a person's reply says, in words a model reads first, who answered, what
+// they decided and what to do next (the tool, with the askId); then the contract's ToolReply as
+// JSON, in a second text block, exactly as structuredContent holds it: a client that parses the
+// text as JSON finds the JSON whole in a block of its own. The words come once more as an
+// embedded text resource (replyURI), for clients that show the model structuredContent in place of
+// the text blocks: Claude Code (2.1.332) does, and keeps only the non-text blocks beside it
+// ("[Resource from loopback at loopback://asks/<id>/reply] <words>", then the JSON).
+
+// toolReply is a ToolReply as structured content, the words, and the same JSON as text.
+func toolReply(askID string, r ask.Reply) *mcp.CallToolResult {
+	return replyResult(askID, r, replyWords(askID, r))
+}
+
+// taskReply is toolReply for a task's result. A client that runs tasks in the background hands
+// the completion to the model as a notification that it is told not to take as the person's
+// consent (Claude Code does): the words say how to receive the same reply as a direct tool
+// result, and await_reply on an ask the person has moved on answers at once, never as a task.
+func taskReply(askID string, r ask.Reply) *mcp.CallToolResult {
+	words := replyWords(askID, r) + fmt.Sprintf(
+		" This reached you as a background task's result: to receive the same reply as a direct tool result, call await_reply with {\"askId\": %q}; it returns at once.", askID)
+	return replyResult(askID, r, words)
+}
+
+func replyResult(askID string, r ask.Reply, words string) *mcp.CallToolResult {
+	tr := ask.ToolReply{AskID: askID, Reply: r}
+	b, _ := json.Marshal(tr)
+	var structured map[string]any
+	_ = json.Unmarshal(b, &structured)
+	return &mcp.CallToolResult{
+		StructuredContent: structured,
+		Content: []mcp.Content{
+			mcp.NewTextContent(words),
+			mcp.NewTextContent(string(b)),
+			mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: replyURI(askID), MIMEType: "text/plain", Text: words}),
+		},
+	}
+}
+
+// replyURI names the reply on an ask, as the embedded resource that carries its words.
+func replyURI(askID string) string { return "loopback://asks/" + askID + "/reply" }
+
+// personName is who gave a reply, as the model is told: their name, else their id.
+func personName(by *ask.Actor) string {
+	switch {
+	case by == nil:
+		return "The person"
+	case strings.TrimSpace(by.Name) != "":
+		return strings.TrimSpace(by.Name)
+	case by.ID != "":
+		return by.ID
+	}
+	return "The person"
+}
+
+// replyWords says what a reply is: who answered, what they decided, what to do next.
+func replyWords(askID string, r ask.Reply) string {
+	who := personName(r.By)
+	own := fmt.Sprintf("This is %s's own reply to your ask %s, given in Loopback's inbox.", who, askID)
+	var decided, next string
+	switch r.Outcome {
+	case ask.OutcomeAnswered:
+		var parts []string
+		if len(r.Selected) > 0 {
+			parts = append(parts, "chose "+quoteAll(r.Selected))
+		}
+		if strings.TrimSpace(r.Text) != "" {
+			parts = append(parts, "wrote "+quote(r.Text))
+		}
+		decided = who + " answered: " + strings.Join(parts, ", and ") + "."
+		next = "The question is closed: go on as they answered."
+	case ask.OutcomeApproved:
+		decided = who + " approved the review."
+		if strings.TrimSpace(r.Note) != "" {
+			decided = who + " approved the review, noting " + quote(r.Note) + "."
+		}
+		next = "The review is closed: go ahead."
+	case ask.OutcomeChangesRequested:
+		decided = who + " requested changes: " + quote(r.Feedback) + "."
+		next = fmt.Sprintf("Make the changes, then call request_review with \"revises\": %q to put the new version up for review.", askID)
+	case ask.OutcomeFollowUp:
+		decided = who + " asked back: " + quote(r.Question) + "."
+		next = fmt.Sprintf("Answer them with answer_follow_up {\"askId\": %q, \"answer\": \"…\"}; it then waits for their next reply. The ask stays open.", askID)
+	case ask.OutcomeDismissed:
+		decided = who + " dismissed the ask without answering it."
+		next = "It is closed: do not wait on it. Go on without it, or ask again differently if you still need an answer."
+	case ask.OutcomeResponded:
+		var wrote, resolved []string
+		for _, p := range r.Points {
+			switch {
+			case strings.TrimSpace(p.Text) != "" && !p.Resolved:
+				wrote = append(wrote, fmt.Sprintf("on point %s: %s", p.Point, quote(p.Text)))
+			case strings.TrimSpace(p.Text) != "":
+				wrote = append(wrote, fmt.Sprintf("on point %s (resolved): %s", p.Point, quote(p.Text)))
+				resolved = append(resolved, p.Point)
+			default:
+				resolved = append(resolved, p.Point)
+			}
+		}
+		decided = who + " replied on the briefing"
+		if len(wrote) > 0 {
+			decided += ", writing " + strings.Join(wrote, "; ")
+		}
+		if len(resolved) > 0 {
+			decided += "; resolved point " + strings.Join(resolved, ", ")
+		}
+		decided += "."
+		if pending := pendingPoints(r); len(pending) > 0 {
+			next = fmt.Sprintf("Answer every point they wrote on without resolving (%s) with answer_briefing {\"askId\": %q, \"answers\": […]}; it then waits for their next reply.", strings.Join(pending, ", "), askID)
+		} else {
+			next = "Every point is resolved, so the briefing is closed: go on."
+		}
+	default:
+		decided = who + " replied (" + string(r.Outcome) + ")."
+	}
+	return strings.TrimSpace(decided + " " + own + " " + next)
+}
+
+// pendingPoints are the points a responded reply leaves the agent to answer.
+func pendingPoints(r ask.Reply) []string {
+	var out []string
+	for _, p := range r.Points {
+		if strings.TrimSpace(p.Text) != "" && !p.Resolved {
+			out = append(out, p.Point)
+		}
+	}
+	return out
+}
+
+// quote quotes words for a model to read: in typographic quotes, kept as written (no escapes,
+// which strconv.Quote would add to every line break and non-ASCII letter).
+func quote(s string) string { return "“" + strings.TrimSpace(s) + "”" }
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = quote(s)
+	}
+	return strings.Join(q, ", ")
+}

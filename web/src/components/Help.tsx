@@ -1,0 +1,47 @@
+// The keyboard shortcuts' dialog.
+
+import { useLayoutEffect, useRef } from 'preact/hooks';
+import { closeHelp, followHelp } from '../state';
+
+/**
+ * The shortcuts dialog. Whether it is open is the store's alone (openHelp, closeHelp): the dialog
+ * follows each change of the store at once, never a render's effect (effects/help.ts).
+ */
+export function Help() {
+  const ref = useRef<HTMLDialogElement>(null);
+  useLayoutEffect(() => (ref.current ? followHelp(ref.current) : undefined), []);
+  return (
+    <dialog class="help" ref={ref} aria-labelledby="help-title">
+      <h2 id="help-title">Keyboard shortcuts</h2>
+      <dl class="shortcuts">
+        <dt>
+          <kbd>j</kbd> <kbd>k</kbd>
+        </dt>
+        <dd>Next / previous ask in the list</dd>
+        <dt>
+          <kbd>Enter</kbd>
+        </dt>
+        <dd>Open the ask in focus</dd>
+        <dt>
+          <kbd>Esc</kbd>
+        </dt>
+        <dd>Back to the list</dd>
+        <dt>
+          <kbd>g</kbd> <kbd>i</kbd> / <kbd>g</kbd> <kbd>h</kbd>
+        </dt>
+        <dd>Go to open asks / history</dd>
+        <dt>
+          <kbd>Ctrl</kbd> <kbd>Enter</kbd>
+        </dt>
+        <dd>Send, while typing an answer</dd>
+        <dt>
+          <kbd>?</kbd>
+        </dt>
+        <dd>This help</dd>
+      </dl>
+      <button class="btn primary wide" type="button" onClick={closeHelp}>
+        Close
+      </button>
+    </dialog>
+  );
+}
