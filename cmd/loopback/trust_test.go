@@ -607,7 +607,10 @@ func TestLogsHoldNoCredentials(t *testing.T) {
 	s.do(t, "GET", "/api/v1/snapshot", ownerToken, "")
 	// A panic or a 500 would log the path; a wrong upload URL must not leak either.
 	s.putUpload(t, strings.Replace(path, "local", "nope", 1), "image/png", []byte("x"), 1)
-	time.Sleep(200 * time.Millisecond)
+	// The last request's line is written (the lines before it were, and stop waits for the rest).
+	eventually(t, "the wrong upload URL's log line", func() bool {
+		return strings.Contains(s.log.String(), "path=/api/v1/uploads/nope/")
+	})
 	s.stop()
 	log := s.log.String()
 	if log == "" {
