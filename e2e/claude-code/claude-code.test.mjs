@@ -37,12 +37,15 @@ function blocksText(content) {
 
 /**
  * A Messages API on 127.0.0.1 whose "model" asks the person once (ask_question with `question`),
- * then, if a tool result tells it to call await_reply with an askId, calls await_reply once, then
+ * then, if the newest turn (a tool result or a task notification) tells it to call await_reply
+ * with an askId, calls await_reply once, then
  * says "ok". `toolResults` records every tool result the model is shown, in order:
- * {toolUseId, name, isError, text}.
+ * {toolUseId, name, isError, text}; `notifications` the turns that bring a background task's
+ * result; `requests()` how many requests came, `asked()` whether the model called ask_question.
  */
 async function startFakeApi(question) {
   const toolResults = [];
+  const notifications = []; // the texts of turns that carry a background task's <task-notification>
   const toolNames = new Map(); // tool_use id → tool name
   let n = 0;
   const server = http.createServer((req, res) => {
@@ -72,11 +75,13 @@ async function startFakeApi(question) {
       // Only the main loop's requests carry the loopback tools; side requests (titles and the like) get "ok".
       if (tools.includes('mcp__loopback__ask_question')) {
         const called = [...toolNames.values()];
-        const last = toolResults.at(-1);
-        const next = last && /call await_reply with \{"askId": "([a-z0-9]+)"\}/.exec(last.text);
+        // What the newest turn tells the model: a tool result, or a background task's notification.
+        const lastText = msgs.length ? blocksText(msgs.at(-1).content) : '';
+        if (/<task-notification>/.test(lastText) && !notifications.includes(lastText)) notifications.push(lastText);
+        const next = /call await_reply with \{"askId": "([a-z0-9]+)"\}/.exec(lastText);
         if (!called.includes('mcp__loopback__ask_question')) {
           block = { type: 'tool_use', name: 'mcp__loopback__ask_question', input: { question, options: [{ label: 'Yes' }, { label: 'No' }], project: 'cc-e2e' } };
-        } else if (next && !called.includes('mcp__loopback__await_reply') && last.name === 'mcp__loopback__ask_question') {
+        } else if (next && !called.includes('mcp__loopback__await_reply')) {
           block = { type: 'tool_use', name: 'mcp__loopback__await_reply', input: { askId: next[1] } };
         }
       }
@@ -95,6 +100,9 @@ async function startFakeApi(question) {
   return {
     url: `http://127.0.0.1:${server.address().port}`,
     toolResults,
+    notifications,
+    requests: () => n,
+    asked: () => [...toolNames.values()].includes('mcp__loopback__ask_question'),
     close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
   };
 }
@@ -193,6 +201,74 @@ async function runClaude({ mcpUrl, agentToken, apiUrl, env = {} }) {
   }
 }
 
+/**
+ * Runs interactive `claude` in a tmux session of its own (a private tmux server, -L), in a
+ * temporary HOME and folder set up as after onboarding (the API key and the folder trusted); types
+ * `prompt` once `connected()` resolves, and runs until `done()` resolves; then ends that tmux server. Returns the screen
+ * as last seen, for diagnosis.
+ */
+async function runClaudeInteractive({ mcpUrl, agentToken, apiUrl, prompt, connected, requests, asked, done }) {
+  const home = await mkdtemp(join(tmpdir(), 'loopback-cc-'));
+  const socket = `loopback-cc-${randomUUID().slice(0, 8)}`;
+  // The tmux server (and so claude) gets none of the test runner's environment (NODE_TEST_CONTEXT…).
+  const tmux = (...args) => promisify(execFile)('tmux', ['-L', socket, '-f', '/dev/null', ...args], { env: { PATH: process.env.PATH } });
+  try {
+    const config = join(home, 'mcp.json');
+    await writeFile(config, JSON.stringify({ mcpServers: { loopback: { type: 'http', url: mcpUrl, headers: { Authorization: `Bearer ${agentToken}` } } } }));
+    await writeFile(join(home, '.claude.json'), JSON.stringify({
+      hasCompletedOnboarding: true,
+      customApiKeyResponses: { approved: ['x'], rejected: [] },
+      projects: { [home]: { hasTrustDialogAccepted: true, allowedTools: [] } },
+    }));
+    const env = {
+      HOME: home,
+      ANTHROPIC_BASE_URL: apiUrl,
+      ANTHROPIC_API_KEY: 'x',
+      ENABLE_TOOL_SEARCH: 'false',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      TERM: 'xterm-256color',
+    };
+    await tmux('new-session', '-d', '-x', '200', '-y', '50', '-c', home, 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+      CLAUDE, '--mcp-config', config, '--strict-mcp-config', '--permission-mode', 'default',
+      '--allowedTools', 'mcp__loopback__ask_question', 'mcp__loopback__await_reply');
+    let screen = '';
+    const watch = setInterval(() => {
+      tmux('capture-pane', '-p').then(({ stdout }) => (screen = stdout), () => {});
+    }, 1000);
+    try {
+      // Interactive Claude Code connects to its MCP servers in the background; a prompt typed
+      // before that reaches the model without Loopback's tools. So type it once it has listed them.
+      await connected();
+      // Even then a first turn can reach the model before the tools do: type the prompt again until
+      // a request carries them (the model answers "ok" to one without).
+      await waitFor('a turn with Loopback\'s tools to reach the model', async () => {
+        if (asked()) return true;
+        const before = requests();
+        await tmux('send-keys', '-t', ':0', '-l', prompt);
+        await waitFor('the prompt on claude\'s screen', async () => (await tmux('capture-pane', '-p')).stdout.includes(prompt));
+        // An Enter that comes with the typed text can be taken as part of a paste: press it until
+        // a request comes.
+        await waitFor('the prompt to reach the model', async () => {
+          if (requests() > before) return true;
+          await tmux('send-keys', '-t', ':0', 'Enter');
+          return waitFor('a request', () => requests() > before, { timeout: 1000 }).catch(() => false);
+        }, { timeout: 10_000 });
+        return asked(); // the model answers each request as it comes
+      });
+      await done();
+    } catch (err) {
+      err.message += `\n--- claude's screen ---\n${screen}`;
+      throw err;
+    } finally {
+      clearInterval(watch);
+    }
+    return screen;
+  } finally {
+    await tmux('kill-server').catch(() => {});
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
 // --- the tests ------------------------------------------------------------------------------------
 
 describe('Claude Code (the real CLI) with Loopback', () => {
@@ -248,10 +324,10 @@ describe('Claude Code (the real CLI) with Loopback', () => {
   };
 
   /** Asserts that `text` is Ada's reply in words, naming the ask and the next step. */
-  function assertReplyInWords(text, askId, detail) {
+  function assertReplyInWords(text, askId, detail, { resource = '[Resource from loopback at' } = {}) {
     for (const s of [
       // The embedded text resource: Claude Code shows the model structuredContent and non-text blocks.
-      `[Resource from loopback at loopback://asks/${askId}/reply] Ada answered`,
+      `${resource} loopback://asks/${askId}/reply] Ada answered`,
       'Ada answered: chose “Yes”, and wrote “after the 5pm freeze lifts”.',
       `This is Ada's own reply to your ask ${askId}`,
       'The question is closed: go on as they answered.',
@@ -298,5 +374,51 @@ describe('Claude Code (the real CLI) with Loopback', () => {
     assert.equal(second.isError, false, detail);
     assertReplyInWords(second.text, ask.id, detail);
     console.log(`shown to the model (b), first:\n${first.text}\nthen:\n${second.text}`);
+  });
+  test('(c) interactive claude under tmux: the task\'s completion names await_reply, which returns the reply at once', async () => {
+    const question = `Deploy to production now? [${randomUUID().slice(0, 8)}]`;
+    const model = await startFakeApi(question);
+    const logFrom = server.log.length;
+    const shown = () => JSON.stringify({ toolResults: model.toolResults, notifications: model.notifications }, null, 1);
+    let ask;
+    try {
+      await runClaudeInteractive({
+        mcpUrl: server.mcp, agentToken, apiUrl: model.url,
+        prompt: 'Ask the person whether to deploy, then go on as they say.',
+        requests: () => model.requests(),
+        asked: () => model.asked(),
+        connected: () => waitFor('Claude Code to list Loopback\'s tools', () => server.log.slice(logFrom).some((l) => /rpc=tools\/list .*client="claude-code/.test(l))),
+        done: async () => {
+          // The call goes to the background as an MCP task; the ask shows an agent waiting.
+          await waitFor('the model to be shown the background task started', () => model.toolResults.length >= 1);
+          ask = await waitedAsk(server, adaToken, question);
+          await reply(ask);
+          // Claude Code polls the task (every 5 s), tells the model, and the model calls await_reply.
+          await waitFor('the model to be shown await_reply\'s result', () => model.toolResults.find((r) => r.name === 'mcp__loopback__await_reply'), { timeout: 30_000 });
+        },
+      });
+    } catch (err) {
+      err.message += `\n--- shown to the model ---\n${shown()}`;
+      throw err;
+    } finally {
+      await model.close();
+    }
+    const detail = `shown to the model: ${shown()}`;
+    const [started, awaited] = model.toolResults;
+    assert.equal(started.name, 'mcp__loopback__ask_question', detail);
+    assert.match(started.text, /started server-side task/, `the call did not go to the background as a task\n${detail}`);
+    assert.equal(model.notifications.length, 1, detail);
+    const [note] = model.notifications;
+    assert.match(note, /<status>completed<\/status>/, detail);
+    assertReplyInWords(note, ask.id, detail, { resource: '[Resource at' });
+    assert.ok(note.includes(`This reached you as a background task's result: to receive the same reply as a direct tool result, call await_reply with {"askId": "${ask.id}"}; it returns at once.`), `the completion does not name await_reply\n${detail}`);
+    assert.equal(awaited.name, 'mcp__loopback__await_reply', detail);
+    assert.equal(awaited.isError, false, detail);
+    assertReplyInWords(awaited.text, ask.id, detail);
+    // At once: the server's log of that call says how long it took.
+    const call = server.log.slice(logFrom).find((l) => /rpc=tools\/call .*tool=await_reply/.test(l));
+    const ms = Number(/ ms=([\d.]+)/.exec(call ?? '')?.[1]);
+    assert.ok(ms < 1000, `await_reply took ${ms} ms: ${call}`);
+    console.log(`shown to the model (c), the tool result:\n${started.text}\nthe task notification:\n${note}\nawait_reply:\n${awaited.text}`);
   });
 });
