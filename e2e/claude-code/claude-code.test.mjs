@@ -197,21 +197,22 @@ async function runClaude({ mcpUrl, agentToken, apiUrl, env = {} }) {
     clearTimeout(killer);
     return { code, stdout, stderr };
   } finally {
-    await rm(home, { recursive: true, force: true });
+    await rm(home, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 
 /**
- * Runs interactive `claude` in a tmux session of its own (a private tmux server, -L), in a
+ * Runs interactive `claude` in a tmux session of its own (a private tmux server, -S), in a
  * temporary HOME and folder set up as after onboarding (the API key and the folder trusted); types
- * `prompt` once `connected()` resolves, and runs until `done()` resolves; then ends that tmux server. Returns the screen
- * as last seen, for diagnosis.
+ * `prompt` once `connected()` resolves, and runs until `done()` resolves; then ends that tmux
+ * server. Returns the screen as last seen, for diagnosis.
  */
 async function runClaudeInteractive({ mcpUrl, agentToken, apiUrl, prompt, connected, requests, asked, done }) {
   const home = await mkdtemp(join(tmpdir(), 'loopback-cc-'));
-  const socket = `loopback-cc-${randomUUID().slice(0, 8)}`;
+  const socket = join(home, 'tmux.sock'); // removed with the folder
+  let pid;
   // The tmux server (and so claude) gets none of the test runner's environment (NODE_TEST_CONTEXT…).
-  const tmux = (...args) => promisify(execFile)('tmux', ['-L', socket, '-f', '/dev/null', ...args], { env: { PATH: process.env.PATH } });
+  const tmux = (...args) => promisify(execFile)('tmux', ['-S', socket, '-f', '/dev/null', ...args], { env: { PATH: process.env.PATH } });
   try {
     const config = join(home, 'mcp.json');
     await writeFile(config, JSON.stringify({ mcpServers: { loopback: { type: 'http', url: mcpUrl, headers: { Authorization: `Bearer ${agentToken}` } } } }));
@@ -231,6 +232,7 @@ async function runClaudeInteractive({ mcpUrl, agentToken, apiUrl, prompt, connec
     await tmux('new-session', '-d', '-x', '200', '-y', '50', '-c', home, 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
       CLAUDE, '--mcp-config', config, '--strict-mcp-config', '--permission-mode', 'default',
       '--allowedTools', 'mcp__loopback__ask_question', 'mcp__loopback__await_reply');
+    pid = Number((await tmux('display-message', '-p', '-t', ':0', '#{pane_pid}')).stdout); // env execs claude
     let screen = '';
     const watch = setInterval(() => {
       tmux('capture-pane', '-p').then(({ stdout }) => (screen = stdout), () => {});
@@ -265,7 +267,18 @@ async function runClaudeInteractive({ mcpUrl, agentToken, apiUrl, prompt, connec
     return screen;
   } finally {
     await tmux('kill-server').catch(() => {});
-    await rm(home, { recursive: true, force: true });
+    // Claude Code writes its state on the way out: remove the folder once it is gone.
+    if (pid) await waitFor(`claude (pid ${pid}) to exit`, () => !alive(pid), { timeout: 10_000 }).catch(() => {});
+    await rm(home, { recursive: true, force: true, maxRetries: 5 });
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -281,7 +294,7 @@ describe('Claude Code (the real CLI) with Loopback', () => {
     // npm ci runs the package's postinstall, which puts the native binary (an optional dependency) in place.
     const home = await mkdtemp(join(tmpdir(), 'loopback-cc-'));
     const { stdout } = await promisify(execFile)(CLAUDE, ['--version'], { env: { PATH: process.env.PATH, HOME: home } });
-    await rm(home, { recursive: true, force: true });
+    await rm(home, { recursive: true, force: true, maxRetries: 5 });
     assert.match(stdout, /^2\.1\.332 \(Claude Code\)/, `unexpected claude --version: ${stdout}`);
     server = await new LoopbackServer().start();
     agentToken = await server.createToken('claude-code@e2e');
