@@ -14,7 +14,7 @@ export CGO_ENABLED = 0
 # The project's own tools first: cfn-lint and moto_server from .venv (make setup).
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: build dev aws-local setup test test-e2e test-e2e-aws test-python test-soak test-reach web test-web lint spec spec-check bench clean
+.PHONY: build dev aws-local setup test test-e2e test-e2e-aws test-claude-code test-python test-soak test-reach web test-web lint spec spec-check bench clean
 
 ## build: the local binary at bin/loopback
 build:
@@ -43,6 +43,7 @@ test: setup
 	$(MAKE) sam-build
 	$(MAKE) test-e2e
 	$(MAKE) test-e2e-aws
+	$(MAKE) test-claude-code
 	$(MAKE) test-python
 	$(MAKE) test-web
 	$(MAKE) test-soak
@@ -72,6 +73,14 @@ test-e2e-aws: build e2e/node_modules/.package-lock.json web/node_modules/.packag
 # e2e/node_modules, installed again only when e2e/package-lock.json changes.
 e2e/node_modules/.package-lock.json: e2e/package-lock.json
 	cd e2e && npm ci --no-audit --no-fund
+
+## test-claude-code: the real Claude Code CLI (pinned in e2e/claude-code) against bin/loopback, a stand-in model API
+test-claude-code: build e2e/claude-code/node_modules/.package-lock.json
+	cd e2e/claude-code && npm test
+
+# e2e/claude-code/node_modules (Claude Code's native binary, about 400 MB): only for this target.
+e2e/claude-code/node_modules/.package-lock.json: e2e/claude-code/package-lock.json
+	cd e2e/claude-code && npm ci --no-audit --no-fund
 
 ## test-python: the official Python MCP SDK (pinned in e2e/python/requirements.txt, in .venv-mcp) against bin/loopback
 MCP_VENV = .venv-mcp
