@@ -25,6 +25,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/mcptools/mcptest"
 	"github.com/loopback-hq/loopback/shared/push/pushtest"
+	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
 // The trust model (docs/trust.md), tried against the real binary: who may do what, what a
@@ -373,16 +374,8 @@ func callTool(t *testing.T, c interface {
 	return res
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// eventually polls cond until it holds (testwait.Eventually, the one copy).
+var eventually = testwait.Eventually
 
 // TestRevocationEndsWhatItOpened: revoking a credential with `loopback token revoke`, from
 // another process than the server, closes its sockets, voids its unused tickets, and ends its
@@ -614,7 +607,10 @@ func TestLogsHoldNoCredentials(t *testing.T) {
 	s.do(t, "GET", "/api/v1/snapshot", ownerToken, "")
 	// A panic or a 500 would log the path; a wrong upload URL must not leak either.
 	s.putUpload(t, strings.Replace(path, "local", "nope", 1), "image/png", []byte("x"), 1)
-	time.Sleep(200 * time.Millisecond)
+	// The last request's line is written (the lines before it were, and stop waits for the rest).
+	eventually(t, "the wrong upload URL's log line", func() bool {
+		return strings.Contains(s.log.String(), "path=/api/v1/uploads/nope/")
+	})
 	s.stop()
 	log := s.log.String()
 	if log == "" {

@@ -161,7 +161,7 @@ func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Acto
 }
 
 // ReplyWire is Reply, with the replied ask in the contract's JSON as it was stored (encoded once,
-// for the store and the response alike, where the store hands it back: WireUpdater).
+// for the store and the response alike, where the store hands it back: TxStore).
 func (s *Service) ReplyWire(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
 	a, wire, err := s.changeWire(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
 	if err != nil {
@@ -234,7 +234,7 @@ func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) er
 }
 
 // changeWire is change, with the contract JSON the store wrote when it hands that back
-// (WireUpdater); nil otherwise, and nil when fn changed nothing.
+// (TxStore); nil otherwise, and nil when fn changed nothing.
 func (s *Service) changeWire(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, json.RawMessage, error) {
 	if ts, ok := s.Store.(TxStore); ok {
 		a, wire, err := ts.ChangeAsk(ctx, space, id, fn)
@@ -249,7 +249,6 @@ func (s *Service) changeWire(ctx context.Context, space, id string, fn func(*Ask
 		s.publish(a, false) // committed: now anyone waiting may hear of it
 		return a, wire, nil
 	}
-	wu, _ := s.Store.(WireUpdater)
 	for range maxAttempts {
 		a, err := s.Find(ctx, space, id)
 		if err != nil {
@@ -260,12 +259,7 @@ func (s *Service) changeWire(ctx context.Context, space, id string, fn func(*Ask
 		} else if err != nil {
 			return nil, nil, err
 		}
-		var wire json.RawMessage
-		if wu != nil {
-			wire, err = wu.UpdateAskWire(ctx, a)
-		} else {
-			err = s.Store.UpdateAsk(ctx, a)
-		}
+		err = s.Store.UpdateAsk(ctx, a)
 		if errors.Is(err, ErrVersionConflict) {
 			continue
 		}
@@ -276,7 +270,7 @@ func (s *Service) changeWire(ctx context.Context, space, id string, fn func(*Ask
 			return nil, nil, err
 		}
 		s.publish(a, false)
-		return a, wire, nil
+		return a, nil, nil
 	}
 	return nil, nil, Errorf(EConflict, "ask %s kept changing while this was written; try again", id)
 }

@@ -57,14 +57,6 @@ type WireStore interface {
 	ClosedAsksWire(ctx context.Context, space string, before time.Time, limit int) ([]WireAsk, error)
 }
 
-// WireUpdater is a Store whose UpdateAsk hands back the contract JSON it stored for the ask:
-// Ask.MarshalJSON's output for the ask as written (a.Version already moved on), byte for byte
-// what json.Marshal(a) gives. A reply's response is those bytes, encoded once.
-type WireUpdater interface {
-	// UpdateAskWire is UpdateAsk, returning the JSON written.
-	UpdateAskWire(ctx context.Context, a *Ask) (json.RawMessage, error)
-}
-
 // ToWire is an ask's WireAsk, encoded now.
 func ToWire(a *Ask) (WireAsk, error) {
 	b, err := json.Marshal(a)

@@ -43,7 +43,8 @@ type Store interface {
 // costs the writer nothing it does not touch anyway. The Service still holds every rule: fn is
 // the change, and must not block or call the store. ChangeAsk returns fn's error as it is,
 // writing nothing, with the ask as read; ErrNotFound for an ask not stored. Otherwise it returns
-// the ask as written (a.Version moved on) and the contract JSON it stored, as WireUpdater does.
+// the ask as written (a.Version moved on) and the contract JSON it stored: Ask.MarshalJSON's
+// output for the ask as written, byte for byte what json.Marshal(a) gives.
 type TxStore interface {
 	ChangeAsk(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, json.RawMessage, error)
 }

@@ -27,9 +27,8 @@ type Peer interface {
 // by a DeleteConnection — as API Gateway does. Requests must be signed (an Authorization
 // header); the signature itself is not checked.
 type Connections struct {
-	mu    sync.Mutex
-	open  map[string]Peer
-	posts int
+	mu   sync.Mutex
+	open map[string]Peer
 }
 
 // NewConnections returns an endpoint with no connection open.
@@ -47,13 +46,6 @@ func (c *Connections) Gone(id string) {
 	c.mu.Lock()
 	delete(c.open, id)
 	c.mu.Unlock()
-}
-
-// Posts counts the frames delivered.
-func (c *Connections) Posts() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.posts
 }
 
 func (c *Connections) peer(id string) Peer {
@@ -89,9 +81,6 @@ func (c *Connections) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			apiError(w, http.StatusGone, "GoneException", "Gone")
 			return
 		}
-		c.mu.Lock()
-		c.posts++
-		c.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 	case http.MethodDelete:
 		c.Gone(id)

@@ -244,10 +244,17 @@ func matchesAny(list []any, v any, present bool) bool {
 
 func seq(r streamtypes.Record) string { return aws.ToString(r.Dynamodb.SequenceNumber) }
 
-// LambdaRecords turns records read with dynamodbstreams into the records Lambda delivers, by way
-// of the JSON Lambda sends (DynamoDB JSON images, base64 binaries).
-func LambdaRecords(arn, region string, records []streamtypes.Record) ([]events.DynamoDBEventRecord, error) {
-	return decodeRecords(lambdaJSON(arn, region, records))
+// decodeRecords turns the JSON Lambda sends into the records the function receives.
+func decodeRecords(list []map[string]any) ([]events.DynamoDBEventRecord, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(map[string]any{"Records": list})
+	if err != nil {
+		return nil, err
+	}
+	var ev events.DynamoDBEvent
+	return ev.Records, json.Unmarshal(b, &ev)
 }
 
 // lambdaJSON is the records as Lambda writes them, which its filters are matched against.
@@ -274,18 +281,6 @@ func lambdaJSON(arn, region string, records []streamtypes.Record) []map[string]a
 		})
 	}
 	return list
-}
-
-func decodeRecords(list []map[string]any) ([]events.DynamoDBEventRecord, error) {
-	if len(list) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(map[string]any{"Records": list})
-	if err != nil {
-		return nil, err
-	}
-	var ev events.DynamoDBEvent
-	return ev.Records, json.Unmarshal(b, &ev)
 }
 
 func streamImage(img map[string]streamtypes.AttributeValue) map[string]any {

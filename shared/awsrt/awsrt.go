@@ -134,7 +134,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		}
 		e.MaxWaits = n
 	}
-	if v := os.Getenv("LOOPBACK_MAX_UPLOAD_BYTES"); v != "" {
+	if v := getenv("LOOPBACK_MAX_UPLOAD_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 {
 			return e, fmt.Errorf("LOOPBACK_MAX_UPLOAD_BYTES=%q: want a number of bytes such as 20971520", v)

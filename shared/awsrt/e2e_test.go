@@ -48,10 +48,12 @@ type deployment struct {
 	table string
 
 	// stream is the fan-out's handler the pump calls; delivered, every batch it was handed (a
-	// test hands one again, as Lambda does when it retries a batch).
+	// test hands one again, as Lambda does when it retries a batch); handled, every batch whose
+	// invocation has returned.
 	stream    func(context.Context, lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error)
 	mu        sync.Mutex
 	delivered []lambdaevents.DynamoDBEvent
+	handled   []lambdaevents.DynamoDBEvent
 }
 
 const inboxHost = "inbox.example.test" // the CloudFront domain, as X-Loopback-Host carries it
@@ -90,10 +92,34 @@ func deployWith(t *testing.T, change func(*awsrt.Env)) *deployment {
 		d.mu.Lock()
 		d.delivered = append(d.delivered, ev)
 		d.mu.Unlock()
-		return d.stream(ctx, ev)
+		res, err := d.stream(ctx, ev)
+		d.mu.Lock()
+		d.handled = append(d.handled, ev)
+		d.mu.Unlock()
+		return res, err
 	})
 	d.pump.run(50 * time.Millisecond)
 	return d
+}
+
+// streamed waits until the invocation handed a record of ask id has returned: whatever the fan-out
+// does with that change is done.
+func (d *deployment) streamed(t *testing.T, id string) {
+	t.Helper()
+	eventually(t, "the stream's invocation for ask "+id, func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		for _, ev := range d.handled {
+			for _, r := range ev.Records {
+				for _, v := range r.Change.NewImage {
+					if v.DataType() == lambdaevents.DataTypeString && strings.Contains(v.String(), id) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	})
 }
 
 func (d *deployment) owner(t *testing.T, space, name string) string {
@@ -380,7 +406,7 @@ func TestServerlessSockets(t *testing.T) {
 			t.Errorf("%s is still recorded: %v", id, err)
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // the stream has long been read by now
+	d.streamed(t, a.ID)
 	if n := len(d.conns.received("other-a=")); n != 1 {
 		t.Errorf("another space's socket received %d frames, want only its snapshot", n)
 	}

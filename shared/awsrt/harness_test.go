@@ -26,6 +26,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/awsrt"
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/samtemplate"
+	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
 // --- the @connections endpoint (shared/awslocal) ----------------------------------------------
@@ -236,17 +237,8 @@ func wsEvent(route, id string, headers map[string]string, body string) events.AP
 	return awslocal.WebSocketEvent(route, eventType, id, "ws123", "prod", time.Now(), headers, nil, body)
 }
 
-// eventually polls cond until it holds, for a few seconds.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// eventually polls cond until it holds (testwait.Eventually, the one copy).
+var eventually = testwait.Eventually
 
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()

@@ -23,6 +23,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
 const space = "local"
@@ -153,13 +154,7 @@ func TestKeepalive(t *testing.T) {
 	alive := dial(t, s, eventstest.Options{OnPing: func() bool { pings.Add(1); return true }})
 	eventstest.MustNext(t, alive)
 	go alive.Read(context.Background()) // read, so pings are answered
-	deadline := time.Now().Add(5 * time.Second)
-	for pings.Load() < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := pings.Load(); n < 3 {
-		t.Errorf("%d pings in 5 s, want one every 50 ms", n)
-	}
+	testwait.Eventually(t, "three pings, one every 50 ms", func() bool { return pings.Load() >= 3 })
 
 	var answered atomic.Bool
 	answered.Store(true)
@@ -171,13 +166,7 @@ func TestKeepalive(t *testing.T) {
 	if _, _, err := dead.Read(ctx); err == nil || ctx.Err() != nil {
 		t.Errorf("a client that stopped answering pings is still connected: %v", err)
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for s.hub.Len() != 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if s.hub.Len() != 1 {
-		t.Errorf("hub has %d subscriptions, want 1 (the live client's)", s.hub.Len())
-	}
+	testwait.Eventually(t, "the hub down to 1 subscription (the live client's)", func() bool { return s.hub.Len() == 1 })
 }
 
 // The client has nothing to say on the socket: a message from it closes the socket with 1008, and
@@ -195,13 +184,7 @@ func TestSocketRefusesClientMessages(t *testing.T) {
 	if st := websocket.CloseStatus(err); st != websocket.StatusPolicyViolation {
 		t.Fatalf("the socket ended with %v (status %d), want 1008", err, st)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for s.hub.Len() != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := s.hub.Len(); n != 0 {
-		t.Errorf("hub has %d subscriptions after the socket closed, want 0", n)
-	}
+	testwait.Eventually(t, "no subscription left once the socket closed", func() bool { return s.hub.Len() == 0 })
 }
 
 // Shutting down closes every socket with 1001, and a socket whose handshake finishes after that
@@ -221,13 +204,7 @@ func TestSocketsCloseOnShutdown(t *testing.T) {
 			t.Errorf("the %s socket ended with %v (status %d), want 1001", name, err, st)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for s.hub.Len() != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := s.hub.Len(); n != 0 {
-		t.Errorf("hub has %d subscriptions after shutdown, want 0", n)
-	}
+	testwait.Eventually(t, "no subscription left after shutdown", func() bool { return s.hub.Len() == 0 })
 }
 
 // Origin must be the deployment's own, compared by scheme and host, without default ports.

@@ -6,6 +6,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/events"
@@ -62,7 +63,7 @@ type Server struct {
 // route to a function (a test in infra/templatecheck holds the two together).
 type Route struct {
 	Method  string // GET, POST, PUT or DELETE; a GET route answers HEAD too
-	Pattern string // net/http's pattern, such as /api/v1/asks/{id}
+	Pattern string // net/http's pattern, such as /api/v1/asks/{id}; several methods may share one
 	// Gated: the route takes a bearer credential, which the gate checks (and records as used).
 	Gated bool
 	// Socket: the event socket, which on AWS is the WebSocket API rather than an HTTP API route.
@@ -123,19 +124,7 @@ func (s *Server) routes() []routeEntry {
 // checks, panic recovery, and the gate on every route that needs credentials.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	for _, e := range s.routes() {
-		if !e.on {
-			continue
-		}
-		var h http.Handler = e.h
-		if e.Gated {
-			h = s.authenticated(e.who, h)
-		}
-		mux.Handle(e.Method+" "+e.Pattern, h)
-		// The same path without a method catches every other method, so a wrong method gets a
-		// Problem rather than net/http's plain-text 405.
-		mux.Handle(e.Pattern, s.methodNotAllowed(e.Method))
-	}
+	s.route(mux, s.routes())
 	// Everything else under /api/ (another version, a typo) is a Problem too, never net/http's
 	// plain-text 404.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -144,11 +133,37 @@ func (s *Server) Handler() http.Handler {
 	return reqlog.Middleware(s.Logger, "api", s.recoverer(s.revisions(s.refuseUncleanPaths(mux))))
 }
 
+// route puts the table's served entries on mux, grouped by path: each method reaches its handler,
+// and every other method on the path gets one 405 Problem whose Allow names all the path's methods
+// (rather than net/http's plain-text 405).
+func (s *Server) route(mux *http.ServeMux, entries []routeEntry) {
+	var paths []string // in the table's order
+	allow := map[string][]string{}
+	for _, e := range entries {
+		if !e.on {
+			continue
+		}
+		var h http.Handler = e.h
+		if e.Gated {
+			h = s.authenticated(e.who, h)
+		}
+		mux.Handle(e.Method+" "+e.Pattern, h)
+		if _, seen := allow[e.Pattern]; !seen {
+			paths = append(paths, e.Pattern)
+		}
+		allow[e.Pattern] = append(allow[e.Pattern], e.Method)
+		if e.Method == http.MethodGet {
+			allow[e.Pattern] = append(allow[e.Pattern], http.MethodHead) // net/http's GET answers HEAD
+		}
+	}
+	for _, p := range paths {
+		mux.Handle(p, s.methodNotAllowed(strings.Join(allow[p], ", ")))
+	}
+}
+
+// methodNotAllowed is a path's 405: allowed is its Allow header, the methods it serves.
 func (s *Server) methodNotAllowed(allowed string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if allowed == http.MethodGet {
-			allowed = "GET, HEAD"
-		}
 		w.Header().Set("Allow", allowed)
 		s.writeError(w, r, ask.Errorf(ask.EMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allowed))
 	})

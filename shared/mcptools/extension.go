@@ -242,7 +242,7 @@ func (h *Handler) startExtensionTask(ctx context.Context, msg *rpcMessage, tool 
 	o, taskID := h.taskOrigin(ctx, tool)
 	askID, err := tool.start(ctx, o, msg.Params.Arguments)
 	if err != nil {
-		return completeResult(toolError(err))
+		return completeResult(h.toolError(ctx, err))
 	}
 	if !tool.follows {
 		// await_reply on an ask the person has moved on: the reply is the call's own result, at
@@ -250,7 +250,7 @@ func (h *Handler) startExtensionTask(ctx context.Context, msg *rpcMessage, tool 
 		// hand it over once more as a notification the model is told not to take as consent.
 		a, err := h.cfg.Service.Find(ctx, o.Space, askID)
 		if err != nil {
-			return completeResult(toolError(err))
+			return completeResult(h.toolError(ctx, err))
 		}
 		if r, ok := ask.PersonsMove(a); ok {
 			return completeResult(toolReply(askID, *r))

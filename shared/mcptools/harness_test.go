@@ -35,6 +35,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
 // testSpace is the space the owner's token opens.
@@ -505,17 +506,8 @@ func (d *deployment) waitFor(t *testing.T, id string, want bool) {
 	eventually(t, fmt.Sprintf("waiting on ask %s to be %v", id, want), func() bool { return d.getAsk(t, id).Waiting == want })
 }
 
-// eventually polls cond until it holds, failing the test after 5 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// eventually polls cond until it holds (testwait.Eventually, the one copy).
+var eventually = testwait.Eventually
 
 // --- raw JSON-RPC over HTTP, for what mcp-go's client does not expose (tasks, session ids) ---
 

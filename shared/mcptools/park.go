@@ -203,7 +203,7 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 		defer done()
 		defer p.release()
 		p.h.parked.remove(p)
-		p.answer(line, ka, s, p.h.outcome(askID, reply, err, limit), errors.Is(err, context.Canceled))
+		p.answer(line, ka, s, p.h.outcome(ctx, askID, reply, err, limit), errors.Is(err, context.Canceled))
 		endLine(s.sent)
 	})
 	p.h.parked.add(p, cancel) // nothing, if the wait already ended inside Begin

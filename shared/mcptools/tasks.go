@@ -144,7 +144,7 @@ func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool blockingS
 	o, taskID := h.taskOrigin(ctx, tool)
 	askID, err := tool.start(ctx, o, msg.Params.Arguments)
 	if err != nil {
-		return toolError(err), nil
+		return h.toolError(ctx, err), nil
 	}
 	now := h.cfg.Service.Now()
 	t := &ask.Task{

@@ -128,18 +128,15 @@ func (h *Handler) requestUpload(ctx context.Context, req mcp.CallToolRequest) (*
 		ContentType string `json:"contentType"`
 	}
 	if err := decodeArgs(rawArguments(req), &in, ask.EInputInvalid); err != nil {
-		return toolError(err), nil
+		return h.toolError(ctx, err), nil
 	}
 	if h.cfg.Uploads == nil {
-		return toolError(ask.Errorf(ask.EInputInvalid, "this deployment keeps no uploads, so it takes no images")), nil
+		return h.toolError(ctx, ask.Errorf(ask.EInputInvalid, "this deployment keeps no uploads, so it takes no images")), nil
 	}
 	o := origin(ctx)
 	t, err := h.cfg.Uploads.Issue(ctx, o.Space, o.CredentialID, in.ContentType, publicURL(ctx))
 	if err != nil {
-		if ask.ErrorCode(err) == ask.EInternal {
-			h.cfg.Logger.ErrorContext(ctx, "request_upload", "err", err)
-		}
-		return toolError(err), nil
+		return h.toolError(ctx, err), nil
 	}
 	b, _ := json.Marshal(t)
 	var structured map[string]any
@@ -316,13 +313,12 @@ func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*m
 		Project *string `json:"project,omitempty"`
 	}
 	if err := decodeArgs(rawArguments(req), &in, ask.ERequestInvalid); err != nil {
-		return toolError(err), nil
+		return h.toolError(ctx, err), nil
 	}
 	c := gate.CredentialFrom(ctx)
 	open, err := h.cfg.Service.Store.OpenAsks(ctx, c.Space)
 	if err != nil {
-		h.cfg.Logger.ErrorContext(ctx, "list_open_asks", "err", err)
-		return toolError(err), nil
+		return h.toolError(ctx, err), nil
 	}
 	out := struct {
 		Asks   []openAsk `json:"asks"`
@@ -346,8 +342,7 @@ func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*m
 	// them, by the credential's own index, however many other asks of the space closed since.
 	closed, err := h.cfg.Service.ClosedBy(ctx, origin(ctx), h.cfg.Service.Now().Add(-RecentlyClosed), MaxRecentlyClosed)
 	if err != nil {
-		h.cfg.Logger.ErrorContext(ctx, "list_open_asks", "err", err)
-		return toolError(err), nil
+		return h.toolError(ctx, err), nil
 	}
 	for _, a := range closed {
 		if in.Project != nil && a.Project != *in.Project {
@@ -408,7 +403,7 @@ func (h *Handler) blockingHandler(name string) server.ToolHandlerFunc {
 		}
 		askID, err := h.tools[name].start(ctx, o, rawArguments(req))
 		if err != nil {
-			return toolError(err), nil
+			return h.toolError(ctx, err), nil
 		}
 		var token mcp.ProgressToken
 		if req.Params.Meta != nil {
@@ -445,7 +440,7 @@ func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, 
 	if errors.Is(err, context.Canceled) {
 		markGone(ctx)
 	}
-	return h.outcome(askID, reply, err, h.cfg.Waiter.limitOf(ctx))
+	return h.outcome(ctx, askID, reply, err, h.cfg.Waiter.limitOf(ctx))
 }
 
 // progressParams are the params of a waiting call's n-th progress notification. Its message names
@@ -470,7 +465,7 @@ func keepaliveProgress(ctx context.Context) func(time.Duration) error {
 }
 
 // outcome is a wait's result: the ToolReply, or an error that tells the agent what to do next.
-func (h *Handler) outcome(askID string, reply *ask.Reply, err error, limit time.Duration) *mcp.CallToolResult {
+func (h *Handler) outcome(ctx context.Context, askID string, reply *ask.Reply, err error, limit time.Duration) *mcp.CallToolResult {
 	switch {
 	case errors.Is(err, ErrStillWaiting):
 		return mcp.NewToolResultError(fmt.Sprintf(
@@ -483,14 +478,19 @@ func (h *Handler) outcome(askID string, reply *ask.Reply, err error, limit time.
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return mcp.NewToolResultError(fmt.Sprintf("The wait on ask %s was cancelled; the ask stays open. Call await_reply with {\"askId\": %q} to wait again.", askID, askID))
 	case err != nil:
-		return toolError(err)
+		return h.toolError(ctx, err)
 	}
 	return toolReply(askID, *reply)
 }
 
 // toolError reports a refusal as a tool error the model can act on: the stable code, then the
-// message that names the field and the rule.
-func toolError(err error) *mcp.CallToolResult {
+// message that names the field and the rule. It is the one way a tool's error becomes its result,
+// so it is where an internal error is logged, once, through the injected logger: the agent is told
+// "It has been logged", and the cause (never in the result) is in the log.
+func (h *Handler) toolError(ctx context.Context, err error) *mcp.CallToolResult {
+	if ask.ErrorCode(err) == ask.EInternal {
+		h.cfg.Logger.ErrorContext(ctx, "mcp tool failed", "err", err)
+	}
 	return mcp.NewToolResultError(ask.ErrorCode(err) + ": " + ask.ErrorMessage(err))
 }
 
@@ -500,12 +500,12 @@ func (h *Handler) inboxLink(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		AskID string `json:"askId,omitempty"`
 	}
 	if err := decodeArgs(rawArguments(req), &in, ask.ERequestInvalid); err != nil {
-		return toolError(err), nil
+		return h.toolError(ctx, err), nil
 	}
 	link := strings.TrimRight(publicURL(ctx), "/") + "/"
 	if in.AskID != "" {
 		if _, err := h.cfg.Service.Find(ctx, origin(ctx).Space, in.AskID); err != nil {
-			return toolError(err), nil
+			return h.toolError(ctx, err), nil
 		}
 		link += "asks/" + in.AskID
 	}

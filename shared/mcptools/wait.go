@@ -29,30 +29,6 @@ func (w HubWatcher) Watch(space, askID string, changed func(ask.Change)) func() 
 	return w.Hub.WatchFunc(space, askID, changed).Close
 }
 
-// PollWatcher wakes waiters every Interval, for deployments with no hub in reach.
-type PollWatcher struct{ Interval time.Duration }
-
-// Watch implements Watcher.
-func (w PollWatcher) Watch(space, askID string, changed func(ask.Change)) func() {
-	var mu sync.Mutex
-	stopped := false
-	var t *time.Timer
-	t = time.AfterFunc(w.Interval, func() {
-		changed(ask.Change{})
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped {
-			t.Reset(w.Interval)
-		}
-	})
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-		t.Stop()
-	}
-}
-
 // ErrStillWaiting ends a wait that reached its limit before the person moved. The ask stays open
 // and the reply, whenever it comes, is delivered to the next await_reply.
 var ErrStillWaiting = errors.New("no reply yet")

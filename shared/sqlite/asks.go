@@ -102,12 +102,6 @@ func (d *DB) AskWaiting(ctx context.Context, space, id string) (bool, error) {
 // The write is conditional in the UPDATE itself (WHERE version = ?): the row is read again only
 // when that writes nothing, to tell a conflict from an ask that is not stored.
 func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
-	_, err := d.UpdateAskWire(ctx, a)
-	return err
-}
-
-// UpdateAskWire is UpdateAsk, returning the JSON it stored as the ask's body (ask.WireUpdater).
-func (d *DB) UpdateAskWire(ctx context.Context, a *ask.Ask) (json.RawMessage, error) {
 	var w written
 	err := d.writeTx(ctx, func(tx *Tx) error {
 		var err error
@@ -116,11 +110,12 @@ func (d *DB) UpdateAskWire(ctx context.Context, a *ask.Ask) (json.RawMessage, er
 	})
 	switch {
 	case errors.Is(err, ask.ErrVersionConflict), errors.Is(err, ask.ErrNotFound):
-		return nil, err
+		return err
 	case err != nil:
-		return nil, fmt.Errorf("sqlite: update ask %s: %w", a.ID, err)
+		return fmt.Errorf("sqlite: update ask %s: %w", a.ID, err)
 	}
-	return w.committed(a), nil
+	w.committed(a)
+	return nil
 }
 
 // ChangeAsk reads an ask, applies fn and writes the result, all in one write transaction

@@ -65,7 +65,6 @@ var (
 	_ ask.TaskStore       = (*DB)(nil)
 	_ ask.WaitingStore    = (*DB)(nil)
 	_ ask.WireStore       = (*DB)(nil)
-	_ ask.WireUpdater     = (*DB)(nil)
 	_ ask.TxStore         = (*DB)(nil)
 )
 

@@ -239,7 +239,7 @@ func TestRewriteClosedAskKeepsItsCloseTime(t *testing.T) {
 	}
 }
 
-// TestReplyWireIsTheAsksJSON: the JSON a reply hands back (the body UpdateAskWire stored) is byte
+// TestReplyWireIsTheAsksJSON: the JSON a reply hands back (the body ChangeAsk stored) is byte
 // for byte json.Marshal of the replied ask, as the response wrote it before.
 func TestReplyWireIsTheAsksJSON(t *testing.T) {
 	ctx := context.Background()
