@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/loopback-hq/loopback/shared/awsrt"
+	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/samtemplate"
 )
 
@@ -298,24 +298,12 @@ func (d *Deployment) Handler(inbox http.Handler) http.Handler {
 		// net/http's mux answers `/api` and any path it would clean (`//api/v1/whoami`,
 		// `/api/./v1/…`) with a 307 and an HTML body; AWS has no such redirect. Those go to the
 		// HTTP API as they are, whose $default answers them with the API's 404 Problem.
-		if p := r.URL.Path; p == "/api" || (p != cleanPath(p) && !strings.HasPrefix(p, "/uploads/")) {
+		if p := r.URL.Path; p == "/api" || (p != httpapi.CleanPath(p) && !strings.HasPrefix(p, "/uploads/")) {
 			d.API.ServeHTTP(w, r)
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
-}
-
-// cleanPath is path.Clean keeping a trailing slash, as net/http's mux cleans.
-func cleanPath(p string) string {
-	if p == "" {
-		return "/"
-	}
-	c := path.Clean(p)
-	if p[len(p)-1] == '/' && c != "/" {
-		c += "/"
-	}
-	return c
 }
 
 // Run reads the stream and runs the schedules until ctx ends.

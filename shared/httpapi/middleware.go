@@ -92,7 +92,7 @@ func (s *Server) authenticated(who audience, next http.Handler) http.Handler {
 // before any mux of its own cleans them; cmd/loopback does.)
 func (s *Server) refuseUncleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; p != cleanPath(p) {
+		if p := r.URL.Path; p != CleanPath(p) {
 			s.writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s", r.Method, r.URL.EscapedPath()))
 			return
 		}
@@ -100,8 +100,9 @@ func (s *Server) refuseUncleanPaths(next http.Handler) http.Handler {
 	})
 }
 
-// cleanPath is path.Clean keeping a trailing slash, as net/http's mux cleans.
-func cleanPath(p string) string {
+// CleanPath is path.Clean keeping a trailing slash, as net/http's mux cleans: a path it changes
+// is one the mux would redirect, which no API path is.
+func CleanPath(p string) string {
 	if p == "" {
 		return "/"
 	}
