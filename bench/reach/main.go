@@ -16,22 +16,20 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/loopback-hq/loopback/bench/internal/lbserver"
 )
 
 const token = "lb_reach-owner-token-0123456789abcdefghijklmn"
@@ -39,153 +37,18 @@ const token = "lb_reach-owner-token-0123456789abcdefghijklmn"
 // resumeID finds the askId in a result that tells the agent to call await_reply.
 var resumeID = regexp.MustCompile(`await_reply with \{"askId": "([a-z0-9]+)"\}`)
 
-type server struct {
-	bin, dir, addr string
-	extra          []string // the storage flags
-	env            []string
-	cmd            *exec.Cmd
-	agent          string
-	log            *tailBuffer // the server's log (stderr), its last lines for a failure's report
-}
-
-// tailBuffer keeps the last 64 KiB written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 64<<10 {
-		t.buf = t.buf[len(t.buf)-64<<10:]
-	}
-	return len(p), nil
-}
-
-// errorLines are the log's lines at level ERROR, the last n of them.
-func (t *tailBuffer) errorLines(n int) []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var out []string
-	for _, l := range strings.Split(string(t.buf), "\n") {
-		if strings.Contains(l, "level=ERROR") || strings.Contains(l, `"level":"ERROR"`) {
-			out = append(out, l)
-		}
-	}
-	return out[max(0, len(out)-n):]
-}
-
-// start runs the binary on dir, on addr ("127.0.0.1:0" the first time), and reads the agent token
-// it prints.
-func (s *server) start() error {
-	args := append([]string{"serve", "--addr", s.addr, "--data", s.dir, "--progress", "5s", "--max-waits", "100000", "--max-auth-failures", "0"}, s.extra...)
-	s.cmd = exec.Command(s.bin, args...)
-	s.cmd.Env = append(append(os.Environ(), s.env...), "LOOPBACK_TOKEN="+token)
-	out, _ := s.cmd.StdoutPipe()
-	s.log = &tailBuffer{}
-	s.cmd.Stderr = s.log
-	if err := s.cmd.Start(); err != nil {
-		return err
-	}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		line := sc.Text()
-		if api, ok := strings.CutPrefix(strings.TrimSpace(line), "API:"); ok {
-			s.addr = strings.TrimPrefix(strings.TrimSuffix(strings.TrimSpace(api), "/api/v1"), "http://")
-		}
-		if i := strings.Index(line, "Bearer lb_"); i >= 0 && s.agent == "" {
-			s.agent = strings.Trim(strings.Fields(line[i+7:])[0], `"}`)
-		}
-		if strings.HasPrefix(line, "One agent token") {
-			break
-		}
-	}
-	go io.Copy(io.Discard, out)
-	if s.agent == "" {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-		return fmt.Errorf("the server printed no agent token: %s", s.log.buf)
-	}
-	return nil
-}
-
-func (s *server) kill() { s.cmd.Process.Signal(syscall.SIGKILL); s.cmd.Wait() }
-
-var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
-
-// mcp sends one MCP 2026-07-28 request (no session, no tasks) and returns its result.
-func (s *server) mcp(ctx context.Context, name string, args map[string]any) (map[string]any, error) {
-	params := map[string]any{"name": name, "arguments": args, "_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-	}}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+s.addr+"/mcp", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+s.agent)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", name)
-	res, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return nil, err
-	}
-	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-		for _, l := range strings.Split(string(b), "\n") {
-			if d, ok := strings.CutPrefix(l, "data: "); ok {
-				b = []byte(d)
-			}
-		}
-	}
-	var msg struct {
-		Result map[string]any
-		Error  any
-	}
-	if err := json.Unmarshal(b, &msg); err != nil || msg.Error != nil || msg.Result == nil {
-		return nil, fmt.Errorf("%s: %d %.300s", name, res.StatusCode, b)
-	}
-	return msg.Result, nil
-}
-
-func (s *server) api(method, path, body string, v any) (int, error) {
-	req, _ := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	if v != nil {
-		err = json.NewDecoder(res.Body).Decode(v)
-	} else {
-		io.Copy(io.Discard, res.Body)
-	}
-	return res.StatusCode, err
-}
-
 type openAsk struct {
 	ID      string `json:"id"`
 	Project string `json:"project"`
 	Waiting bool   `json:"waiting"`
 }
 
-// open lists the open asks, through the person's snapshot.
-func (s *server) open() ([]openAsk, error) {
+// openAsks lists the open asks, through the person's snapshot.
+func openAsks(s *lbserver.Server) ([]openAsk, error) {
 	var snap struct {
 		Open []openAsk `json:"open"`
 	}
-	status, err := s.api("GET", "/api/v1/snapshot", "", &snap)
+	status, err := s.API("GET", "/api/v1/snapshot", "", &snap)
 	if err == nil && status != 200 {
 		err = fmt.Errorf("snapshot: %d", status)
 	}
@@ -252,7 +115,8 @@ func main() {
 	defer cleanup()
 	dir, _ := os.MkdirTemp("", "loopback-reach-")
 	cleanups = append(cleanups, func() { os.RemoveAll(dir) })
-	s := &server{bin: *bin, dir: dir, addr: "127.0.0.1:0"}
+	s := &lbserver.Server{Bin: *bin, Dir: dir, Addr: "127.0.0.1:0", Token: token,
+		Args: []string{"--progress", "5s", "--max-waits", "100000", "--max-auth-failures", "0"}}
 	if *store == "dynamodb" {
 		endpoint := os.Getenv("AWS_ENDPOINT_URL")
 		if endpoint == "" {
@@ -263,17 +127,13 @@ func main() {
 			cleanups = append(cleanups, stop)
 			endpoint = url
 		}
-		s.env = []string{"AWS_ENDPOINT_URL=" + endpoint, "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION=us-east-1"}
-		s.extra = []string{"--store", "dynamodb", "--table", fmt.Sprintf("loopback-reach-%d", time.Now().UnixNano()), "--create"}
+		s.Env = []string{"AWS_ENDPOINT_URL=" + endpoint, "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION=us-east-1"}
+		s.Args = append(s.Args, []string{"--store", "dynamodb", "--table", fmt.Sprintf("loopback-reach-%d", time.Now().UnixNano()), "--create"}...)
 	}
-	if err := s.start(); err != nil {
+	if err := s.Start(); err != nil {
 		fail("%v", err)
 	}
-	cleanups = append(cleanups, func() {
-		if s.cmd != nil && s.cmd.Process != nil && s.cmd.ProcessState == nil {
-			s.kill()
-		}
-	})
+	cleanups = append(cleanups, s.Kill)
 
 	// 1. Every agent asks and waits.
 	t0 := time.Now()
@@ -283,7 +143,7 @@ func main() {
 	var calls sync.WaitGroup
 	for i := range *agents {
 		calls.Go(func() {
-			res, err := s.mcp(context.Background(), "ask_question", map[string]any{
+			res, err := s.Call(context.Background(), "ask_question", map[string]any{
 				"question": fmt.Sprintf("Agent %d: go on?", i), "project": fmt.Sprintf("reach-%d", i)})
 			// A wait the server ended early with its own words ("… call await_reply with
 			// {"askId": …}"): the agent waits again, as it is told.
@@ -293,7 +153,7 @@ func main() {
 					break
 				}
 				rewaits.Add(1)
-				res, err = s.mcp(context.Background(), "await_reply", map[string]any{"askId": m[1]})
+				res, err = s.Call(context.Background(), "await_reply", map[string]any{"askId": m[1]})
 			}
 			switch {
 			case crashed.Load() && err != nil:
@@ -312,9 +172,9 @@ func main() {
 	for deadline := time.Now().Add(30 * time.Minute); ; time.Sleep(3 * time.Second) {
 		var err error
 		if n := early.Load(); n > 0 {
-			fail("%d calls returned before the crash, such as: %v\nthe server's last errors:\n%s", n, earlyErr.Load(), strings.Join(s.log.errorLines(5), "\n"))
+			fail("%d calls returned before the crash, such as: %v\nthe server's last errors:\n%s", n, earlyErr.Load(), strings.Join(s.Log.ErrorLines(5), "\n"))
 		}
-		if open, err = s.open(); err == nil && len(open) == *agents {
+		if open, err = openAsks(s); err == nil && len(open) == *agents {
 			waiting = 0
 			for _, a := range open {
 				if a.Waiting {
@@ -331,13 +191,13 @@ func main() {
 
 	// 2. The server is killed with every agent waiting, and started again on the same data.
 	crashed.Store(true)
-	s.kill()
+	s.Kill()
 	calls.Wait()
 	if int(cut.Load()) != *agents {
 		fail("%d of %d calls returned before the crash", *agents-int(cut.Load()), *agents)
 	}
 	t1 := time.Now()
-	if err := s.start(); err != nil {
+	if err := s.Start(); err != nil {
 		fail("restart: %v", err)
 	}
 	restarted := time.Since(t1)
@@ -349,7 +209,7 @@ func main() {
 	each(*answer, *conc, func(i int) {
 		a := open[i]
 		text := "for " + a.ID
-		status, err := s.api("POST", "/api/v1/asks/"+a.ID+"/reply", `{"outcome":"answered","selected":[],"text":"`+text+`"}`, nil)
+		status, err := s.API("POST", "/api/v1/asks/"+a.ID+"/reply", `{"outcome":"answered","selected":[],"text":"`+text+`"}`, nil)
 		if err != nil || status != 200 {
 			fail("reply on %s: %d %v", a.ID, status, err)
 		}
@@ -372,7 +232,7 @@ func main() {
 	}
 	each(*agents, *conc, func(i int) {
 		project := fmt.Sprintf("reach-%d", i)
-		list, err := s.mcp(context.Background(), "list_open_asks", map[string]any{"project": project})
+		list, err := s.Call(context.Background(), "list_open_asks", map[string]any{"project": project})
 		if err != nil {
 			lost.Add(1)
 			problem("agent %d: list_open_asks: %v", i, err)
@@ -396,7 +256,7 @@ func main() {
 			return
 		}
 		id := recent[0].(map[string]any)["askId"].(string)
-		res, err := s.mcp(context.Background(), "await_reply", map[string]any{"askId": id})
+		res, err := s.Call(context.Background(), "await_reply", map[string]any{"askId": id})
 		if err != nil || res["isError"] == true {
 			lost.Add(1)
 			problem("agent %d: await_reply %s: %v %v", i, id, err, res)

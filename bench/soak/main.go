@@ -14,133 +14,24 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/loopback-hq/loopback/bench/internal/lbserver"
 )
 
 const token = "lb_soak-owner-token-0123456789abcdefghijklmn"
-
-type server struct {
-	bin, dir, addr string
-	cmd            *exec.Cmd
-	agent          string
-}
-
-// start runs the binary on dir, on addr ("127.0.0.1:0" the first time), and reads the agent token
-// it prints.
-func (s *server) start() error {
-	s.cmd = exec.Command(s.bin, "serve", "--addr", s.addr, "--data", s.dir, "--progress", "2s", "--body-timeout", "2s",
-		"--header-timeout", "2s", "--idle-timeout", "5s",
-		"--max-waits", "10000", "--max-sockets", "10000",
-		// Its agents send no progress token: let them wait as long as the run, as before the
-		// 50 s bound for such calls (docs/design/waiting.md).
-		"--quiet-max-wait", "1h")
-	s.cmd.Env = append(os.Environ(), "LOOPBACK_TOKEN="+token)
-	s.cmd.Args = append(s.cmd.Args, "--max-open-asks", "10000") // every agent asks on the one agent token
-	out, _ := s.cmd.StdoutPipe()
-	s.cmd.Stderr = io.Discard
-	if err := s.cmd.Start(); err != nil {
-		return err
-	}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		line := sc.Text()
-		if api, ok := strings.CutPrefix(strings.TrimSpace(line), "API:"); ok {
-			s.addr = strings.TrimPrefix(strings.TrimSuffix(strings.TrimSpace(api), "/api/v1"), "http://")
-		}
-		if i := strings.Index(line, "Bearer lb_"); i >= 0 && s.agent == "" {
-			s.agent = strings.Trim(strings.Fields(line[i+7:])[0], `"}`)
-		}
-		if strings.HasPrefix(line, "One agent token") {
-			break
-		}
-	}
-	go io.Copy(io.Discard, out)
-	if s.agent == "" {
-		return errors.New("the server printed no agent token")
-	}
-	return nil
-}
-
-func (s *server) kill() { s.cmd.Process.Signal(syscall.SIGKILL); s.cmd.Wait() }
-
-var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
-
-// mcp sends one MCP 2026-07-28 request (no session) and returns its result.
-func (s *server) mcp(ctx context.Context, method, name string, params map[string]any) (map[string]any, error) {
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+s.addr+"/mcp", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+s.agent)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Mcp-Name", name)
-	res, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return nil, err
-	}
-	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-		for _, l := range strings.Split(string(b), "\n") {
-			if d, ok := strings.CutPrefix(l, "data: "); ok {
-				b = []byte(d)
-			}
-		}
-	}
-	var msg struct {
-		Result map[string]any
-		Error  any
-	}
-	if err := json.Unmarshal(b, &msg); err != nil || msg.Error != nil || msg.Result == nil {
-		return nil, fmt.Errorf("%s: %d %.200s", method, res.StatusCode, b)
-	}
-	return msg.Result, nil
-}
-
-func (s *server) api(method, path, body string, v any) (int, error) {
-	req, _ := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	if v != nil {
-		err = json.NewDecoder(res.Body).Decode(v)
-	} else {
-		io.Copy(io.Discard, res.Body)
-	}
-	return res.StatusCode, err
-}
 
 func rss(pid int) int64 {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
@@ -161,8 +52,15 @@ func main() {
 	flag.Parse()
 	dir, _ := os.MkdirTemp("", "loopback-soak-")
 	defer os.RemoveAll(dir)
-	s := &server{bin: *bin, dir: dir, addr: "127.0.0.1:0"}
-	if err := s.start(); err != nil {
+	s := &lbserver.Server{Bin: *bin, Dir: dir, Addr: "127.0.0.1:0", Token: token, Args: []string{
+		"--progress", "2s", "--body-timeout", "2s", "--header-timeout", "2s", "--idle-timeout", "5s",
+		"--max-waits", "10000", "--max-sockets", "10000",
+		// Its agents send no progress token: let them wait as long as the run, as before the
+		// 50 s bound for such calls (docs/design/waiting.md).
+		"--quiet-max-wait", "1h",
+		"--max-open-asks", "10000", // every agent asks on the one agent token
+	}}
+	if err := s.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
 	}
@@ -189,7 +87,7 @@ func main() {
 		wg.Go(func() {
 			project := fmt.Sprintf("soak-%d", i)
 			for ctx.Err() == nil {
-				res, err := s.mcp(context.Background(), "tools/call", "ask_question", map[string]any{"name": "ask_question",
+				res, err := s.MCP(context.Background(), "tools/call", "ask_question", map[string]any{"name": "ask_question",
 					"arguments": map[string]any{"question": "Go on?", "project": project}})
 				for err != nil && ctx.Err() == nil {
 					if !down.Load() {
@@ -198,7 +96,7 @@ func main() {
 					time.Sleep(200 * time.Millisecond)
 					// The ask may be open on the restarted server: find it and wait on it.
 					var list map[string]any
-					if list, err = s.mcp(context.Background(), "tools/call", "list_open_asks", map[string]any{"name": "list_open_asks", "arguments": map[string]any{"project": project}}); err != nil {
+					if list, err = s.MCP(context.Background(), "tools/call", "list_open_asks", map[string]any{"name": "list_open_asks", "arguments": map[string]any{"project": project}}); err != nil {
 						continue
 					}
 					sc, _ := list["structuredContent"].(map[string]any)
@@ -219,7 +117,7 @@ func main() {
 					}
 					id := asks[0].(map[string]any)["askId"].(string)
 					resumed.Add(1)
-					res, err = s.mcp(context.Background(), "tools/call", "await_reply", map[string]any{"name": "await_reply", "arguments": map[string]any{"askId": id}})
+					res, err = s.MCP(context.Background(), "tools/call", "await_reply", map[string]any{"name": "await_reply", "arguments": map[string]any{"askId": id}})
 				}
 				if res == nil {
 					continue
@@ -243,7 +141,7 @@ func main() {
 			var snap struct {
 				Open []struct{ ID string } `json:"open"`
 			}
-			if _, err := s.api("GET", "/api/v1/snapshot", "", &snap); err != nil {
+			if _, err := s.API("GET", "/api/v1/snapshot", "", &snap); err != nil {
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}
@@ -252,7 +150,7 @@ func main() {
 					continue
 				}
 				text := "ok " + a.ID
-				status, err := s.api("POST", "/api/v1/asks/"+a.ID+"/reply", `{"outcome":"answered","selected":[],"text":"`+text+`"}`, nil)
+				status, err := s.API("POST", "/api/v1/asks/"+a.ID+"/reply", `{"outcome":"answered","selected":[],"text":"`+text+`"}`, nil)
 				if err == nil && status == 200 {
 					mu.Lock()
 					replied[a.ID] = text
@@ -268,7 +166,7 @@ func main() {
 	for range *sockets {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				conn, err := net.Dial("tcp", s.addr)
+				conn, err := net.Dial("tcp", s.Addr)
 				if err != nil {
 					time.Sleep(200 * time.Millisecond)
 					continue
@@ -293,7 +191,7 @@ func main() {
 	var slowCut, slowHeld atomic.Int64
 	wg.Go(func() {
 		for ctx.Err() == nil {
-			conn, err := net.Dial("tcp", s.addr)
+			conn, err := net.Dial("tcp", s.Addr)
 			if err != nil {
 				time.Sleep(200 * time.Millisecond)
 				continue
@@ -315,7 +213,7 @@ func main() {
 	var idleCut, idleHeld atomic.Int64
 	wg.Go(func() {
 		for i := 0; ctx.Err() == nil; i++ {
-			conn, err := net.Dial("tcp", s.addr)
+			conn, err := net.Dial("tcp", s.Addr)
 			if err != nil {
 				time.Sleep(200 * time.Millisecond)
 				continue
@@ -345,12 +243,12 @@ func main() {
 		for {
 			select {
 			case <-tick.C:
-				mem = append(mem, rss(s.cmd.Process.Pid))
+				mem = append(mem, rss(s.Cmd.Process.Pid))
 			case <-half:
 				memBefore = len(mem)
 				down.Store(true)
-				s.kill()
-				if err := s.start(); err != nil {
+				s.Kill()
+				if err := s.Start(); err != nil {
 					fail("restart: %v", err)
 				}
 				time.Sleep(2 * time.Second)
@@ -363,7 +261,7 @@ func main() {
 	<-ctx.Done()
 	// Let the last waits see their replies, then stop.
 	time.Sleep(3 * time.Second)
-	s.kill()
+	s.Kill()
 	wg.Wait()
 
 	lost := 0
