@@ -110,41 +110,54 @@ func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]
 	if limit < 1 {
 		return nil, nil
 	}
-	// lsk starts with the fixed-width expiry and a '#': every lease that expired at or before now
-	// sorts below <now>$.
-	bound := formatTime(now) + "$"
 	var out []ask.Lease
-	for shard := range leaseShards {
-		got := 0
-		err := s.query(ctx, &dynamodb.QueryInput{
-			IndexName:                 aws.String(IndexList),
-			KeyConditionExpression:    aws.String("#lpk = :lpk AND #lsk < :bound"),
-			ExpressionAttributeNames:  names(attrLPK, attrLSK),
-			ExpressionAttributeValues: item{":lpk": str(prefixLeases + strconv.Itoa(shard)), ":bound": str(bound)},
-			Limit:                     aws.Int32(int32(min(limit, 1000))),
-		}, func(it item) (bool, error) {
-			var l ask.Lease
-			l.Space, _ = getString(it, attrSpace)
-			l.AskID, _ = getString(it, attrAskID)
-			l.Holder, _ = getString(it, attrHolder)
-			var err error
-			l.ExpiresAt, err = mustTime(it, attrExpires)
-			if err != nil {
-				return false, err
-			}
-			if !l.ExpiresAt.After(now) {
-				out = append(out, l)
-				got++
-			}
-			return got < limit, nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("dynamodb: expired leases: %w", err)
+	err := s.dueOnShards(ctx, prefixLeases, now, limit, func(it item) (bool, error) {
+		var l ask.Lease
+		l.Space, _ = getString(it, attrSpace)
+		l.AskID, _ = getString(it, attrAskID)
+		l.Holder, _ = getString(it, attrHolder)
+		var err error
+		l.ExpiresAt, err = mustTime(it, attrExpires)
+		if err != nil || l.ExpiresAt.After(now) {
+			return false, err
 		}
+		out = append(out, l)
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: expired leases: %w", err)
 	}
 	slices.SortFunc(out, func(x, y ask.Lease) int {
 		return cmp.Or(x.ExpiresAt.Compare(y.ExpiresAt), cmp.Compare(x.Space, y.Space),
 			cmp.Compare(x.AskID, y.AskID), cmp.Compare(x.Holder, y.Holder))
 	})
 	return out[:min(limit, len(out))], nil
+}
+
+// dueOnShards queries IndexList's shards of prefix (one Query each, never a Scan) for the items
+// due at or before due: their lsk starts with a fixed-width time and a '#', so every one due sorts
+// below <due>$. keep decodes each and says whether it counts (the index is eventually consistent,
+// so an item may have changed since); each shard stops at limit counted.
+func (s *Store) dueOnShards(ctx context.Context, prefix string, due time.Time, limit int, keep func(item) (bool, error)) error {
+	bound := formatTime(due) + "$"
+	for shard := range leaseShards {
+		got := 0
+		err := s.query(ctx, &dynamodb.QueryInput{
+			IndexName:                 aws.String(IndexList),
+			KeyConditionExpression:    aws.String("#lpk = :lpk AND #lsk < :bound"),
+			ExpressionAttributeNames:  names(attrLPK, attrLSK),
+			ExpressionAttributeValues: item{":lpk": str(prefix + strconv.Itoa(shard)), ":bound": str(bound)},
+			Limit:                     aws.Int32(int32(min(limit, 1000))),
+		}, func(it item) (bool, error) {
+			ok, err := keep(it)
+			if ok {
+				got++
+			}
+			return err == nil && got < limit, err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -472,30 +472,17 @@ func (s *Store) ReapableUploads(ctx context.Context, before time.Time, limit int
 	if limit < 1 {
 		return nil, nil
 	}
-	bound := formatTime(before) + "$" // lsk starts with the fixed-width expiry and a '#'
 	var out []*ask.Upload
-	for shard := range leaseShards {
-		got := 0
-		err := s.query(ctx, &dynamodb.QueryInput{
-			IndexName:                 aws.String(IndexList),
-			KeyConditionExpression:    aws.String("#lpk = :lpk AND #lsk < :bound"),
-			ExpressionAttributeNames:  names(attrLPK, attrLSK),
-			ExpressionAttributeValues: item{":lpk": str(prefixUpReap + strconv.Itoa(shard)), ":bound": str(bound)},
-			Limit:                     aws.Int32(int32(min(limit, 1000))),
-		}, func(it item) (bool, error) {
-			u, err := decodeUpload(it)
-			if err != nil {
-				return false, err
-			}
-			if !u.Used && !u.ExpiresAt.After(before) {
-				out = append(out, u)
-				got++
-			}
-			return got < limit, nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("dynamodb: reapable uploads: %w", err)
+	err := s.dueOnShards(ctx, prefixUpReap, before, limit, func(it item) (bool, error) {
+		u, err := decodeUpload(it)
+		if err != nil || u.Used || u.ExpiresAt.After(before) {
+			return false, err
 		}
+		out = append(out, u)
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: reapable uploads: %w", err)
 	}
 	slices.SortFunc(out, func(x, y *ask.Upload) int {
 		return cmp.Or(x.ExpiresAt.Compare(y.ExpiresAt), cmp.Compare(x.Space, y.Space), cmp.Compare(x.ID, y.ID))
