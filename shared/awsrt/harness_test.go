@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/awslocal"
 	"github.com/loopback-hq/loopback/shared/awsrt"
@@ -247,4 +248,36 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return bytes.TrimSpace(b)
+}
+
+// modernRequest is an MCP 2026-07-28 request to the mcp function's URL, as client with the client
+// capabilities caps; meta adds to params' _meta. id 0 makes it a notification. Mcp-Name is the
+// tool's or the task's the params name.
+func modernRequest(token string, id int, method, client string, caps, params, meta map[string]any) *http.Request {
+	m := map[string]any{
+		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
+		mcp.MetaKeyClientInfo:         map[string]any{"name": client, "version": "1.0"},
+		mcp.MetaKeyClientCapabilities: caps,
+	}
+	for k, v := range meta {
+		m[k] = v
+	}
+	params["_meta"] = m
+	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
+	if id != 0 {
+		msg["id"] = id
+	}
+	body, _ := json.Marshal(msg)
+	req, _ := http.NewRequest("POST", "https://abc123.lambda-url.us-east-1.on.aws/mcp", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
+	req.Header.Set(mcp.HeaderMethod, method)
+	for _, key := range []string{"name", "taskId"} {
+		if n, ok := params[key].(string); ok {
+			req.Header.Set(mcp.HeaderName, n)
+		}
+	}
+	return req
 }

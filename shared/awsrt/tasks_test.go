@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/awsrt"
 )
@@ -18,24 +15,8 @@ import (
 // may answer any poll.
 func modernRPC(t *testing.T, d *deployment, token, method string, params map[string]any) map[string]any {
 	t.Helper()
-	params["_meta"] = map[string]any{
-		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
-		mcp.MetaKeyClientInfo:         map[string]any{"name": "aws-tasks", "version": "1.0"},
-		mcp.MetaKeyClientCapabilities: map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", "https://abc123.lambda-url.us-east-1.on.aws/mcp", strings.NewReader(string(body)))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
-	req.Header.Set(mcp.HeaderMethod, method)
-	if n, ok := params["name"].(string); ok {
-		req.Header.Set(mcp.HeaderName, n)
-	}
-	if n, ok := params["taskId"].(string); ok {
-		req.Header.Set(mcp.HeaderName, n)
-	}
+	req := modernRequest(token, 1, method, "aws-tasks",
+		map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}, params, nil)
 	res, err := newFunctionURL(d.rt, inboxHost).RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)

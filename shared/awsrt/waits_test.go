@@ -3,13 +3,10 @@ package awsrt_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/awsrt"
 )
@@ -26,29 +23,7 @@ type modernCall struct {
 // its response in the background. meta adds to the request's _meta.
 func startModern(t *testing.T, rt *awsrt.Runtime, token string, id int, method string, params map[string]any, meta map[string]any) *modernCall {
 	t.Helper()
-	m := map[string]any{
-		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
-		mcp.MetaKeyClientInfo:         map[string]any{"name": "aws-waits", "version": "1.0"},
-		mcp.MetaKeyClientCapabilities: map[string]any{},
-	}
-	for k, v := range meta {
-		m[k] = v
-	}
-	params["_meta"] = m
-	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
-	if id != 0 {
-		msg["id"] = id // 0: a notification
-	}
-	body, _ := json.Marshal(msg)
-	req, _ := http.NewRequest("POST", "https://abc123.lambda-url.us-east-1.on.aws/mcp", strings.NewReader(string(body)))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
-	req.Header.Set(mcp.HeaderMethod, method)
-	if n, ok := params["name"].(string); ok {
-		req.Header.Set(mcp.HeaderName, n)
-	}
+	req := modernRequest(token, id, method, "aws-waits", map[string]any{}, params, meta)
 	fu := newFunctionURL(rt, inboxHost)
 	res, err := fu.RoundTrip(req)
 	if err != nil {
