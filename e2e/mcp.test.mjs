@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 
-import { LoopbackServer, sleep } from './lib/server.mjs';
+import { LoopbackServer, sleep, waitFor } from './lib/server.mjs';
 import { TARGET } from './lib/target.mjs';
 
 const CLIENT_INFO = { name: 'e2e-ts', version: '1.0.0' };
@@ -32,16 +32,6 @@ async function connect(server, { headers = { Authorization: server.authorization
   return client;
 }
 
-/** Polls `fn` until it returns something truthy, and returns that. */
-async function waitFor(what, fn, { timeout = 5000, interval = 25 } = {}) {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
-    await sleep(interval);
-  }
-}
 
 /** `promise`'s value, or `otherwise` if it takes longer than `ms`. */
 async function within(ms, promise, otherwise) {

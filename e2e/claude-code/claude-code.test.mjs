@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 
-import { LoopbackServer, sleep } from '../lib/server.mjs';
+import { LoopbackServer, waitFor as waitUntil } from '../lib/server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CLAUDE = join(here, 'node_modules/.bin/claude');
@@ -127,16 +127,8 @@ function sse(res, n, block, stop) {
 
 // --- helpers --------------------------------------------------------------------------------------
 
-/** Polls `fn` until it returns something truthy, and returns that. */
-async function waitFor(what, fn, { timeout = 30_000, interval = 50 } = {}) {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
-    await sleep(interval);
-  }
-}
+/** waitFor with this suite's longer defaults: Claude Code starts and thinks in seconds. */
+const waitFor = (what, fn, options = {}) => waitUntil(what, fn, { timeout: 30_000, interval: 50, ...options });
 
 /** Calls the HTTP API with `token`; returns { status, body }. */
 async function api(server, token, method, path, body) {

@@ -192,3 +192,14 @@ function lines(stream, onLine) {
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** Polls `fn` until it returns something truthy, and returns that. */
+export async function waitFor(what, fn, { timeout = 5000, interval = 25 } = {}) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
+    await sleep(interval);
+  }
+}
