@@ -12,6 +12,7 @@ import { launch } from './lib/browser.mjs';
 import { background, cspViolations, openInbox, png, scrollsSideways, uploadPng, waitForAsk } from './lib/helpers.mjs';
 import { Agent } from './lib/mcp.mjs';
 import { Server } from './lib/server.mjs';
+import { TARGET } from '../../../e2e/lib/target.mjs';
 
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; font-src 'self'; " +
@@ -595,7 +596,13 @@ describe('history', () => {
       const a = await new Agent(own).init();
       const n = 55; // more than the snapshot's 50 recent, so paging must reach the rest
       const calls = [];
-      for (let i = 0; i < n; i++) calls.push(a.call('ask_question', { project: i % 2 ? 'odd' : 'even', question: `Question number ${i}` }));
+      for (let i = 0; i < n; i++) {
+        calls.push(a.call('ask_question', { project: i % 2 ? 'odd' : 'even', question: `Question number ${i}` }));
+        // On the AWS path one credential's waits are counted in a single DynamoDB partition whose
+        // counter every new wait moves: a burst of 55 at once mostly retries. Each call starts
+        // once the one before is waiting.
+        if (TARGET === 'aws-local') await waitForAsk(own, (q) => q.waiting && q.prompt.question === `Question number ${i}`);
+      }
       let asks = [];
       // Poll gently: on the AWS path every snapshot is a Query and a BatchGetItem on moto, which the
       // 55 calls being made need too.
