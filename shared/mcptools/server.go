@@ -130,14 +130,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		// The streamable HTTP transport is POST, GET (the server's stream) and DELETE (the end
 		// of a 2025 session); anything else gets a Problem, not a plain-text 404.
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		h.errors().Write(w, r, ask.Errorf(ask.EMethodNotAllowed, "%s is not part of MCP's streamable HTTP transport: POST a JSON-RPC message", r.Method))
+		h.errors().Write(w, r, ask.Errorf(httpapi.EMethodNotAllowed, "%s is not part of MCP's streamable HTTP transport: POST a JSON-RPC message", r.Method))
 		return
 	}
 	// The transport's DNS-rebinding rule: a request from a browser page must come from this
 	// deployment's own origin. Clients that are not browsers send no Origin.
 	public := h.cfg.PublicURL(r)
 	if !httpapi.SameOrigin(public, r.Header.Get("Origin")) {
-		h.errors().Write(w, r, ask.Errorf(ask.EOriginForbidden, "this Origin may not use this MCP server"))
+		h.errors().Write(w, r, ask.Errorf(httpapi.EOriginForbidden, "this Origin may not use this MCP server"))
 		return
 	}
 	cred, err := h.cfg.Gate.Check(gate.FromRequest(r), gate.BearerToken(r.Header.Get("Authorization")))
@@ -146,7 +146,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
-		h.errors().Write(w, r, ask.Errorf(ask.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
+		h.errors().Write(w, r, ask.Errorf(httpapi.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
 		return
 	}
 	ctx := withGoneFlag(withPublicURL(gate.WithCredential(r.Context(), cred), public), false)
@@ -154,7 +154,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if id := r.Header.Get(mcp.HeaderSessionID); id != "" && validSessionID(id) && !sessionOwnedBy(id, cred.ID) {
 		// Another credential's session (session.go): refused as unknown to this credential, so
 		// its holder starts its own with initialize and never reaches the other's calls.
-		h.errors().Write(w, r, ask.Errorf(ask.ESessionNotFound,
+		h.errors().Write(w, r, ask.Errorf(httpapi.ESessionNotFound,
 			"this Mcp-Session-Id was not issued to this credential (a session belongs to the token that sent initialize); send initialize to start a session of your own"))
 		return
 	}
@@ -206,7 +206,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			case !validSessionID(id):
 				// 404 sends the client back to initialize, as the transport says.
-				h.errors().Write(w, r, ask.Errorf(ask.ESessionNotFound,
+				h.errors().Write(w, r, ask.Errorf(httpapi.ESessionNotFound,
 					"unknown Mcp-Session-Id: this server did not issue it; send initialize to start a new session"))
 				return
 			}

@@ -113,7 +113,7 @@ func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketPro
 		return refused(ask.Errorf(ask.ERequestInvalid, "offer the subprotocol %s", httpapi.Subprotocol))
 	}
 	if !s.sameOrigin(h.Get("Origin"), h.Get(HostHeader)) {
-		return refused(ask.Errorf(ask.EOriginForbidden, "the event socket only opens to pages of this deployment"))
+		return refused(ask.Errorf(httpapi.EOriginForbidden, "the event socket only opens to pages of this deployment"))
 	}
 	ticket, token, err := httpapi.SocketOffer(h)
 	if err != nil {
