@@ -196,8 +196,9 @@ func TestRoleMatrix(t *testing.T) {
 			}
 			path = strings.Replace(path, "{ask}", readable, 1)
 			path = strings.Replace(path, "{upload}", tk.UploadID, 1)
-			if strings.Contains(path, "{subscription}") {
-				path = strings.Replace(path, "{subscription}", subscription(i), 1)
+			if strings.Contains(path, "{subscription}") { // a new one for each call
+				sub := subscription(i)
+				path = strings.Replace(path, "{subscription}", sub, 1)
 			}
 			if body == "{push}" {
 				body = string(pushBody)

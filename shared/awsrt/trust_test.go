@@ -154,8 +154,9 @@ func TestServerlessRoleMatrix(t *testing.T) {
 			}
 			path = strings.Replace(path, "{ask}", readable, 1)
 			path = strings.Replace(path, "{upload}", stored, 1)
-			if strings.Contains(path, "{subscription}") {
-				path = strings.Replace(path, "{subscription}", subscription(i), 1)
+			if strings.Contains(path, "{subscription}") { // a new one for each call
+				sub := subscription(i)
+				path = strings.Replace(path, "{subscription}", sub, 1)
 			}
 			var body []byte
 			switch rt.Body {
