@@ -63,7 +63,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, msg *rpcMe
 	switch msg.Method {
 	case string(mcp.MethodToolsCall):
 		tool, ok := h.tools[msg.Params.Name]
-		if !ok || !declaresTasks(msg) {
+		if !ok || !tool.blocking() || !declaresTasks(msg) {
 			return false // mcp-go serves it; a blocking tool blocks
 		}
 		if err := checkModern(r, msg); err != nil {
@@ -213,7 +213,7 @@ func discoverHook(_ context.Context, _ any, _ *mcp.DiscoverRequest, result *mcp.
 // startExtensionTask runs a blocking tool's start and answers with a CreateTaskResult, once the
 // task is stored (so tasks/get finds it). A call refused at the start is a tool error, as it
 // would be without a task, and creates nothing.
-func (h *Handler) startExtensionTask(ctx context.Context, msg *rpcMessage, tool blockingSpec) (any, error) {
+func (h *Handler) startExtensionTask(ctx context.Context, msg *rpcMessage, tool toolSpec) (any, error) {
 	o, taskID := h.taskOrigin(ctx, tool)
 	askID, err := tool.start(ctx, o, msg.Params.Arguments)
 	if err != nil {

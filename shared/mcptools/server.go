@@ -65,7 +65,7 @@ type Handler struct {
 	cfg   Config
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
-	tools map[string]blockingSpec
+	tools map[string]toolSpec
 
 	parked parkedCalls // parked waits, for the client's notifications/cancelled (park.go)
 }

@@ -384,7 +384,7 @@ func (h *Handler) holdBlockingCall(q *request) bool {
 	if q.r.Method != http.MethodPost || q.msg.Method != string(mcp.MethodToolsCall) {
 		return true
 	}
-	if _, blocking := h.tools[q.msg.Params.Name]; !blocking {
+	if tool, ok := h.tools[q.msg.Params.Name]; !ok || !tool.blocking() {
 		return true
 	}
 	release, ok := h.holdWait(q.w, q.r, q.cred.ID, q.call, q.onCancel)
