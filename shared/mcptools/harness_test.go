@@ -301,7 +301,7 @@ func (p *pending) returned() bool {
 
 // toolReply checks that a result is a successful ToolReply, carried as structuredContent and as
 // the same JSON in text content, valid against the contract, and returns it.
-func toolReply(t *testing.T, res *mcp.CallToolResult) ask.ToolReply {
+func toolReply(t *testing.T, res *mcp.CallToolResult) mcptools.ToolReply {
 	t.Helper()
 	if res.IsError {
 		t.Fatalf("expected a ToolReply, got a tool error: %s", resultText(res))
@@ -335,7 +335,7 @@ func toolReply(t *testing.T, res *mcp.CallToolResult) ask.ToolReply {
 	if !jsonEqual(t, structured, []byte(texts[1])) {
 		t.Fatalf("the second text block is not the same JSON as structuredContent:\nstructured: %s\ntext:       %s", structured, texts[1])
 	}
-	var tr ask.ToolReply
+	var tr mcptools.ToolReply
 	if err := json.Unmarshal(structured, &tr); err != nil {
 		t.Fatalf("decoding the ToolReply: %v", err)
 	}
