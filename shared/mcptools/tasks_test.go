@@ -169,7 +169,9 @@ func TestTaskResultWaits(t *testing.T) {
 		r, err := doRPC(d.MCP, d.Token, session, "tasks/result", map[string]any{"taskId": task.TaskId})
 		done <- outcome{r, err}
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// The wait has begun once it follows the ask beside the task (its lease is its last step):
+	// from then on only the person's move, or its bound, ends it.
+	eventually(t, "tasks/result to follow the ask beside its task", func() bool { return d.leases(t, id) == 2 })
 	select {
 	case o := <-done:
 		t.Fatalf("tasks/result answered before the person replied: %s %v", o.r.Result, o.err)
