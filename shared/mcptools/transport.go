@@ -29,6 +29,8 @@ import (
 // needs. Each such seam is one step (or one hook), and its comment names the upstream feature
 // that would let it go:
 //
+//   - a keepalive on a POST's stream (keepalive.go): startKeepalive;
+//   - strict decoding of a message: refuseDuplicateKeys;
 //   - sessions bound to a credential (session.go): checkSessionOwner;
 //   - 2025-11-25 tasks kept in the store (tasks.go): serveStoredTasks;
 //   - 2026-07-28's Tasks extension (extension.go): serveTasksExtension, and discoverHook;
@@ -187,6 +189,9 @@ func (h *Handler) holdStream(q *request) bool {
 
 // startKeepalive puts a POST's writer under the keepalive (keepalive.go): a wait with nothing to
 // report streams comment lines, so that no proxy between takes the quiet for a dead call.
+//
+// Seam: mcp-go's heartbeat (WithHeartbeatInterval) beats only the GET stream; this goes when it
+// beats a POST's response stream while a tool runs.
 func (h *Handler) startKeepalive(q *request) bool {
 	if q.r.Method != http.MethodPost {
 		return true
@@ -226,7 +231,9 @@ func (h *Handler) readBody(q *request) bool {
 }
 
 // refuseDuplicateKeys: a message with a key twice is invalid. mcp-go would keep one of the two
-// values, and the agent meant one of them.
+// values (encoding/json keeps the last), and the agent meant one of them.
+//
+// Seam: it goes when mcp-go decodes messages strictly.
 func (h *Handler) refuseDuplicateKeys(q *request) bool {
 	if q.r.Method != http.MethodPost {
 		return true
