@@ -133,7 +133,7 @@ func runTranscript(t *testing.T, file string) {
 					continue
 				}
 				failed = true
-				t.Errorf("%s: answer %s differs (go test -run TestTranscripts -update rewrites it)\n--- want\n%s--- got\n%s", file, n, f.data, got)
+				t.Errorf("%s: answer %s differs (go test -run TestTranscripts -update rewrites it)\n%s", file, n, firstDifference(f.data, got))
 			}
 		default:
 			t.Fatalf("%s: a file named %q: want \"N client\", \"N server\" or \"N person\"", file, f.name)
@@ -144,6 +144,21 @@ func runTranscript(t *testing.T, file string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// firstDifference shows where two answers part: the first line that differs, with a few lines
+// of each around it.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	i := 0
+	for i < len(w) && i < len(g) && w[i] == g[i] {
+		i++
+	}
+	around := func(lines []string) string {
+		from, to := max(0, i-3), min(len(lines), i+4)
+		return strings.Join(lines[from:to], "\n")
+	}
+	return fmt.Sprintf("line %d:\n--- want\n%s\n--- got\n%s", i+1, around(w), around(g))
 }
 
 // fill puts the placeholders' values into a request: each must be known by then.
