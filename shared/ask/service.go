@@ -102,9 +102,6 @@ func NewID() string {
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
-// maxAttempts bounds how often a change is retried when the ask moved underneath it.
-const maxAttempts = 5
-
 // AskQuestion creates a question.
 func (s *Service) AskQuestion(ctx context.Context, in QuestionInput, o Origin) (*Ask, error) {
 	a, err := NewQuestion(s.NewID(), in, o, s.Now)
@@ -156,14 +153,14 @@ func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) 
 // Reply records a person's reply. Two replies racing on one ask never both win: the loser reloads
 // and is judged against the ask as the winner left it.
 func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (*Ask, error) {
-	a, _, err := s.changeWire(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
+	a, _, err := s.change(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
 	return a, err
 }
 
 // ReplyWire is Reply, with the replied ask in the contract's JSON as it was stored (encoded once,
 // for the store and the response alike, where the store hands it back: TxStore).
 func (s *Service) ReplyWire(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
-	a, wire, err := s.changeWire(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
+	a, wire, err := s.change(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
 	if err != nil {
 		return WireAsk{}, err
 	}
@@ -204,7 +201,7 @@ func (s *Service) agentsTurn(ctx context.Context, o Origin, id string, answer fu
 	if err := s.takeLease(ctx, o.Space, id, o.Follow); err != nil {
 		return nil, err
 	}
-	a, err := s.change(ctx, o.Space, id, func(a *Ask) error {
+	a, _, err := s.change(ctx, o.Space, id, func(a *Ask) error {
 		if !o.Owns(a) {
 			return AskNotFound(id) // another agent's ask: none of this one's
 		}
@@ -226,53 +223,23 @@ func (s *Service) agentsTurn(ctx context.Context, o Origin, id string, answer fu
 	return a, err
 }
 
-// change loads an ask, applies fn, and writes it conditionally, retrying from a fresh read when
-// another writer got there first.
-func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, error) {
-	a, _, err := s.changeWire(ctx, space, id, fn)
-	return a, err
-}
-
-// changeWire is change, with the contract JSON the store wrote when it hands that back
-// (TxStore); nil otherwise, and nil when fn changed nothing.
-func (s *Service) changeWire(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, json.RawMessage, error) {
-	if ts, ok := s.Store.(TxStore); ok {
-		a, wire, err := ts.ChangeAsk(ctx, space, id, fn)
-		switch {
-		case errors.Is(err, errUnchanged):
-			return a, nil, nil
-		case errors.Is(err, ErrNotFound):
-			return nil, nil, AskNotFound(id)
-		case err != nil:
-			return nil, nil, err
-		}
-		s.publish(a, false) // committed: now anyone waiting may hear of it
-		return a, wire, nil
-	}
-	for range maxAttempts {
-		a, err := s.Find(ctx, space, id)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := fn(a); errors.Is(err, errUnchanged) {
-			return a, nil, nil
-		} else if err != nil {
-			return nil, nil, err
-		}
-		err = s.Store.UpdateAsk(ctx, a)
-		if errors.Is(err, ErrVersionConflict) {
-			continue
-		}
-		if errors.Is(err, ErrNotFound) {
-			return nil, nil, AskNotFound(id)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		s.publish(a, false)
+// change applies fn to an ask through the store's one way of changing it (Store.ChangeAsk), and
+// publishes the change once it is committed. It returns the ask as written and the contract JSON
+// the store wrote; when fn found nothing to write (errUnchanged), the ask as read and nil JSON.
+func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, json.RawMessage, error) {
+	a, wire, err := s.Store.ChangeAsk(ctx, space, id, fn)
+	switch {
+	case errors.Is(err, errUnchanged):
 		return a, nil, nil
+	case errors.Is(err, ErrNotFound):
+		return nil, nil, AskNotFound(id)
+	case errors.Is(err, ErrVersionConflict):
+		return nil, nil, Errorf(EConflict, "ask %s kept changing while this was written; try again", id)
+	case err != nil:
+		return nil, nil, err
 	}
-	return nil, nil, Errorf(EConflict, "ask %s kept changing while this was written; try again", id)
+	s.publish(a, false) // committed: now anyone waiting may hear of it
+	return a, wire, nil
 }
 
 // Find returns one ask of a space, or AskNotFound: the store only says that it has none.
