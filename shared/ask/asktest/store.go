@@ -14,9 +14,9 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// TestStore runs the conformance suite for ask.Store. open returns a store for one test; it may
+// testStore runs the conformance suite for ask.Store. open returns a store for one test; it may
 // be fresh or shared, and the adapter closes it through t.Cleanup.
-func TestStore(t *testing.T, open func(t *testing.T) ask.Store) {
+func testStore(t *testing.T, open func(t *testing.T) ask.Store) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, ask.Store)

@@ -10,9 +10,9 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// TestWaitStore runs the conformance suite for ask.WaitStore. Each test uses credentials of its
+// testWaitStore runs the conformance suite for ask.WaitStore. Each test uses credentials of its
 // own, so a shared store is fine.
-func TestWaitStore(t *testing.T, open func(t *testing.T) ask.WaitStore) {
+func testWaitStore(t *testing.T, open func(t *testing.T) ask.WaitStore) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, ask.WaitStore)
