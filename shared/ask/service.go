@@ -150,22 +150,13 @@ func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) 
 	return s.create(ctx, a, o.Follow)
 }
 
-// Reply records a person's reply. Two replies racing on one ask never both win: the loser reloads
-// and is judged against the ask as the winner left it.
-func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (*Ask, error) {
-	a, _, err := s.change(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
-	return a, err
-}
-
-// ReplyWire is Reply, with the replied ask in the contract's JSON as it was stored (encoded once,
-// for the store and the response alike, where the store hands it back: TxStore).
-func (s *Service) ReplyWire(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
+// Reply records a person's reply, and returns the replied ask in the contract's JSON as the
+// store wrote it (encoded once, for the store and the response alike). Two replies racing on one
+// ask never both win: the loser is judged against the ask as the winner left it.
+func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
 	a, wire, err := s.change(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
 	if err != nil {
 		return WireAsk{}, err
-	}
-	if wire == nil {
-		return ToWire(a)
 	}
 	return WireAsk{ID: a.ID, Version: a.Version, JSON: wire}, nil
 }
@@ -251,19 +242,6 @@ func (s *Service) Find(ctx context.Context, space, id string) (*Ask, error) {
 	return a, err
 }
 
-// Snapshot returns every open ask, newest first, and the fifty most recently closed.
-func (s *Service) Snapshot(ctx context.Context, space string) (*Snapshot, error) {
-	open, err := s.Store.OpenAsks(ctx, space)
-	if err != nil {
-		return nil, err
-	}
-	recent, err := s.Store.ClosedAsks(ctx, space, farFuture, RecentLimit)
-	if err != nil {
-		return nil, err
-	}
-	return &Snapshot{Open: nonNil(open), Recent: nonNil(recent)}, nil
-}
-
 // Page limits for history.
 const (
 	DefaultPageLimit = 20
@@ -272,53 +250,6 @@ const (
 
 // farFuture stands for "no before": every closed ask closed before it.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// History returns a page of closed asks, most recently closed first, that closed strictly before
-// `before` (nil for the newest): at most limit, and no more than fit in MaxResponseSize (at
-// least one, which MaxAskSize lets fit). NextBefore is set only when more asks may follow.
-func (s *Service) History(ctx context.Context, space string, before *time.Time, limit int) (*AskPage, error) {
-	if err := checkPageLimit(limit); err != nil {
-		return nil, err
-	}
-	b := farFuture
-	if before != nil {
-		b = *before
-	}
-	items, err := s.Store.ClosedAsks(ctx, space, b, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	page := &AskPage{Items: nonNil(items)}
-	n, err := pageFits(items[:min(limit, len(items))], pageBudget(s.responseSize()))
-	if err != nil {
-		return nil, err
-	}
-	if n < len(items) {
-		page.Items = items[:n]
-		next := *page.Items[n-1].ClosedAt
-		page.NextBefore = &next
-	}
-	return page, nil
-}
-
-// pageFits is how many of items, from the first, a page holds within MaxResponseSize: at least
-// one.
-func pageFits(items []*Ask, budget int) (int, error) {
-	for i, a := range items {
-		size, err := SizeOf(a)
-		if err != nil {
-			return 0, err
-		}
-		if i > 0 {
-			size++
-		}
-		if size > budget && i > 0 {
-			return i, nil
-		}
-		budget -= size
-	}
-	return len(items), nil
-}
 
 func nonNil(asks []*Ask) []*Ask {
 	if asks == nil {

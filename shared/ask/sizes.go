@@ -240,10 +240,12 @@ func pageBudget(size int) int {
 	return size - len(`{"items":[],"nextBefore":""}`) - len(FormatTime(farFuture))
 }
 
-// HistoryWire is History in its contract JSON, spliced from the asks' JSON as the store keeps
-// it (Store.ClosedAsksWire), so that a page of big asks is neither decoded nor encoded again. Cut
-// as History is: at most limit asks and MaxResponseSize, at least one.
-func (s *Service) HistoryWire(ctx context.Context, space string, before *time.Time, limit int) (*WirePage, error) {
+// History returns a page of closed asks, most recently closed first, that closed strictly before
+// `before` (nil for the newest), in the contract's JSON: spliced from the asks' JSON as the store
+// keeps it (Store.ClosedAsksWire), so that a page of big asks is neither decoded nor encoded
+// again. At most limit asks, and no more than fit in MaxResponseSize (at least one, which
+// MaxAskSize lets fit). NextBefore is set only when more asks may follow.
+func (s *Service) History(ctx context.Context, space string, before *time.Time, limit int) (*WirePage, error) {
 	if err := checkPageLimit(limit); err != nil {
 		return nil, err
 	}

@@ -54,9 +54,10 @@ func ToWire(a *Ask) (WireAsk, error) {
 	return WireAsk{ID: a.ID, Version: a.Version, JSON: b}, err
 }
 
-// SnapshotWire is Snapshot in its contract JSON, cut to MaxResponseSize (cutSnapshot), spliced
-// from the asks' JSON as the store keeps it (Store.OpenAsksWire, Store.ClosedAsksWire).
-func (s *Service) SnapshotWire(ctx context.Context, space string) (*WireSnapshot, error) {
+// Snapshot returns every open ask, newest first, and the fifty most recently closed, in the
+// contract's JSON: spliced from the asks' JSON as the store keeps it (Store.OpenAsksWire,
+// Store.ClosedAsksWire), never decoded, and cut to MaxResponseSize (cutSnapshot).
+func (s *Service) Snapshot(ctx context.Context, space string) (*WireSnapshot, error) {
 	open, err := s.Store.OpenAsksWire(ctx, space)
 	if err != nil {
 		return nil, err

@@ -521,7 +521,7 @@ func (s *Store) OpenAsks(ctx context.Context, space string) ([]*ask.Ask, error) 
 const attrCharge = "charge" // N
 
 // OpenUsage counts a space's open asks and their charges, and the part the credential raised
-// (ask.UsageStore), from the space's open markers: a strongly consistent Query of small items,
+// (ask.Store), from the space's open markers: a strongly consistent Query of small items,
 // whatever the asks hold. A marker written before charges were kept counts 0 until its ask
 // next changes.
 func (s *Store) OpenUsage(ctx context.Context, space, credentialID string) (ask.OpenUsage, error) {

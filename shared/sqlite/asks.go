@@ -285,7 +285,7 @@ func (d *DB) ClosedAsksWire(ctx context.Context, space string, before time.Time,
 }
 
 // queryWire lists asks' bodies as they are stored. A body is exactly Ask.MarshalJSON's output
-// when this revision wrote it (insertAsk, UpdateAsk); a row of another revision is decoded and
+// when this revision wrote it (insertAsk, ChangeAsk); a row of another revision is decoded and
 // encoded again, so a snapshot is always the current revision's shape.
 func (d *DB) queryWire(ctx context.Context, space, query string, args ...any) ([]ask.WireAsk, error) {
 	rows, err := d.r.QueryContext(ctx, query, args...)

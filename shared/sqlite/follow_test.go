@@ -209,7 +209,10 @@ func TestRewriteClosedAskKeepsItsCloseTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a, err = svc.Reply(ctx, "s", a.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, nil); err != nil {
+		if _, err = svc.Reply(ctx, "s", a.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if a, err = d.FindAsk(ctx, "s", a.ID); err != nil {
 			t.Fatal(err)
 		}
 		closed = append(closed, a)
@@ -229,9 +232,9 @@ func TestRewriteClosedAskKeepsItsCloseTime(t *testing.T) {
 	}
 }
 
-// TestReplyWireIsTheAsksJSON: the JSON a reply hands back (the body ChangeAsk stored) is byte
+// TestReplyIsTheAsksJSON: the JSON a reply hands back (the body ChangeAsk stored) is byte
 // for byte json.Marshal of the replied ask, as the response wrote it before.
-func TestReplyWireIsTheAsksJSON(t *testing.T) {
+func TestReplyIsTheAsksJSON(t *testing.T) {
 	ctx := context.Background()
 	d := openTest(t)
 	svc := &ask.Service{Store: d, Now: func() time.Time { return t0 }, NewID: ask.NewID}
@@ -245,7 +248,7 @@ func TestReplyWireIsTheAsksJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := svc.ReplyWire(ctx, "s", a.ID, r, by)
+		w, err := svc.Reply(ctx, "s", a.ID, r, by)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +261,7 @@ func TestReplyWireIsTheAsksJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(w.JSON) != string(want) || w.ID != a.ID || w.Version != got.Version {
-			t.Fatalf("ReplyWire = %s (%s v%d)\nwant       %s (%s v%d)", w.JSON, w.ID, w.Version, want, a.ID, got.Version)
+			t.Fatalf("Reply = %s (%s v%d)\nwant       %s (%s v%d)", w.JSON, w.ID, w.Version, want, a.ID, got.Version)
 		}
 	}
 }
