@@ -11,7 +11,8 @@ import (
 )
 
 // Service runs the three paths every adapter shares: an agent asks, a person replies, an agent
-// answers. It holds the rules and the retry on version conflicts; the Store does the I/O.
+// answers. It holds the rules; the Store does the I/O, and keeps concurrent changes of an ask apart
+// (Store.ChangeAsk).
 type Service struct {
 	Store Store
 	Now   Clock
