@@ -251,10 +251,3 @@ const (
 
 // farFuture stands for "no before": every closed ask closed before it.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func nonNil(asks []*Ask) []*Ask {
-	if asks == nil {
-		return []*Ask{}
-	}
-	return asks
-}
