@@ -46,7 +46,9 @@ func openDataDir(ctx context.Context, c storageConfig) (*dataDir, *backend, erro
 	return &dataDir{db: b.store, owner: localOwner(), dir: c.dir}, b, nil
 }
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// serve runs `loopback serve` until ctx ends. ready, when not nil, is told where it listens
+// once it does (the tests of this package; a child process's harness uses --ready-file).
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(Listening)) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
@@ -70,6 +72,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	bucket := fs.String("bucket", os.Getenv("LOOPBACK_BUCKET"), "the S3 bucket for uploaded images, with --store dynamodb (empty: the data folder)")
 	create := fs.Bool("create", false, "with --store dynamodb, create the table and bucket if they do not exist")
 	openAsks := openAskFlags(fs)
+	readyFile := readyFileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -161,6 +164,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
 	}
+
+	// Ready, once all of it runs: whoever started it may now use it, and delete its files.
+	unannounce, err := announce(*readyFile, listening(ln, base), ready)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer unannounce()
 
 	err = serveUntil(ctx, srv, ln, logger, lb.Waiter.Shutdown, cancelRequests)
 	if cause := context.Cause(ctx); errors.Is(cause, errDatabaseGone) {
