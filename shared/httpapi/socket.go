@@ -92,7 +92,7 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.sameOrigin(r.Header.Get("Origin")) {
-		s.writeError(w, r, ask.Errorf(ask.EOriginForbidden, "the event socket only opens to pages of %s", s.PublicURL))
+		s.writeError(w, r, ask.Errorf(EOriginForbidden, "the event socket only opens to pages of %s", s.PublicURL))
 		return
 	}
 	ticket, token, err := SocketOffer(r.Header)
@@ -119,7 +119,7 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 	// Latest drops whatever the client already has. Until the snapshot is sent, changes only
 	// queue (writing is true).
 	k.sub = s.Hub.SubscribeFunc(cred.Space, k.enqueue)
-	snap, err := s.Service.SnapshotWire(r.Context(), cred.Space)
+	snap, err := s.Service.Snapshot(r.Context(), cred.Space)
 	if err != nil {
 		k.end()
 		s.writeError(w, r, err)
