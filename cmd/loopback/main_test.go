@@ -21,6 +21,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/sqlite"
 )
 
@@ -410,14 +411,17 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("revision", func(t *testing.T) {
-		// This server writes revision 2: a client of revision 3 is newer (409 reload); clients of
-		// revisions 2 and 1 are served, the older one as it always was.
-		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "3"); r.status != 409 || r.problem(t) != ask.EReload ||
-			!strings.Contains(string(r.body), "revision 2") {
+		// This server writes revision 3: a client of revision 4 is newer (409 reload); clients of
+		// revisions 3, 2 and 1 are served, the older ones as they always were.
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "4"); r.status != 409 || r.problem(t) != httpapi.EReload ||
+			!strings.Contains(string(r.body), "revision 3") {
 			t.Errorf("a newer client: %d %s", r.status, r.body)
 		}
-		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "2"); r.status != 200 {
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "3"); r.status != 200 {
 			t.Errorf("the same revision: %d", r.status)
+		}
+		if r := s.do(t, "GET", "/api/v1/push/key", ownerToken, "", "Loopback-Revision", "2"); r.status != 200 {
+			t.Errorf("a revision-2 client: %d", r.status)
 		}
 		if r := s.do(t, "GET", "/api/v1/snapshot", ownerToken, "", "Loopback-Revision", "1"); r.status != 200 {
 			t.Errorf("a revision-1 client: %d", r.status)
@@ -435,7 +439,7 @@ func TestEndToEnd(t *testing.T) {
 		if r := s.do(t, "DELETE", "/api/v1/asks/"+review.ID, ownerToken, ""); r.status != 405 || r.header.Get("Allow") == "" {
 			t.Errorf("a wrong method: %d", r.status)
 		}
-		if r := s.do(t, "GET", "/api/v1/nothing", ownerToken, ""); r.status != 404 || r.problem(t) != ask.ERouteNotFound {
+		if r := s.do(t, "GET", "/api/v1/nothing", ownerToken, ""); r.status != 404 || r.problem(t) != httpapi.ERouteNotFound {
 			t.Errorf("an unknown route: %d", r.status)
 		}
 	})
