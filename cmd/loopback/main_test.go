@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -61,7 +60,7 @@ func startServer(t *testing.T, env map[string]string) *server {
 }
 
 // startServe runs `loopback serve --addr 127.0.0.1:0 --data DIR` with flags added, and waits up
-// to within for it to print its address. It is stopped, and must return cleanly, at cleanup.
+// to within for it to say where it listens. It is stopped, and must return cleanly, at cleanup.
 func startServe(t *testing.T, within time.Duration, env map[string]string, flags ...string) *server {
 	t.Helper()
 	return startServeIn(t, t.TempDir(), within, env, flags...)
@@ -76,8 +75,9 @@ func startServeIn(t *testing.T, dir string, within time.Duration, env map[string
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, flags...)
-	go func() { done <- run(ctx, args, out, errOut) }()
+	ready := make(chan Listening, 1)
+	args := append([]string{"--addr", "127.0.0.1:0", "--data", dir}, flags...)
+	go func() { done <- serve(ctx, args, out, errOut, func(l Listening) { ready <- l }) }()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
@@ -93,21 +93,14 @@ func startServeIn(t *testing.T, dir string, within time.Duration, env map[string
 		})
 	}
 	t.Cleanup(stop)
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		sc := bufio.NewScanner(strings.NewReader(out.String()))
-		for sc.Scan() {
-			if api, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "API:"); ok {
-				return &server{base: strings.TrimSuffix(strings.TrimSpace(api), "/api/v1"), dir: dir, out: out, log: errOut, stop: stop}
-			}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve exited early: %v\n%s", err, errOut.String())
-		case <-time.After(20 * time.Millisecond):
-		}
+	select {
+	case l := <-ready:
+		return &server{base: l.URL, dir: dir, out: out, log: errOut, stop: stop}
+	case err := <-done:
+		t.Fatalf("serve exited early: %v\n%s", err, errOut.String())
+	case <-time.After(within):
+		t.Fatalf("serve said nowhere it listens within %s:\n%s\n%s", within, out.String(), errOut.String())
 	}
-	t.Fatalf("serve printed no address:\n%s\n%s", out.String(), errOut.String())
 	return nil
 }
 

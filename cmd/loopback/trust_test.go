@@ -597,11 +597,11 @@ func TestLogsHoldNoCredentials(t *testing.T) {
 	tk = requestUploadVia(t, s.agent(t, agent), "image/png")
 	path = tk.path(t)
 	// A client that gives up mid-body.
-	req, _ := http.NewRequest("PUT", s.base+path, &slowBody{first: testImage(t, "tiny.png")[:20]})
-	req.ContentLength = 4 << 20
-	req.Header.Set("Content-Type", "image/png")
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
+	req, _ := http.NewRequest("PUT", s.base+path, &slowBody{first: testImage(t, "tiny.png")[:20], abandoned: ctx.Done()})
+	req.ContentLength = 4 << 20
+	req.Header.Set("Content-Type", "image/png")
 	if res, err := http.DefaultClient.Do(req.WithContext(ctx)); err == nil {
 		res.Body.Close()
 	}
@@ -654,8 +654,9 @@ func halfClose(t *testing.T, s *server, path string, body []byte) string {
 
 // slowBody sends a few bytes and then nothing, until the request is abandoned.
 type slowBody struct {
-	first []byte
-	sent  bool
+	first     []byte
+	sent      bool
+	abandoned <-chan struct{} // the request's context ends
 }
 
 func (b *slowBody) Read(p []byte) (int, error) {
@@ -663,6 +664,6 @@ func (b *slowBody) Read(p []byte) (int, error) {
 		b.sent = true
 		return copy(p, b.first), nil
 	}
-	time.Sleep(time.Second)
+	<-b.abandoned
 	return 0, errors.New("gave up")
 }
