@@ -8,7 +8,7 @@ import type { PushState } from './push';
 import { compareTimes } from './time';
 import type { Ask, AskPage, Whoami } from './types';
 
-export type Route = { name: 'inbox' } | { name: 'history' } | { name: 'ask'; id: string };
+export type Route = { name: 'inbox' } | { name: 'history' } | { name: 'ask'; id: string } | { name: 'rules'; focus?: string };
 
 export interface HistoryState {
   /** Closed asks read page by page, by id. */
@@ -140,10 +140,14 @@ export function initialState(env: Surroundings): AppState {
 
 // ---------------------------------------------------------------------------------------- routes --
 
-export function parseRoute(pathname: string): Route {
+export function parseRoute(pathname: string, search = ''): Route {
   const m = /^\/asks\/([^/]+)\/?$/.exec(pathname);
   if (m) return { name: 'ask', id: decodeURIComponent(m[1]) };
   if (/^\/history\/?$/.test(pathname)) return { name: 'history' };
+  if (/^\/rules\/?$/.test(pathname)) {
+    const focus = new URLSearchParams(search).get('rule');
+    return focus ? { name: 'rules', focus } : { name: 'rules' };
+  }
   return { name: 'inbox' };
 }
 
@@ -153,6 +157,8 @@ export function routePath(r: Route): string {
       return '/asks/' + encodeURIComponent(r.id);
     case 'history':
       return '/history';
+    case 'rules':
+      return r.focus ? '/rules?rule=' + encodeURIComponent(r.focus) : '/rules';
     default:
       return '/';
   }
