@@ -3,7 +3,7 @@
 // verdict bar (sticky at the bottom of a phone's screen): Allow, Deny with words for the agent, or
 // either with a rule that remembers it, from Loopback's suggestions.
 
-import { useMemo, useState } from 'preact/hooks';
+import { useMemo, useRef, useState } from 'preact/hooks';
 import { adjustScope, agentNamesFrom, commandOf, inputOf, scopeWords, type Widen } from '../approval';
 import { useDraft } from '../drafts';
 import { useApp } from '../state';
@@ -99,6 +99,8 @@ function Verdict({ ask, names }: { ask: ApprovalAsk; names: (id: string) => stri
   const [remember, setRemember] = useState<Remember>(null);
   const [project, setProject] = useState<Widen>('suggested');
   const [agent, setAgent] = useState<Widen>('suggested');
+  const shown = useRef<Remember>(null);
+  if (!remember) shown.current = null;
   const message = draft.message.trim();
   const tooLong = message.length > MESSAGE_MAX;
 
@@ -151,7 +153,18 @@ function Verdict({ ask, names }: { ask: ApprovalAsk; names: (id: string) => stri
       </p>
 
       {remember && (
-        <div class={`remember remember-${remember}`} role="group" aria-labelledby={`remember-${ask.id}`}>
+        <div
+          class={`remember remember-${remember}`}
+          role="group"
+          aria-labelledby={`remember-${ask.id}`}
+          ref={(el) => {
+            // Opened from the bar at the bottom of a phone's screen: bring the choices into view.
+            if (el && shown.current !== remember) {
+              shown.current = remember;
+              requestAnimationFrame(() => el.scrollIntoView({ block: 'nearest' }));
+            }
+          }}
+        >
           <h3 class="section-title" id={`remember-${ask.id}`}>
             {remember === 'allow' ? 'Allow, and always allow…' : 'Deny, and always deny…'}
           </h3>

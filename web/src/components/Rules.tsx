@@ -95,7 +95,7 @@ function RuleRow({ rule, focused, names, meName, onEdit }: { rule: Rule; focused
         </p>
         <p class="rule-meta muted small">
           <span>
-            By {meName}, <Time at={rule.updatedAt} />
+            By {meName === 'You' ? 'you' : meName}, <Time at={rule.updatedAt} />
           </span>
           <span class="rule-matches">
             {rule.matches === 1 ? 'Matched once' : rule.matches ? `Matched ${rule.matches} times` : 'Not matched yet'}

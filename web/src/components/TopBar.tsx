@@ -93,6 +93,18 @@ function Account({ who }: { who: Whoami | null }) {
           ) : (
             <p class="account-who muted small">Signed in. Who you are shows once Loopback answers.</p>
           )}
+          <a
+            class="btn wide ghost account-rules"
+            href="/rules"
+            onClick={(e) => {
+              if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+              e.preventDefault();
+              setOpen(false);
+              navigate({ name: 'rules' });
+            }}
+          >
+            <RulesIcon /> Rules
+          </a>
           <button
             type="button"
             class="btn wide"

@@ -296,7 +296,7 @@ describe('the rules page', () => {
     const row = root.querySelector('[data-rule="r1"]')!;
     expect(row.textContent).toContain('Always allow');
     expect(row.textContent).toContain('Bash commands starting with npm test in project billing, by every agent');
-    expect(row.textContent).toContain('By ada');
+    expect(row.textContent).toContain('By ada,');
     expect(row.textContent).toContain('Matched 3 times');
     [...row.querySelectorAll('button')].find((b) => b.textContent === 'Edit')!.click();
     await settle();

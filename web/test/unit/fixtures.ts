@@ -78,7 +78,7 @@ export function approval(id: string, over: Partial<ApprovalAsk> = {}, prompt: Pa
       tool: 'Bash',
       title: 'npm test -- --watch',
       content: [{ type: 'code', language: 'sh', code: 'npm test -- --watch' }],
-      input: { command: 'npm test -- --watch', description: 'Run the tests' } as ApprovalPrompt['input'],
+      input: { command: 'npm test -- --watch', description: 'Run the tests' } as unknown as ApprovalPrompt['input'],
       cwd: '/home/ada/billing',
       session: 'sess-42',
       agent: { id: 'agent-7', name: 'laptop-claude' },
