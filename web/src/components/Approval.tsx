@@ -161,7 +161,7 @@ function Verdict({ ask, names }: { ask: ApprovalAsk; names: (id: string) => stri
             // Opened from the bar at the bottom of a phone's screen: bring the choices into view.
             if (el && shown.current !== remember) {
               shown.current = remember;
-              requestAnimationFrame(() => el.scrollIntoView({ block: 'nearest' }));
+              requestAnimationFrame(() => el.scrollIntoView?.({ block: 'nearest' }));
             }
           }}
         >

@@ -165,7 +165,16 @@ function fakeServer(answer: (method: string, url: string, body: unknown) => { st
   return calls;
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 20));
+/** Waits until `probe` returns something (a render or a request happened), for up to 5 s. */
+async function until<T>(probe: () => T | null | undefined | false): Promise<T> {
+  const end = Date.now() + 5000;
+  for (;;) {
+    const v = probe();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('waited 5 s for ' + probe.toString());
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 
 describe('the approval view', () => {
   afterEach(() => {
@@ -199,7 +208,7 @@ describe('the approval view', () => {
     const calls = fakeServer(() => ({ status: 200, body: { ...a, status: 'closed', updatedAt: '2026-12-01T00:00:00.000000Z' } }));
     const root = show(a);
     root.querySelector<HTMLButtonElement>('[data-verdict="allow"]')!.click();
-    await settle();
+    await until(() => calls.length);
     expect(calls).toEqual([{ method: 'POST', url: '/api/v1/asks/v2/reply', body: { outcome: 'allowed' } }]);
     render(null, root);
     root.remove();
@@ -212,10 +221,9 @@ describe('the approval view', () => {
     const ta = root.querySelector('textarea')!;
     ta.value = 'Run make test instead';
     ta.dispatchEvent(new Event('input', { bubbles: true }));
-    await settle();
-    expect(root.querySelector('[data-verdict="deny"]')!.textContent).toBe('Deny with message');
+    await until(() => root.querySelector('[data-verdict="deny"]')!.textContent === 'Deny with message');
     root.querySelector<HTMLButtonElement>('[data-verdict="deny"]')!.click();
-    await settle();
+    await until(() => calls.length);
     expect(calls.map((c) => c.body)).toEqual([{ outcome: 'denied', message: 'Run make test instead' }]);
     render(null, root);
     root.remove();
@@ -227,7 +235,7 @@ describe('the approval view', () => {
     const root = show(a);
     const toggle = [...root.querySelectorAll('button')].find((b) => b.textContent === 'Always allow…')!;
     toggle.click();
-    await settle();
+    await until(() => root.querySelector('.suggestion'));
     let offered = [...root.querySelectorAll('.suggestion')].map((b) => b.textContent);
     expect(offered).toEqual([
       'Always allow Bash commands starting with npm test in project billing, by agent laptop-claude',
@@ -239,11 +247,11 @@ describe('the approval view', () => {
     project.dispatchEvent(new Event('change', { bubbles: true }));
     agent.value = 'every';
     agent.dispatchEvent(new Event('change', { bubbles: true }));
-    await settle();
+    await until(() => root.querySelector('.suggestion')!.textContent!.includes('every project, by every agent'));
     offered = [...root.querySelectorAll('.suggestion')].map((b) => b.textContent);
     expect(offered[0]).toBe('Always allow Bash commands starting with npm test in every project, by every agent');
     root.querySelector<HTMLButtonElement>('.suggestion')!.click();
-    await settle();
+    await until(() => calls.length);
     expect(calls.map((c) => c.body)).toEqual([{ outcome: 'allowed', remember: { tool: 'Bash', commandPrefix: 'npm test' } }]);
     render(null, root);
     root.remove();
@@ -254,8 +262,7 @@ describe('the approval view', () => {
     const ta = root.querySelector('textarea')!;
     ta.value = 'x'.repeat(2001);
     ta.dispatchEvent(new Event('input', { bubbles: true }));
-    await settle();
-    expect(root.querySelector<HTMLButtonElement>('[data-verdict="deny"]')!.disabled).toBe(true);
+    await until(() => root.querySelector<HTMLButtonElement>('[data-verdict="deny"]')!.disabled);
     expect(root.querySelector('.reason')!.textContent).toMatch(/at most 2000 characters/);
     render(null, root);
     root.remove();
@@ -292,21 +299,19 @@ describe('the rules page', () => {
     const root = document.createElement('div');
     document.body.append(root);
     render(<RulesPage />, root);
-    await settle();
-    const row = root.querySelector('[data-rule="r1"]')!;
+    const row = await until(() => root.querySelector('[data-rule="r1"]'));
     expect(row.textContent).toContain('Always allow');
     expect(row.textContent).toContain('Bash commands starting with npm test in project billing, by every agent');
     expect(row.textContent).toContain('By ada,');
     expect(row.textContent).toContain('Matched 3 times');
     [...row.querySelectorAll('button')].find((b) => b.textContent === 'Edit')!.click();
-    await settle();
-    const prefix = root.querySelector<HTMLInputElement>('input[name="commandPrefix"]')!;
+    const prefix = await until(() => root.querySelector<HTMLInputElement>('input[name="commandPrefix"]'));
     expect(prefix.value).toBe('npm test');
     prefix.value = 'npm test\\';
     prefix.dispatchEvent(new Event('input', { bubbles: true }));
-    await settle();
+    await until(() => root.querySelector('.rule-preview')?.textContent?.includes('npm test\\'));
     root.querySelector<HTMLFormElement>('form.rule-form')!.requestSubmit();
-    await settle();
+    await until(() => root.querySelector('[role="alert"]'));
     expect(calls.at(-1)).toEqual({
       method: 'PUT',
       url: '/api/v1/rules/r1',
