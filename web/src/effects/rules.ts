@@ -43,8 +43,8 @@ export async function deleteRule(id: string): Promise<void> {
 export function ruleProblemText(err: unknown): string {
   if (err instanceof ApiError) {
     if (err.status === 404) return 'This rule is gone: someone deleted it.';
-    if (err.status === 409 && err.code !== 'reload') return `${err.message} Delete a rule you no longer need, then try again.`;
-    if (err.status === 422) return `The server refused the rule: ${err.message}`;
+    if (err.code === 'rule.limit') return err.message;
+    if (err.code === 'rule.invalid' || err.status === 422) return `The server refused the rule: ${err.message}`;
   }
   return problemText(err);
 }

@@ -292,7 +292,7 @@ describe('the rules page', () => {
     const calls = fakeServer((method) =>
       method === 'GET'
         ? { status: 200, body: { items: [rule] } }
-        : { status: 422, body: { code: 'input.invalid', message: 'commandPrefix: a prefix may not end in a backslash' } },
+        : { status: 422, body: { code: 'rule.invalid', message: 'commandPrefix: a prefix may not end in a backslash' } },
     );
     setState({ token: 'lb_t', whoami: { actor: { id: 'u1', name: 'me' }, space: 's', role: 'person' } as never });
     setToken('lb_t');
