@@ -96,8 +96,13 @@ func (s *Service) create(ctx context.Context, a *Ask, f *Follow) (*Ask, error) {
 }
 
 // NewService returns a Service on a store with the real clock and random ids.
+// When the store keeps rules too (RuleStore), they decide approvals.
 func NewService(store Store) *Service {
-	return &Service{Store: store, Now: func() time.Time { return Truncate(time.Now()) }, NewID: NewID}
+	s := &Service{Store: store, Now: func() time.Time { return Truncate(time.Now()) }, NewID: NewID}
+	if rs, ok := store.(RuleStore); ok {
+		s.Rules = rs
+	}
+	return s
 }
 
 // NewID returns a random ask id: 128 bits, base32, lower case.
