@@ -142,8 +142,8 @@ export function ruleInputFrom(f: {
   const tool = f.tool.trim();
   const r: RuleInput = { effect: f.effect, tool };
   const n = narrowingFor(tool);
-  // A prefix keeps its inner spaces and its end (`npm test ` is not `npm test`); only a blank one is left out.
-  if (n && f.narrowing.trim()) r[n] = n === 'commandPrefix' ? f.narrowing.replace(/^\s+/, '') : f.narrowing.trim();
+  // The contract's fields never begin or end with whitespace (the server refuses them).
+  if (n && f.narrowing.trim()) r[n] = f.narrowing.trim();
   if (f.project.trim()) r.project = f.project.trim();
   if (f.agent.trim()) r.agent = f.agent.trim();
   return r;

@@ -176,7 +176,10 @@ describe('rules', () => {
   it('the Rules page makes, edits (the server’s refusal in words) and deletes rules, on a phone', async () => {
     const page = await openInbox(browser, server, PHONE);
     const p = project('docs');
-    await page.getByRole('link', { name: 'Rules' }).click();
+    // On a phone the top bar has no room for it: the account menu has the link.
+    assert.equal(await page.locator('.topbar .nav-link').isVisible(), false);
+    await page.locator('.account-btn').tap();
+    await page.locator('.account-menu').getByRole('link', { name: 'Rules' }).tap();
     await page.waitForURL(server.origin + '/rules');
     await page.getByRole('button', { name: 'New rule' }).click();
     const form = page.locator('form.rule-form');
@@ -208,11 +211,18 @@ describe('rules', () => {
     );
     await page.locator(`[data-rule="${made.id}"]`, { hasText: 'Always deny' }).waitFor();
 
-    // A rule the server refuses: its Problem in words, and nothing changed.
+    // A rule the page can judge is held back with the reason; one only the server can judge (a
+    // prefix that pipes) is refused by it, and its Problem is shown in words; nothing changed.
     await page.locator(`[data-rule="${made.id}"]`).getByRole('button', { name: /^Edit/ }).click();
     await edit.getByLabel('Tool').fill('x'.repeat(201));
     assert.match(await edit.locator('.reason').innerText(), /at most 200 characters/);
     assert.equal(await edit.getByRole('button', { name: 'Save rule' }).isDisabled(), true);
+    await edit.getByLabel('Tool').fill('Bash');
+    await edit.getByLabel('Command starts with (optional)').fill('make deploy | tee log');
+    await edit.getByRole('button', { name: 'Save rule' }).click();
+    const refusal = await edit.getByRole('alert').innerText();
+    assert.match(refusal, /^The server refused the rule: .*simple command/);
+    assert.equal((await server.api('GET', '/rules')).body.items.find((r) => r.id === made.id).commandPrefix, 'rm -rf');
     await edit.getByRole('button', { name: 'Cancel' }).click();
 
     // Delete, after a confirmation.

@@ -63,11 +63,11 @@ describe('a rule in words', () => {
     expect(ruleProblem({ effect: 'allow', tool: 'Bash', commandPrefix: 'a', pathPattern: 'b' })).toMatch(/not several/);
     expect(ruleProblem({ effect: 'allow', tool: ' ' })).toMatch(/Name the tool/);
     expect(ruleProblem({ effect: 'allow', tool: 'WebFetch', domain: 'x'.repeat(254) })).toMatch(/at most 253/);
-    // A form's blank fields are left out (they cover everything); a prefix keeps its trailing space.
-    expect(ruleInputFrom({ effect: 'allow', tool: ' Bash ', narrowing: 'npm test ', project: ' ', agent: '' })).toEqual({
+    // A form's blank fields are left out (they cover everything); none begins or ends with a space.
+    expect(ruleInputFrom({ effect: 'allow', tool: ' Bash ', narrowing: ' npm test ', project: ' ', agent: '' })).toEqual({
       effect: 'allow',
       tool: 'Bash',
-      commandPrefix: 'npm test ',
+      commandPrefix: 'npm test',
     });
     // A field the tool does not take is dropped when the tool changes.
     expect(ruleInputFrom({ effect: 'deny', tool: 'Glob', narrowing: 'npm', project: 'p', agent: 'a' })).toEqual({
