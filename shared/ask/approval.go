@@ -98,6 +98,10 @@ func (d *Decision) Allowed() bool { return d != nil && d.Outcome == OutcomeAllow
 // DefaultDenyMessage is what the agent is told of a denial that came without words.
 const DefaultDenyMessage = "The person denied this tool use in Loopback."
 
+// WithdrawnMessage is what a wait on an approval that ended with no decision returns: nothing
+// was allowed.
+const WithdrawnMessage = "No one decided in Loopback before the agent stopped waiting; nothing was allowed."
+
 // ApprovalDecision is the decision that closed an approval, read from its thread; nil while it
 // is undecided, when it ended without a decision (withdrawn), and for any other kind of ask.
 func (a *Ask) ApprovalDecision() *Decision {

@@ -294,3 +294,44 @@ func TestApprovalPushNotice(t *testing.T) {
 		t.Fatal("a closed approval is pushed")
 	}
 }
+
+// TestApprovalEndsAWait: an approval closed by a rule, the terminal or a withdrawal ends a wait
+// on it, as a person's reply does; a withdrawal is no allow.
+func TestApprovalEndsAWait(t *testing.T) {
+	now := func() time.Time { return time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC) }
+	a, err := ask.NewApproval("a1", ask.ApprovalInput{Tool: "Bash", Input: []byte(`{"command":"ls"}`), Cwd: "/w/p"}, ask.Origin{Space: "s"}, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ask.PersonsMove(a); ok {
+		t.Fatal("an open approval ends a wait")
+	}
+	closed := func(e ask.Entry) *ask.Ask {
+		c := *a
+		e.Author, e.At = ask.AuthorLoopback, now()
+		c.Thread = []ask.Entry{e}
+		c.Status, c.ClosedAt = ask.Closed, &e.At
+		return &c
+	}
+	for _, tt := range []struct {
+		e    ask.Entry
+		want ask.Outcome
+		msg  string
+	}{
+		{ask.Entry{Event: ask.NoticeTerminal, Text: "Answered at the terminal: allowed.", Outcome: ask.OutcomeAllowed}, ask.OutcomeAllowed, ""},
+		{ask.Entry{Event: ask.NoticeRule, Text: "Denied by your rule r.", Outcome: ask.OutcomeDenied, RuleID: "r"}, ask.OutcomeDenied, "Denied by your rule r."},
+		{ask.Entry{Event: ask.NoticeWithdrawn, Text: "gone"}, ask.OutcomeDenied, ask.WithdrawnMessage},
+	} {
+		c := closed(tt.e)
+		r, ok := ask.PersonsMove(c)
+		if !ok || r.Outcome != tt.want || r.Message != tt.msg {
+			t.Errorf("%s: %+v %v", tt.e.Event, r, ok)
+		}
+		if err := ask.CheckInvariants(c); err != nil {
+			t.Errorf("%s: %v", tt.e.Event, err)
+		}
+	}
+	if closed(ask.Entry{Event: ask.NoticeWithdrawn, Text: "gone"}).ApprovalDecision() != nil {
+		t.Error("a withdrawn approval has a decision")
+	}
+}
