@@ -38,12 +38,6 @@ const (
 	MaxBodyBytes = 1 << 20
 )
 
-// Withdrawn is what the thread says of an approval the terminal answered.
-const (
-	AnsweredAtTerminal = "answered at the terminal"
-	DeniedAtTerminal   = "denied at the terminal"
-)
-
 // Handler serves Path: Claude Code's hook JSON with an agent's credential as Bearer.
 type Handler struct {
 	Approvals Approvals
@@ -226,11 +220,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "PermissionRequest":
 		h.permissionRequest(ctx, w, r, cred, ev.Request(clientOf(r)), limit)
 	case "PostToolUse", "PermissionDenied":
-		why := AnsweredAtTerminal
+		how := RanAtTerminal
 		if ev.HookEventName == "PermissionDenied" {
-			why = DeniedAtTerminal
+			how = DeniedAtTerminal
 		}
-		if err := h.Approvals.Withdraw(ctx, cred, ev.Request(clientOf(r)), why); err != nil {
+		if err := h.Approvals.Withdraw(ctx, cred, ev.Request(clientOf(r)), how); err != nil {
 			h.errors().Write(w, r, err)
 			return
 		}
@@ -282,7 +276,12 @@ func (h *Handler) permissionRequest(ctx context.Context, w http.ResponseWriter, 
 	case errors.Is(err, ErrUndecided):
 		d = nil
 	case errors.Is(err, context.Canceled):
-		return // the client went away: nobody reads an answer
+		// The client closed the request: Claude Code does when the person answers No or Esc at
+		// its terminal. Nobody reads an answer; the approval must not wait on in the inbox.
+		if err := h.Approvals.Withdraw(context.WithoutCancel(ctx), cred, req, StoppedWaiting); err != nil {
+			h.Logger.WarnContext(ctx, "withdrawing an approval whose hook went away", "ask", askID, "err", err)
+		}
+		return
 	default:
 		if ask.ErrorCode(err) == ask.EInternal {
 			h.Logger.ErrorContext(ctx, "approval wait failed", "ask", askID, "err", err)

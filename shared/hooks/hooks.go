@@ -54,6 +54,20 @@ type Approvals interface {
 	// (an error from it, a client gone, ends the wait). ErrUndecided: none came.
 	Await(ctx context.Context, cred *ask.Credential, askID string, limit time.Duration, beat func() error) (*Decision, error)
 	// Withdraw closes the pending approval for r's session, tool and input, if there is one,
-	// saying why (the terminal answered). No pending approval: nothing happens.
-	Withdraw(ctx context.Context, cred *ask.Credential, r Request, why string) error
+	// saying how it ended. No pending approval: nothing happens.
+	Withdraw(ctx context.Context, cred *ask.Credential, r Request, how Ending) error
 }
+
+// Ending is how an approval ended without a decision in Loopback.
+type Ending int
+
+const (
+	// RanAtTerminal: the tool ran (PostToolUse): the person said yes at the terminal.
+	RanAtTerminal Ending = iota
+	// DeniedAtTerminal: the client reported the tool use denied (PermissionDenied).
+	DeniedAtTerminal
+	// StoppedWaiting: the hook's request closed before anyone decided. Claude Code closes it
+	// when the person answers No or Esc at the terminal (it sends no PermissionDenied for that),
+	// or when the session ends.
+	StoppedWaiting
+)
