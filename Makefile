@@ -152,6 +152,7 @@ LAMBDA_DIRS = \
   ApiTicketsFunction=api-tickets \
   ApiFilesFunction=api-files \
   ApiPushFunction=api-push \
+  ApiRulesFunction=api-rules \
   ApiDefaultFunction=api-default \
   WsConnectFunction=ws-connect \
   WsDisconnectFunction=ws-disconnect \

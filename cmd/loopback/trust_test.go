@@ -194,6 +194,20 @@ func TestRoleMatrix(t *testing.T) {
 		"DELETE /api/v1/push/subscriptions/{id}": {"/api/v1/push/subscriptions/{subscription}", "", [5]int{204, 404, 403, 401, 404}},
 		// No bearer gate: the upload URL is the credential, whoever else's token comes with it.
 		"PUT /api/v1/uploads/{spaceId}/{token}": {"{upload}", "", [5]int{201, 201, 201, 201, 201}},
+		// Rules: a person's; an agent never reads, makes, changes or deletes one; another
+		// space's person finds none of this space's.
+		"GET /api/v1/rules":         {"/api/v1/rules", "", [5]int{200, 200, 403, 401, 200}},
+		"POST /api/v1/rules":        {"/api/v1/rules", `{"effect":"allow","tool":"Read","pathPattern":"docs/**"}`, [5]int{201, 201, 403, 401, 201}},
+		"PUT /api/v1/rules/{id}":    {"/api/v1/rules/{rule}", `{"effect":"deny","tool":"Bash","commandPrefix":"rm"}`, [5]int{200, 200, 403, 401, 404}},
+		"DELETE /api/v1/rules/{id}": {"/api/v1/rules/{rule}", "", [5]int{204, 204, 403, 401, 404}},
+	}
+	ownerCred := &ask.Credential{ID: "matrix", Space: LocalSpace, Role: ask.RoleOwner, Actor: ask.Actor{ID: "owner"}, Person: ask.Actor{ID: "owner"}}
+	rule := func() string {
+		r, err := svc.CreateRule(ctx, ownerCred, ask.RuleInput{Effect: ask.EffectAllow, RuleScope: ask.RuleScope{Tool: "WebFetch", Domain: "example.com"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
 	}
 	sawSocket := false
 	for _, route := range httpapi.Routes() {
@@ -213,6 +227,8 @@ func TestRoleMatrix(t *testing.T) {
 			case strings.Contains(path, "{fresh}"):
 				id = fresh()
 				r = s.do(t, route.Method, strings.Replace(path, "{fresh}", id, 1), role.token, rt.body)
+			case strings.Contains(path, "{rule}"):
+				r = s.do(t, route.Method, strings.Replace(path, "{rule}", rule(), 1), role.token, rt.body)
 			case strings.Contains(path, "{subscription}"):
 				r = s.do(t, route.Method, strings.Replace(path, "{subscription}", subscription(i), 1), role.token, rt.body)
 			case path == "{upload}":

@@ -32,6 +32,13 @@ type Service struct {
 	// Bounds are the open-ask budgets (Bounds); zero fields take the defaults.
 	Bounds Bounds
 
+	// Rules keeps the rules that decide approvals without asking (contract revision 3); nil
+	// where the deployment keeps none: then every approval is put to the person, and the rules
+	// routes answer that there are none to keep.
+	Rules RuleStore
+	// MaxRules bounds a space's rules; zero takes MaxRulesPerSpace.
+	MaxRules int
+
 	// Changes hears of every committed change, after the commit. Local: the in-process hub that
 	// wakes waiters and feeds sockets. On AWS it is nil: the DynamoDB stream carries changes.
 	Changes Publisher
@@ -89,8 +96,13 @@ func (s *Service) create(ctx context.Context, a *Ask, f *Follow) (*Ask, error) {
 }
 
 // NewService returns a Service on a store with the real clock and random ids.
+// When the store keeps rules too (RuleStore), they decide approvals.
 func NewService(store Store) *Service {
-	return &Service{Store: store, Now: func() time.Time { return Truncate(time.Now()) }, NewID: NewID}
+	s := &Service{Store: store, Now: func() time.Time { return Truncate(time.Now()) }, NewID: NewID}
+	if rs, ok := store.(RuleStore); ok {
+		s.Rules = rs
+	}
+	return s
 }
 
 // NewID returns a random ask id: 128 bits, base32, lower case.
@@ -156,14 +168,31 @@ func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) 
 // Reply records a person's reply. Two replies racing on one ask never both win: the loser reloads
 // and is judged against the ask as the winner left it.
 func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (*Ask, error) {
-	a, _, err := s.changeWire(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
-	return a, err
+	write := func() (*Ask, error) {
+		a, _, err := s.changeWire(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
+		return a, err
+	}
+	if r.Remember != nil {
+		return s.replyRemembering(ctx, space, id, r, by, write)
+	}
+	return write()
 }
 
 // ReplyWire is Reply, with the replied ask in the contract's JSON as it was stored (encoded once,
 // for the store and the response alike, where the store hands it back: TxStore).
 func (s *Service) ReplyWire(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
-	a, wire, err := s.changeWire(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
+	var wire []byte
+	a, err := func() (*Ask, error) {
+		write := func() (*Ask, error) {
+			a, w, err := s.changeWire(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
+			wire = w
+			return a, err
+		}
+		if r.Remember != nil {
+			return s.replyRemembering(ctx, space, id, r, by, write)
+		}
+		return write()
+	}()
 	if err != nil {
 		return WireAsk{}, err
 	}

@@ -136,3 +136,7 @@ func TestClaimPush(t *testing.T) {
 func TestWaitStore(t *testing.T) {
 	asktest.TestWaitStore(t, func(t *testing.T) ask.WaitStore { return sharedStore(t) })
 }
+
+func TestRuleStore(t *testing.T) {
+	asktest.TestRuleStore(t, func(t *testing.T) asktest.RuleBackend { return sharedStore(t) })
+}

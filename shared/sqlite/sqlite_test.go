@@ -64,6 +64,9 @@ func TestConformance(t *testing.T) {
 			t.Run("PushStore", func(t *testing.T) {
 				asktest.TestPushStore(t, func(t *testing.T) ask.PushStore { return mode.open(t) })
 			})
+			t.Run("RuleStore", func(t *testing.T) {
+				asktest.TestRuleStore(t, func(t *testing.T) asktest.RuleBackend { return mode.open(t) })
+			})
 		})
 	}
 }
@@ -78,6 +81,7 @@ func TestSharedStore(t *testing.T) {
 	asktest.TestTaskStore(t, func(*testing.T) ask.TaskStore { return d })
 	asktest.TestUploadStore(t, func(*testing.T) ask.UploadStore { return d })
 	asktest.TestPushStore(t, func(*testing.T) ask.PushStore { return d })
+	asktest.TestRuleStore(t, func(*testing.T) asktest.RuleBackend { return d })
 }
 
 func TestPragmas(t *testing.T) {
