@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -134,20 +133,8 @@ func ParseEvent(body []byte) (*Event, error) {
 func (ev *Event) Request(client string) Request {
 	return Request{
 		Client: client, Session: ev.SessionID, Tool: ev.ToolName, Input: ev.ToolInput,
-		ToolUseID: ev.ToolUseID, Cwd: ev.Cwd, Project: ProjectOf(ev.Cwd),
+		ToolUseID: ev.ToolUseID, Cwd: ev.Cwd,
 	}
-}
-
-// ProjectOf is the project a working directory names: its last folder.
-func ProjectOf(cwd string) string {
-	if cwd == "" {
-		return ""
-	}
-	base := filepath.Base(filepath.Clean(cwd))
-	if base == "/" || base == "." {
-		return ""
-	}
-	return base
 }
 
 func isObject(raw json.RawMessage) bool {

@@ -28,7 +28,7 @@ type Request struct {
 	Input     json.RawMessage // the tool's input, a JSON object
 	ToolUseID string          // when the client names the call (permission-prompt-tool, PostToolUse)
 	Cwd       string          // the agent's working directory
-	Project   string          // the repository's root folder name; from Cwd when not given
+	Project   string          // the repository's root folder name; left out, the domain takes Cwd's last folder
 }
 
 // Decision is what the person, or one of their rules, decided on a Request.
