@@ -94,7 +94,7 @@ func permissionEvent(event, session, command string) string {
 		"cwd": "/home/u/src/shop", "permission_mode": "default", "hook_event_name": event,
 		"tool_name": "Bash", "tool_input": map[string]any{"command": command, "description": "Run it"},
 		"permission_suggestions": []any{map[string]any{"type": "setMode", "mode": "acceptEdits", "destination": "session"}},
-		"prompt_id": "later-fields-are-ignored",
+		"prompt_id":              "later-fields-are-ignored",
 	})
 	return string(b)
 }
