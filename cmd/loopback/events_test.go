@@ -31,6 +31,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/events/eventstest"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/mcptools"
 )
 
 // ticket issues an event ticket through the API; s.do checks the response against the contract.
@@ -393,7 +394,7 @@ func TestEventSocketFrames(t *testing.T) {
 	}
 	s.reply(t, ownerToken, id, yes)
 	more(func(a *ask.Ask) bool { return a.Status == ask.Closed && !a.Waiting }) // answered, and so no longer followed
-	var tr ask.ToolReply
+	var tr mcptools.ToolReply
 	res := call.wait(t)
 	// The words first, then the ToolReply's JSON in a text block of its own.
 	if err := json.Unmarshal([]byte(lastText(res)), &tr); err != nil || tr.AskID != id {

@@ -165,12 +165,6 @@ type AskPage struct {
 	NextBefore *time.Time `json:"-"`
 }
 
-// ToolReply is what a blocking MCP tool returns: the reply that ended its wait.
-type ToolReply struct {
-	AskID string `json:"askId"`
-	Reply Reply  `json:"reply"`
-}
-
 // Whoami says which space a credential opens and who holds it.
 type Whoami struct {
 	Space string `json:"space"`

@@ -33,6 +33,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/dynamo"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/events/eventstest"
+	"github.com/loopback-hq/loopback/shared/mcptools"
 )
 
 var moto *awstest.Server
@@ -292,7 +293,7 @@ func TestServerlessEndToEnd(t *testing.T) {
 	if r.err != nil || r.res.IsError {
 		t.Fatalf("ask_question = %v, %v", r.res, r.err)
 	}
-	var reply ask.ToolReply
+	var reply mcptools.ToolReply
 	if err := json.Unmarshal(mustJSON(t, r.res.StructuredContent), &reply); err != nil || reply.AskID != id || reply.Reply.Outcome != ask.OutcomeAnswered {
 		t.Fatalf("ToolReply = %+v, %v", reply, err)
 	}
@@ -734,7 +735,7 @@ func TestServerlessQuietWait(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("await_reply = %+v, %v", res, err)
 	}
-	var reply ask.ToolReply
+	var reply mcptools.ToolReply
 	if err := json.Unmarshal(mustJSON(t, res.StructuredContent), &reply); err != nil || reply.Reply.Text != "yes" {
 		t.Fatalf("the ToolReply = %+v, %v", reply, err)
 	}

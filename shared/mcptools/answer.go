@@ -33,8 +33,15 @@ func taskReply(askID string, r ask.Reply) *mcp.CallToolResult {
 	return replyResult(askID, r, words)
 }
 
+// ToolReply is what a blocking tool returns (the contract's ToolReply): the reply that ended its
+// wait, as its structured content and as JSON text.
+type ToolReply struct {
+	AskID string    `json:"askId"`
+	Reply ask.Reply `json:"reply"`
+}
+
 func replyResult(askID string, r ask.Reply, words string) *mcp.CallToolResult {
-	tr := ask.ToolReply{AskID: askID, Reply: r}
+	tr := ToolReply{AskID: askID, Reply: r}
 	b, _ := json.Marshal(tr)
 	var structured map[string]any
 	_ = json.Unmarshal(b, &structured)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -59,15 +58,12 @@ func declaresTasks(msg *rpcMessage) bool {
 }
 
 // serveModern answers what Loopback itself serves of 2026-07-28, and reports whether it did.
-func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, msg *rpcMessage, body []byte) bool {
+func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, msg *rpcMessage) bool {
 	ctx := r.Context()
 	switch msg.Method {
-	case string(mcp.MethodServerDiscover):
-		h.discover(w, r, body)
-		return true
 	case string(mcp.MethodToolsCall):
 		tool, ok := h.tools[msg.Params.Name]
-		if !ok || !declaresTasks(msg) {
+		if !ok || !tool.blocking() || !declaresTasks(msg) {
 			return false // mcp-go serves it; a blocking tool blocks
 		}
 		if err := checkModern(r, msg); err != nil {
@@ -196,49 +192,28 @@ func missingTasksCapability() *rpcError {
 		Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}}}}
 }
 
-// discover is server/discover as mcp-go answers it, with the Tasks extension in its capabilities
-// in place of 2025-11-25's tasks capability (which mcp-go reports, and which a 2025 initialize
-// keeps).
-func (h *Handler) discover(w http.ResponseWriter, r *http.Request, body []byte) {
-	rec := httptest.NewRecorder()
-	r.Body = readCloser(body)
-	h.http.ServeHTTP(rec, r)
-	out := rec.Body.Bytes()
-	var resp map[string]json.RawMessage
-	if rec.Header().Get("Content-Type") == "application/json" && json.Unmarshal(out, &resp) == nil && resp["result"] != nil {
-		var result map[string]json.RawMessage
-		if json.Unmarshal(resp["result"], &result) == nil {
-			var caps map[string]json.RawMessage
-			_ = json.Unmarshal(result["capabilities"], &caps)
-			if caps == nil {
-				caps = map[string]json.RawMessage{}
-			}
-			delete(caps, "tasks")
-			var ext map[string]json.RawMessage
-			_ = json.Unmarshal(caps["extensions"], &ext)
-			if ext == nil {
-				ext = map[string]json.RawMessage{}
-			}
-			ext[ExtensionTasks] = json.RawMessage(`{}`)
-			caps["extensions"], _ = json.Marshal(ext)
-			result["capabilities"], _ = json.Marshal(caps)
-			resp["result"], _ = json.Marshal(result)
-			out, _ = json.Marshal(resp)
-			out = append(out, '\n')
-		}
+// discoverHook makes server/discover advertise the Tasks extension in place of 2025-11-25's
+// tasks capability, which mcp-go reports (one capability set for every protocol revision) and
+// which a 2025 initialize keeps. mcp-go runs it on the result before encoding it.
+//
+// Seam: it goes when mcp-go serves the Tasks extension, or takes capabilities per revision.
+func discoverHook(_ context.Context, _ any, _ *mcp.DiscoverRequest, result *mcp.DiscoverResult) {
+	if result == nil {
+		return
 	}
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
+	result.Capabilities.Tasks = nil
+	ext := make(map[string]any, len(result.Capabilities.Extensions)+1)
+	for k, v := range result.Capabilities.Extensions { // mcp-go's own map: copied, not written
+		ext[k] = v
 	}
-	w.Header().Del("Content-Length")
-	w.WriteHeader(rec.Code)
-	w.Write(out)
+	ext[ExtensionTasks] = struct{}{}
+	result.Capabilities.Extensions = ext
 }
 
 // startExtensionTask runs a blocking tool's start and answers with a CreateTaskResult, once the
 // task is stored (so tasks/get finds it). A call refused at the start is a tool error, as it
 // would be without a task, and creates nothing.
-func (h *Handler) startExtensionTask(ctx context.Context, msg *rpcMessage, tool blockingSpec) (any, error) {
+func (h *Handler) startExtensionTask(ctx context.Context, msg *rpcMessage, tool toolSpec) (any, error) {
 	o, taskID := h.taskOrigin(ctx, tool)
 	askID, err := tool.start(ctx, o, msg.Params.Arguments)
 	if err != nil {

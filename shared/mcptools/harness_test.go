@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -301,7 +302,7 @@ func (p *pending) returned() bool {
 
 // toolReply checks that a result is a successful ToolReply, carried as structuredContent and as
 // the same JSON in text content, valid against the contract, and returns it.
-func toolReply(t *testing.T, res *mcp.CallToolResult) ask.ToolReply {
+func toolReply(t *testing.T, res *mcp.CallToolResult) mcptools.ToolReply {
 	t.Helper()
 	if res.IsError {
 		t.Fatalf("expected a ToolReply, got a tool error: %s", resultText(res))
@@ -335,7 +336,7 @@ func toolReply(t *testing.T, res *mcp.CallToolResult) ask.ToolReply {
 	if !jsonEqual(t, structured, []byte(texts[1])) {
 		t.Fatalf("the second text block is not the same JSON as structuredContent:\nstructured: %s\ntext:       %s", structured, texts[1])
 	}
-	var tr ask.ToolReply
+	var tr mcptools.ToolReply
 	if err := json.Unmarshal(structured, &tr); err != nil {
 		t.Fatalf("decoding the ToolReply: %v", err)
 	}
@@ -504,6 +505,53 @@ func (d *deployment) waitingAsk(t *testing.T, n int) askView {
 func (d *deployment) waitFor(t *testing.T, id string, want bool) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("waiting on ask %s to be %v", id, want), func() bool { return d.getAsk(t, id).Waiting == want })
+}
+
+// leases is how many holders follow the ask now (waiting calls and tasks), read from the
+// deployment's SQLite file.
+func (d *deployment) leases(t *testing.T, askID string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", d.DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM leases WHERE ask_id = ?`, askID).Scan(&n); err != nil {
+		t.Fatalf("counting the leases of %s: %v", askID, err)
+	}
+	return n
+}
+
+// renewals returns a function that reports how many times the ask's leases have been written
+// (taken or renewed) since, as far as polling them sees: each write moves a lease's expiry.
+func (d *deployment) renewals(t *testing.T, askID string) func() int {
+	seen := map[string]bool{}
+	read := func() {
+		db, err := sql.Open("sqlite", d.DBPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		rows, err := db.Query(`SELECT holder, expires_at FROM leases WHERE ask_id = ?`, askID)
+		if err != nil {
+			t.Fatalf("reading the leases of %s: %v", askID, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var holder, expires string
+			if err := rows.Scan(&holder, &expires); err != nil {
+				t.Fatal(err)
+			}
+			seen[holder+" "+expires] = true
+		}
+	}
+	read()
+	before := len(seen)
+	return func() int {
+		read()
+		return len(seen) - before
+	}
 }
 
 // eventually polls cond until it holds (testwait.Eventually, the one copy).

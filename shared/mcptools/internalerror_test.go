@@ -51,3 +51,36 @@ func TestToolInternalErrorLogged(t *testing.T) {
 		t.Fatalf("the cause is on %d ERROR lines, want 1; the log:\n%s", len(logged), all)
 	}
 }
+
+// TestAnsweringToolInternalErrorLogged: a tool that answers at once (list_open_asks) goes through
+// the same wrapper: the agent reads only that it has been logged, and the cause is on one ERROR
+// line.
+func TestAnsweringToolInternalErrorLogged(t *testing.T) {
+	var log syncBuffer
+	d := newTestDeployment(t, deployOpts{Log: &log})
+	db, err := sql.Open("sqlite", d.DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// The store cannot read the asks any more, for a reason only the log may name.
+	if _, err := db.ExecContext(context.Background(), `ALTER TABLE asks RENAME TO asks_gone_7f3a`); err != nil {
+		t.Fatalf("renaming the table: %v", err)
+	}
+
+	c := d.connect(t, clientOpts{Legacy: true})
+	text := toolErr(t, callTool(t, c, "list_open_asks", map[string]any{}))
+	if want := "internal: Something went wrong on our side. It has been logged."; text != want {
+		t.Fatalf("tool error %q, want %q", text, want)
+	}
+	all, _ := log.lines(t)
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(all), "\n") {
+		if strings.Contains(l, `"level":"ERROR"`) && strings.Contains(l, "no such table") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the cause is on %d ERROR lines, want 1; the log:\n%s", n, all)
+	}
+}

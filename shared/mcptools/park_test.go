@@ -110,16 +110,28 @@ func TestParkedAnswerIsMCPGos(t *testing.T) {
 			// Parked.
 			c := d.park(t, d.callRequest(t, tc.headers, "ask_question", question("park"), tc.token))
 			a := d.waitingAsk(t, 1)
-			time.Sleep(150 * time.Millisecond) // a few beats
-			d.reply(t, a.ID, map[string]any{"outcome": "answered", "selected": []string{"SQLite"}})
-			res, err := http.ReadResponse(c.r, nil)
+			res, err := http.ReadResponse(c.r, nil) // the head is sent when the wait parks
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" || len(res.TransferEncoding) != 1 || res.TransferEncoding[0] != "chunked" || !res.Close {
 				t.Fatalf("parked response: %d %v %v close=%v", res.StatusCode, res.Header, res.TransferEncoding, res.Close)
 			}
-			events, comments := sseEvents(t, res.Body)
+			// A few beats while the person thinks: read the stream until they have come.
+			body := bufio.NewReader(res.Body)
+			var seen strings.Builder
+			for beats := 0; beats < 2; {
+				l, err := body.ReadString('\n')
+				if err != nil {
+					t.Fatalf("the stream ended while waiting, after %q: %v", seen.String(), err)
+				}
+				seen.WriteString(l)
+				if strings.HasPrefix(l, ":") || strings.Contains(l, `"notifications/progress"`) {
+					beats++
+				}
+			}
+			d.reply(t, a.ID, map[string]any{"outcome": "answered", "selected": []string{"SQLite"}})
+			events, comments := sseEvents(t, io.MultiReader(strings.NewReader(seen.String()), body))
 			if len(events) == 0 {
 				t.Fatal("no event in the parked stream")
 			}
@@ -177,7 +189,6 @@ func TestParkedWaitsHoldOneGoroutine(t *testing.T) {
 	headers := initSession(t, d.MCP, d.Token, testClientInfo)
 	const n = 40
 	settle := func() int {
-		time.Sleep(100 * time.Millisecond)
 		runtime.GC()
 		return runtime.NumGoroutine()
 	}
@@ -196,10 +207,13 @@ func TestParkedWaitsHoldOneGoroutine(t *testing.T) {
 		}
 		return waiting == n
 	})
-	during := settle()
-	if per := float64(during-before) / n; per > 1.2 {
-		t.Errorf("%d waiting calls hold %d goroutines: %.1f each", n, during-before, per)
-	}
+	// What the calls hold once the goroutines that parked them have ended (they end on their
+	// own, just after the calls park): waited for, and failed after testwait.Within.
+	during := 0
+	eventually(t, fmt.Sprintf("%d parked calls to hold at most 1.2 goroutines each", n), func() bool {
+		during = settle()
+		return float64(during-before)/n <= 1.2
+	})
 	for _, c := range calls {
 		c.conn.Close()
 	}
@@ -261,13 +275,23 @@ func TestParkedWaitsHearCancelled(t *testing.T) {
 	cancel(d.Token, initSession(t, d.MCP, d.Token, testClientInfo)) // another session of the same credential
 	other := d.issue(t, testSpace, ask.RoleAgent, ask.Actor{ID: "agent:b", Name: "b"}, ask.Actor{ID: "owner"})
 	cancel(other, initSession(t, d.MCP, other, testClientInfo))
-	time.Sleep(200 * time.Millisecond)
-	if !d.getAsk(t, a.ID).Waiting {
-		t.Fatal("a cancel from another session or credential ended the wait")
-	}
-	cancel(d.Token, headers)
-	d.waitFor(t, a.ID, false)
+	// A cancel that reaches a parked call ends its wait before its own response comes back
+	// (forwardCancel), so the person's reply, made now, reaches the call only if neither did.
+	d.reply(t, a.ID, map[string]any{"outcome": "answered", "selected": []string{"SQLite"}})
 	res, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if events, _ := sseEvents(t, res.Body); len(events) != 1 || !strings.Contains(events[0], `"selected":["SQLite"]`) {
+		t.Fatalf("a cancel from another session or credential ended the wait: the call answered %q", events)
+	}
+
+	// The call's own session and credential end it.
+	c = d.park(t, d.callRequest(t, headers, "ask_question", question("cancelled"), nil))
+	b := d.waitingAsk(t, 1) // the first ask closed with its answer
+	cancel(d.Token, headers)
+	d.waitFor(t, b.ID, false)
+	res, err = http.ReadResponse(c.r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

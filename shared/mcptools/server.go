@@ -4,11 +4,9 @@
 package mcptools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"math"
 	"mime"
@@ -24,7 +22,6 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/gate"
-	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/reqlog"
 	"github.com/loopback-hq/loopback/shared/upload"
@@ -68,7 +65,7 @@ type Handler struct {
 	cfg   Config
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
-	tools map[string]blockingSpec
+	tools map[string]toolSpec
 
 	parked parkedCalls // parked waits, for the client's notifications/cancelled (park.go)
 }
@@ -93,7 +90,7 @@ func New(cfg Config) *Handler {
 		// which field broke which rule, with a stable code; decodeArgs refuses unknown fields.
 		server.WithOutputSchemaValidation(),
 		server.WithRecovery(),
-		server.WithHooks(requestLogHooks()),
+		server.WithHooks(hooks()),
 		server.WithInstructions(instructions),
 	)
 	h.addTools()
@@ -113,190 +110,6 @@ choices when there are clear options), request_review to put work in front of th
 send_briefing to go through findings or options point by point. Each call waits until the person
 answers, which can take minutes or hours; if it returns without a reply, call await_reply with the
 askId to keep waiting. Always pass project: the name of the repository's root folder.`
-
-// ServeHTTP implements http.Handler: every request is logged (reqlog), one line each.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	reqlog.Middleware(h.cfg.Logger, "mcp", http.HandlerFunc(h.serve)).ServeHTTP(w, r)
-}
-
-// errors writes every refusal of /mcp: the API's Problems, with a 500 logged on the MCP logger.
-func (h *Handler) errors() httpapi.Errors { return httpapi.Errors{Logger: h.cfg.Logger} }
-
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
-	line := reqlog.From(r.Context())
-	switch r.Method {
-	case http.MethodPost, http.MethodGet, http.MethodDelete:
-	default:
-		// The streamable HTTP transport is POST, GET (the server's stream) and DELETE (the end
-		// of a 2025 session); anything else gets a Problem, not a plain-text 404.
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		h.errors().Write(w, r, ask.Errorf(ask.EMethodNotAllowed, "%s is not part of MCP's streamable HTTP transport: POST a JSON-RPC message", r.Method))
-		return
-	}
-	// The transport's DNS-rebinding rule: a request from a browser page must come from this
-	// deployment's own origin. Clients that are not browsers send no Origin.
-	public := h.cfg.PublicURL(r)
-	if !httpapi.SameOrigin(public, r.Header.Get("Origin")) {
-		h.errors().Write(w, r, ask.Errorf(ask.EOriginForbidden, "this Origin may not use this MCP server"))
-		return
-	}
-	cred, err := h.cfg.Gate.Check(gate.FromRequest(r), gate.BearerToken(r.Header.Get("Authorization")))
-	if err != nil {
-		h.errors().Write(w, r, err)
-		return
-	}
-	if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
-		h.errors().Write(w, r, ask.Errorf(ask.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
-		return
-	}
-	ctx := withGoneFlag(withPublicURL(gate.WithCredential(r.Context(), cred), public), false)
-	line.Credential(cred.ID)
-	if id := r.Header.Get(mcp.HeaderSessionID); id != "" && validSessionID(id) && !sessionOwnedBy(id, cred.ID) {
-		// Another credential's session (session.go): refused as unknown to this credential, so
-		// its holder starts its own with initialize and never reaches the other's calls.
-		h.errors().Write(w, r, ask.Errorf(ask.ESessionNotFound,
-			"this Mcp-Session-Id was not issued to this credential (a session belongs to the token that sent initialize); send initialize to start a session of your own"))
-		return
-	}
-	if r.Method == http.MethodGet {
-		release, ok := h.cfg.Streams.Acquire(cred.ID)
-		if !ok {
-			h.errors().TooMany(w, r, "MCP streams", h.cfg.Streams.Max)
-			return
-		}
-		defer release()
-	}
-
-	if r.Method == http.MethodPost {
-		// A wait with nothing to report streams keepalives (keepalive.go).
-		ka := newKeepalive(w, r)
-		if ka != nil {
-			ctx = context.WithValue(ctx, keepaliveKey{}, ka)
-			w = ka
-			defer ka.finish()
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			h.errors().Write(w, r, ask.Errorf(ask.ETooLarge, "an MCP request may be at most %d KiB", MaxRequestBytes>>10))
-			return
-		} else if err != nil {
-			h.errors().Write(w, r, ask.Errorf(ask.ERequestInvalid, "reading the request: %v", err))
-			return
-		}
-		var msg rpcMessage
-		_ = json.Unmarshal(body, &msg) // mcp-go answers malformed JSON-RPC itself
-		if err := ask.NoDuplicateKeys(body); err != nil {
-			// mcp-go would keep one of the two values, and the agent meant one of them.
-			writeRPC(w, msg.ID, nil, &rpcError{Code: mcp.INVALID_REQUEST, Message: "the message is not valid: " + err.Error()})
-			return
-		}
-		var raw struct {
-			Params json.RawMessage `json:"params"`
-		}
-		if json.Unmarshal(body, &raw) == nil {
-			msg.rawParams = raw.Params
-		}
-		if msg.needsSession() && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-			switch id := r.Header.Get(mcp.HeaderSessionID); {
-			case id == "":
-				// The transport says 400 here; a 404 would tell the client its session expired.
-				h.errors().Write(w, r, ask.Errorf(ask.ERequestInvalid,
-					"missing Mcp-Session-Id header: send initialize first, then carry the session id it returned on every request"))
-				return
-			case !validSessionID(id):
-				// 404 sends the client back to initialize, as the transport says.
-				h.errors().Write(w, r, ask.Errorf(ask.ESessionNotFound,
-					"unknown Mcp-Session-Id: this server did not issue it; send initialize to start a new session"))
-				return
-			}
-		}
-		client := msg.client()
-		if client == "" {
-			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-				client, _ = clientFromSessionID(id)
-			}
-		}
-		protocol := msg.Params.Meta.ProtocolVersion()
-		if protocol == "" {
-			protocol = r.Header.Get(mcp.HeaderProtocolVersion)
-		}
-		line.Add(slog.String("rpc", msg.Method), slog.String("protocol", protocol), slog.String("client", client))
-		if msg.Method == string(mcp.MethodToolsCall) {
-			line.Add(slog.String("tool", msg.Params.Name))
-		}
-		if msg.Params.TaskID != "" {
-			line.Add(slog.String("task", msg.Params.TaskID))
-		}
-		ctx = withClient(ctx, client)
-		if msg.Method == string(mcp.MethodNotificationCancelled) {
-			// mcp-go cancels the calls it still runs; a parked one is Loopback's to end, and so is
-			// one another instance runs (Waits carries the cancel there).
-			call := parkedKey(cred.ID, r, msg.Params.RequestID)
-			h.parked.cancel(call)
-			if h.cfg.Waits != nil {
-				h.cfg.Waits.Cancel(ctx, cred.ID, call)
-			}
-		}
-		// How long a call waits before "no reply yet": what the person asked for on the URL, or
-		// what its client is known to take (Waiter.Limit).
-		asked, err := askedWait(r)
-		if err != nil {
-			h.errors().Write(w, r, err)
-			return
-		}
-		ctx = withLimit(ctx, h.cfg.Waiter.Limit(Caller{Client: client, Asked: asked,
-			ProgressToken: msg.Params.Meta != nil && msg.Params.Meta.ProgressToken != nil}))
-		// A call that waits holds its place among its credential's waits while it waits, and
-		// ends when its client cancels it from wherever.
-		var cancelWait context.CancelFunc
-		ctx, cancelWait = context.WithCancel(ctx)
-		defer cancelWait()
-		call := parkedKey(cred.ID, r, msg.ID)
-		onCancel := func() {
-			line.Add(slog.Bool("cancel_reached", true))
-			cancelWait()
-			h.parked.cancel(call)
-		}
-		if msg.Method == "tasks/result" && !modern(r, &msg) {
-			release, ok := h.holdWait(w, r, cred.ID, call, onCancel)
-			if !ok {
-				return
-			}
-			defer release()
-		}
-		if modern(r, &msg) {
-			if h.serveModern(w, r.WithContext(ctx), &msg, body) {
-				return
-			}
-			// 2026-07-28 has no `task` parameter: a blocking call of a client that did not
-			// declare the Tasks extension blocks, whatever it sent (mcp-go would make an
-			// in-memory 2025 task of it).
-			body = withoutTaskParam(body, &msg)
-		} else if h.serveTask(w, r.WithContext(ctx), &msg) {
-			return
-		}
-		if _, blocking := h.tools[msg.Params.Name]; blocking && msg.Method == string(mcp.MethodToolsCall) {
-			release, ok := h.holdWait(w, r, cred.ID, call, onCancel)
-			if !ok {
-				return
-			}
-			// The wait may be parked, holding no goroutine (park.go); then it gives its place back.
-			if p := h.newParking(r, cred.ID, ka, &msg, release); p != nil {
-				ctx = context.WithValue(ctx, parkingKey{}, p)
-				defer p.releaseUnlessParked()
-			} else {
-				defer release()
-			}
-		}
-		r = r.WithContext(ctx)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-	} else {
-		r = r.WithContext(ctx)
-	}
-	h.http.ServeHTTP(w, r)
-}
 
 // askedWait reads the person's own bound on a call's wait from the MCP URL (?maxWait=50s, or a
 // number of seconds), for a client whose limit Loopback cannot see (Claude Code's
@@ -320,28 +133,12 @@ func askedWait(r *http.Request) (time.Duration, error) {
 	return d, nil
 }
 
-// holdWait takes a waiting call's place among its credential's waits; false when it answered the
-// request instead (429 when the credential holds its most).
-func (h *Handler) holdWait(w http.ResponseWriter, r *http.Request, credential, call string, cancel func()) (func(), bool) {
-	if h.cfg.Waits == nil {
-		return func() {}, true
-	}
-	release, err := h.cfg.Waits.Take(r.Context(), credential, call, cancel)
-	switch {
-	case errors.Is(err, limit.ErrFull):
-		h.errors().TooMany(w, r, "waiting calls", h.cfg.Waits.Cap())
-		return nil, false
-	case err != nil:
-		h.errors().Write(w, r, err)
-		return nil, false
-	}
-	return release, true
-}
-
-// requestLogHooks put on the request's log line (reqlog) what only mcp-go sees: the JSON-RPC
-// error it answered with, and whether a tool's result was a tool error.
-func requestLogHooks() *server.Hooks {
+// hooks are what Loopback does inside mcp-go's handling: put on the request's log line (reqlog)
+// what only mcp-go sees (the JSON-RPC error it answered with, and whether a tool's result was a
+// tool error), and rewrite server/discover's capabilities (discoverHook).
+func hooks() *server.Hooks {
 	hooks := &server.Hooks{}
+	hooks.AddAfterDiscover(discoverHook)
 	hooks.AddOnError(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any, err error) {
 		code := mcp.INTERNAL_ERROR
 		if e, ok := err.(interface{ ToJSONRPCError() mcp.JSONRPCError }); ok {
@@ -426,8 +223,6 @@ func withoutTaskParam(body []byte, msg *rpcMessage) []byte {
 	}
 	return out
 }
-
-func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
 // needsSession reports whether the message is a request or notification of the session-based
 // protocol (before 2026-07-28), which must carry the session id that initialize returned.

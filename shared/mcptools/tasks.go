@@ -42,7 +42,7 @@ func (h *Handler) serveTask(w http.ResponseWriter, r *http.Request, msg *rpcMess
 	switch msg.Method {
 	case "tools/call":
 		tool, ok := h.tools[msg.Params.Name]
-		if t := bytes.TrimSpace(msg.Params.Task); len(t) == 0 || string(t) == "null" || !ok {
+		if t := bytes.TrimSpace(msg.Params.Task); len(t) == 0 || string(t) == "null" || !ok || !tool.blocking() {
 			return false
 		}
 		ttl, terr := taskTTL(msg.Params.Task)
@@ -140,7 +140,7 @@ func (h *Handler) taskLeaseTTL() time.Duration { return max(3*h.cfg.TaskPollInte
 // startTask runs a blocking tool's start (the ask is created, or the agent's turn recorded) and
 // answers at once with a task to poll. A call refused at the start is a plain tool error, as it
 // would be without a task.
-func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool blockingSpec, ttl time.Duration) (any, error) {
+func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool toolSpec, ttl time.Duration) (any, error) {
 	o, taskID := h.taskOrigin(ctx, tool)
 	askID, err := tool.start(ctx, o, msg.Params.Arguments)
 	if err != nil {
@@ -163,7 +163,7 @@ func (h *Handler) startTask(ctx context.Context, msg *rpcMessage, tool blockingS
 
 // taskOrigin is the caller's origin for a task's start, and the task's id: the task follows the
 // ask from the start, its lease taken in the same change as the ask (when the tool makes one).
-func (h *Handler) taskOrigin(ctx context.Context, tool blockingSpec) (ask.Origin, string) {
+func (h *Handler) taskOrigin(ctx context.Context, tool toolSpec) (ask.Origin, string) {
 	o, id := origin(ctx), ask.NewID()
 	if tool.follows {
 		o.Follow = &ask.Follow{Holder: id, TTL: h.taskLeaseTTL()}

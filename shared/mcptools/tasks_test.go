@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/mcptools"
 )
 
 // Tasks are driven with raw JSON-RPC: mcp-go's client has no call that returns a CreateTaskResult
@@ -48,7 +49,7 @@ func getTask(t *testing.T, d *deployment, token string, session map[string]strin
 }
 
 // taskResult calls tasks/result and checks it is the tool's ToolReply, tied to the task.
-func taskResult(t *testing.T, d *deployment, token string, session map[string]string, id string) ask.ToolReply {
+func taskResult(t *testing.T, d *deployment, token string, session map[string]string, id string) mcptools.ToolReply {
 	t.Helper()
 	r := rpc(t, d.MCP, token, session, "tasks/result", map[string]any{"taskId": id})
 	if r.Error != nil {
@@ -57,7 +58,7 @@ func taskResult(t *testing.T, d *deployment, token string, session map[string]st
 	return checkTaskResult(t, r.Result, id)
 }
 
-func checkTaskResult(t *testing.T, raw json.RawMessage, taskID string) ask.ToolReply {
+func checkTaskResult(t *testing.T, raw json.RawMessage, taskID string) mcptools.ToolReply {
 	t.Helper()
 	res, err := mcp.ParseCallToolResult(&raw)
 	if err != nil {
@@ -168,7 +169,9 @@ func TestTaskResultWaits(t *testing.T) {
 		r, err := doRPC(d.MCP, d.Token, session, "tasks/result", map[string]any{"taskId": task.TaskId})
 		done <- outcome{r, err}
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// The wait has begun once it follows the ask beside the task (its lease is its last step):
+	// from then on only the person's move, or its bound, ends it.
+	eventually(t, "tasks/result to follow the ask beside its task", func() bool { return d.leases(t, id) == 2 })
 	select {
 	case o := <-done:
 		t.Fatalf("tasks/result answered before the person replied: %s %v", o.r.Result, o.err)

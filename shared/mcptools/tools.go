@@ -25,20 +25,34 @@ const waitNote = " The call waits until the person replies — seconds or hours 
 	"If it returns an error saying there is no reply yet, call await_reply with the askId to keep waiting; the reply is never lost. " +
 	"If your client gave up on the call (a timeout) before you saw an askId, the ask is not lost either: list_open_asks gives it back, then call await_reply."
 
-// blockingSpec is one blocking tool: its metadata and what it starts, registered together.
-type blockingSpec struct {
+// toolSpec is one tool of the table: what tools/list shows of it, and what runs it. A tool is
+// either blocking (start: it makes or answers an ask, then waits for the person, and may run as
+// a task) or answers at once (answer).
+type toolSpec struct {
 	name, title, description string
 	input                    json.RawMessage // its inputSchema
+	output                   json.RawMessage // its outputSchema; a blocking tool's is ToolReply
 	readOnly                 bool
-	start                    blockingTool
+
+	start blockingTool
 	// follows: start creates or answers the ask, and takes the waiting call's lease in that same
 	// change (ask.Origin.Follow). await_reply changes nothing; its wait takes its own.
 	follows bool
+
+	answer toolAnswer
 }
 
-// blockingTools is every blocking tool, in the order tools/list gives them.
-func (h *Handler) blockingTools() []blockingSpec {
-	return []blockingSpec{
+// toolAnswer runs a tool that answers at once: its structured result, or an error the agent is
+// told of (toolError).
+type toolAnswer func(ctx context.Context, args json.RawMessage) (any, error)
+
+// blocking reports whether the tool waits for the person.
+func (t toolSpec) blocking() bool { return t.start != nil }
+
+// toolTable is every tool. Adding a tool is one entry here (its input and output from the
+// contract, its rules in shared/ask); blocking ones get the wait's note, ToolReply and tasks.
+func (h *Handler) toolTable() []toolSpec {
+	return []toolSpec{
 		{name: "ask_question", title: "Ask the person a question", input: inputSchema("QuestionInput"), start: h.askQuestion, follows: true,
 			description: fmt.Sprintf(`Ask the person a question and wait for their answer. Offer %d–%d short choices when there are clear options (they can always answer in their own words); set multiple when several may apply. The reply is answered (the labels selected and/or text), follow_up (they asked something back: answer it with answer_follow_up), or dismissed.`, ask.MinOptions, ask.MaxOptions)},
 		{name: "request_review", title: "Put work up for review", input: inputSchema("ReviewInput"), start: h.requestReview, follows: true,
@@ -49,8 +63,14 @@ func (h *Handler) blockingTools() []blockingSpec {
 			description: fmt.Sprintf(`Answer the person on the points of a briefing they wrote on (every such point, once each), optionally breaking a point into sub-points (numbered beneath it, at most %s levels deep). Use it only when the briefing awaits you. Then waits for the person's next reply.`, numberWord(ask.MaxPointDepth))},
 		{name: "answer_follow_up", title: "Answer a question the person asked back", input: inputSchema("FollowUpInput"), start: h.answerFollowUp, follows: true,
 			description: `Answer the question the person asked back (a follow_up) on a question or review. Use it only when the ask awaits you. Then waits for the person's next reply.`},
-		{name: "await_reply", title: "Wait for the person's reply", input: json.RawMessage(awaitSchema), readOnly: true, start: h.awaitReply,
+		{name: "await_reply", title: "Wait for the person's reply", input: awaitInputSchema(), readOnly: true, start: h.awaitReply,
 			description: `Wait for the person's reply on an ask you made earlier: after a call ended with "no reply yet", after a restart, or to pick up a reply that came while you were doing something else. Returns at once if the person has already replied.`},
+		{name: "list_open_asks", title: "List your open asks", input: listOpenInputSchema(), output: listOpenOutputSchema(), readOnly: true, answer: h.listOpenAsks,
+			description: `The asks you raised (with this credential) that are still open, newest first, each with its askId, kind, title, project, whose move it is and when it was asked; and in recent, those that closed in the last hour. Use it to pick up an ask whose call ended without a reply — a client timeout, a restart — and then call await_reply with its askId (when it is the person's move, or it closed: the reply is returned at once) or answer it (answer_follow_up, answer_briefing: when it is yours). Pass project to see one project's asks only.`},
+		{name: "get_inbox_link", title: "Link to the inbox", input: inputSchema("InboxRequest"), output: contract.MustToolSchema("InboxLink"), readOnly: true, answer: h.inboxLink,
+			description: `The address of the person's inbox, or of one ask in it. Give it to the person when they ask where to answer.`},
+		{name: "request_upload", title: "Upload an image", input: inputSchema("UploadRequest"), output: contract.MustToolSchema("UploadTicket"), answer: h.requestUpload,
+			description: fmt.Sprintf(`Get a one-time address to upload an image (png, jpeg, webp or gif; at most maxBytes, %d MiB) that you want to show the person: a screenshot, a chart, a before/after. Run the returned command with FILE replaced by the image's path; it sends the file with PUT, needs no credentials, and exits non-zero printing why if the upload is refused. The address works once, for %d minutes. Then show the image with an image block, {"type": "image", "uploadId": "<uploadId>", "caption": "..."}, in request_review, send_briefing, answer_briefing or answer_follow_up.`, h.cfg.Uploads.Limit()>>20, int(ask.UploadTTL/time.Minute))},
 	}
 }
 
@@ -71,77 +91,66 @@ func numberWord(n int) string {
 	return fmt.Sprint(n)
 }
 
+// addTools registers the tool table with mcp-go.
 func (h *Handler) addTools() {
 	reply := contract.MustToolSchema("ToolReply")
-	h.tools = map[string]blockingSpec{}
-	for _, t := range h.blockingTools() {
+	h.tools = map[string]toolSpec{}
+	for _, t := range h.toolTable() {
 		h.tools[t.name] = t
-		tool := mcp.NewTool(t.name,
-			mcp.WithDescription(t.description+waitNote),
+		description, output, handler := t.description, t.output, h.answering(t.answer)
+		var tasks []mcp.ToolOption
+		if t.blocking() {
+			description, output, handler = description+waitNote, reply, h.blockingHandler(t.name)
+			tasks = append(tasks, mcp.WithTaskSupport(mcp.TaskSupportOptional))
+		}
+		opts := append([]mcp.ToolOption{
+			mcp.WithDescription(description),
 			mcp.WithToolTitle(t.title),
 			rawInputSchema(t.input),
-			mcp.WithRawOutputSchema(reply),
-			mcp.WithTaskSupport(mcp.TaskSupportOptional),
+			mcp.WithRawOutputSchema(output),
+		}, tasks...)
+		opts = append(opts,
 			mcp.WithReadOnlyHintAnnotation(t.readOnly),
 			mcp.WithDestructiveHintAnnotation(false),
+			mcp.WithIdempotentHintAnnotation(false),
 			mcp.WithOpenWorldHintAnnotation(false),
 		)
-		h.mcp.AddTool(tool, h.blockingHandler(t.name))
+		h.mcp.AddTool(mcp.NewTool(t.name, opts...), handler)
 	}
+}
 
-	h.mcp.AddTool(mcp.NewTool("list_open_asks",
-		mcp.WithDescription(`The asks you raised (with this credential) that are still open, newest first, each with its askId, kind, title, project, whose move it is and when it was asked; and in recent, those that closed in the last hour. Use it to pick up an ask whose call ended without a reply — a client timeout, a restart — and then call await_reply with its askId (when it is the person's move, or it closed: the reply is returned at once) or answer it (answer_follow_up, answer_briefing: when it is yours). Pass project to see one project's asks only.`),
-		mcp.WithToolTitle("List your open asks"),
-		rawInputSchema(json.RawMessage(listOpenSchema)),
-		mcp.WithRawOutputSchema(json.RawMessage(listOpenOutputSchema)),
-		mcp.WithReadOnlyHintAnnotation(true),
-		mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithOpenWorldHintAnnotation(false),
-	), h.listOpenAsks)
-
-	linkInput := inputSchema("InboxRequest")
-	h.mcp.AddTool(mcp.NewTool("get_inbox_link",
-		mcp.WithDescription(`The address of the person's inbox, or of one ask in it. Give it to the person when they ask where to answer.`),
-		mcp.WithToolTitle("Link to the inbox"),
-		rawInputSchema(linkInput),
-		mcp.WithRawOutputSchema(contract.MustToolSchema("InboxLink")),
-		mcp.WithReadOnlyHintAnnotation(true),
-		mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithOpenWorldHintAnnotation(false),
-	), h.inboxLink)
-
-	h.mcp.AddTool(mcp.NewTool("request_upload",
-		mcp.WithDescription(fmt.Sprintf(`Get a one-time address to upload an image (png, jpeg, webp or gif; at most maxBytes, %d MiB) that you want to show the person: a screenshot, a chart, a before/after. Run the returned command with FILE replaced by the image's path; it sends the file with PUT, needs no credentials, and exits non-zero printing why if the upload is refused. The address works once, for %d minutes. Then show the image with an image block, {"type": "image", "uploadId": "<uploadId>", "caption": "..."}, in request_review, send_briefing, answer_briefing or answer_follow_up.`, h.cfg.Uploads.Limit()>>20, int(ask.UploadTTL/time.Minute))),
-		mcp.WithToolTitle("Upload an image"),
-		rawInputSchema(contract.MustToolSchema("UploadRequest")),
-		mcp.WithRawOutputSchema(contract.MustToolSchema("UploadTicket")),
-		mcp.WithReadOnlyHintAnnotation(false),
-		mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithIdempotentHintAnnotation(false),
-		mcp.WithOpenWorldHintAnnotation(false),
-	), h.requestUpload)
+// answering is the one wrapper of the tools that answer at once: their arguments in, their
+// structured result out (as JSON text too), and an error as the tool error the agent reads,
+// logged once when it is internal (toolError).
+func (h *Handler) answering(answer toolAnswer) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		v, err := answer(ctx, rawArguments(req))
+		if err != nil {
+			return h.toolError(ctx, err), nil
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return h.toolError(ctx, err), nil
+		}
+		var structured map[string]any
+		_ = json.Unmarshal(b, &structured)
+		return mcp.NewToolResultStructured(structured, string(b)), nil
+	}
 }
 
 // requestUpload: request_upload — an upload ticket of the caller's space.
-func (h *Handler) requestUpload(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *Handler) requestUpload(ctx context.Context, args json.RawMessage) (any, error) {
 	var in struct {
 		ContentType string `json:"contentType"`
 	}
-	if err := decodeArgs(rawArguments(req), &in, ask.EInputInvalid); err != nil {
-		return h.toolError(ctx, err), nil
+	if err := decodeArgs(args, &in, ask.EInputInvalid); err != nil {
+		return nil, err
 	}
 	if h.cfg.Uploads == nil {
-		return h.toolError(ctx, ask.Errorf(ask.EInputInvalid, "this deployment keeps no uploads, so it takes no images")), nil
+		return nil, ask.Errorf(ask.EInputInvalid, "this deployment keeps no uploads, so it takes no images")
 	}
 	o := origin(ctx)
-	t, err := h.cfg.Uploads.Issue(ctx, o.Space, o.CredentialID, in.ContentType, publicURL(ctx))
-	if err != nil {
-		return h.toolError(ctx, err), nil
-	}
-	b, _ := json.Marshal(t)
-	var structured map[string]any
-	_ = json.Unmarshal(b, &structured)
-	return mcp.NewToolResultStructured(structured, string(b)), nil
+	return h.cfg.Uploads.Issue(ctx, o.Space, o.CredentialID, in.ContentType, publicURL(ctx))
 }
 
 // rawInputSchema sets a tool's input schema to the contract's JSON Schema. mcp.WithRawInputSchema
@@ -153,8 +162,6 @@ func rawInputSchema(schema json.RawMessage) mcp.ToolOption {
 		t.RawInputSchema = schema
 	}
 }
-
-const awaitSchema = `{"type":"object","properties":{"askId":{"type":"string","minLength":1,"description":"The id of the ask to wait on, as a blocking call or an earlier result named it."}},"required":["askId"]}`
 
 // origin is who is asking: the credential's space and person, and the MCP client.
 func origin(ctx context.Context) ask.Origin {
@@ -274,20 +281,6 @@ func (h *Handler) awaitReply(ctx context.Context, o ask.Origin, args json.RawMes
 	return in.AskID, nil
 }
 
-const listOpenSchema = `{"type":"object","properties":{"project":{"type":"string","minLength":1,"description":"Only asks of this project: the name of the repository's root folder."}},"additionalProperties":false}`
-
-const openAskSchema = `{"type":"object",` +
-	`"required":["askId","kind","title","status","move","askedAt","waiting"],"properties":{` +
-	`"askId":{"type":"string"},"kind":{"type":"string","enum":["question","review","briefing"]},` +
-	`"title":{"type":"string","description":"The review's or briefing's title, or the question's first line."},` +
-	`"project":{"type":"string"},"status":{"type":"string","enum":["awaiting_human","awaiting_agent","closed"]},` +
-	`"move":{"type":"string","enum":["person","agent","none"],"description":"Whose move it is: person (call await_reply), agent (answer it), or none (closed: await_reply returns the reply)."},` +
-	`"askedAt":{"type":"string","format":"date-time"},"waiting":{"type":"boolean","description":"Whether an agent follows it right now."}}}`
-
-const listOpenOutputSchema = `{"type":"object","required":["asks","recent"],"properties":{` +
-	`"asks":{"type":"array","description":"Open asks, newest first.","items":` + openAskSchema + `},` +
-	`"recent":{"type":"array","description":"Asks closed in the last hour, most recently closed first: await_reply returns their reply.","items":` + openAskSchema + `}}}`
-
 // openAsk is one line of list_open_asks.
 type openAsk struct {
 	AskID   string `json:"askId"`
@@ -308,17 +301,17 @@ const maxTitle = 120
 const MaxRecentlyClosed = 1000
 
 // listOpenAsks: list_open_asks — the open asks this credential raised, newest first.
-func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *Handler) listOpenAsks(ctx context.Context, args json.RawMessage) (any, error) {
 	var in struct {
 		Project *string `json:"project,omitempty"`
 	}
-	if err := decodeArgs(rawArguments(req), &in, ask.ERequestInvalid); err != nil {
-		return h.toolError(ctx, err), nil
+	if err := decodeArgs(args, &in, ask.ERequestInvalid); err != nil {
+		return nil, err
 	}
 	c := gate.CredentialFrom(ctx)
 	open, err := h.cfg.Service.Store.OpenAsks(ctx, c.Space)
 	if err != nil {
-		return h.toolError(ctx, err), nil
+		return nil, err
 	}
 	out := struct {
 		Asks   []openAsk `json:"asks"`
@@ -342,7 +335,7 @@ func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*m
 	// them, by the credential's own index, however many other asks of the space closed since.
 	closed, err := h.cfg.Service.ClosedBy(ctx, origin(ctx), h.cfg.Service.Now().Add(-RecentlyClosed), MaxRecentlyClosed)
 	if err != nil {
-		return h.toolError(ctx, err), nil
+		return nil, err
 	}
 	for _, a := range closed {
 		if in.Project != nil && a.Project != *in.Project {
@@ -353,10 +346,7 @@ func (h *Handler) listOpenAsks(ctx context.Context, req mcp.CallToolRequest) (*m
 			Status: string(a.Status), Move: "none", AskedAt: ask.FormatTime(a.CreatedAt), Waiting: false,
 		})
 	}
-	b, _ := json.Marshal(out)
-	var structured map[string]any
-	_ = json.Unmarshal(b, &structured)
-	return mcp.NewToolResultStructured(structured, string(b)), nil
+	return out, nil
 }
 
 // RecentlyClosed is how far back list_open_asks lists the credential's closed asks, beside the
@@ -497,20 +487,19 @@ func (h *Handler) toolError(ctx context.Context, err error) *mcp.CallToolResult 
 }
 
 // inboxLink: get_inbox_link.
-func (h *Handler) inboxLink(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *Handler) inboxLink(ctx context.Context, args json.RawMessage) (any, error) {
 	var in struct {
 		AskID string `json:"askId,omitempty"`
 	}
-	if err := decodeArgs(rawArguments(req), &in, ask.ERequestInvalid); err != nil {
-		return h.toolError(ctx, err), nil
+	if err := decodeArgs(args, &in, ask.ERequestInvalid); err != nil {
+		return nil, err
 	}
 	link := strings.TrimRight(publicURL(ctx), "/") + "/"
 	if in.AskID != "" {
 		if _, err := h.cfg.Service.Find(ctx, origin(ctx).Space, in.AskID); err != nil {
-			return h.toolError(ctx, err), nil
+			return nil, err
 		}
 		link += "asks/" + in.AskID
 	}
-	b, _ := json.Marshal(map[string]string{"url": link})
-	return mcp.NewToolResultStructured(map[string]any{"url": link}, string(b)), nil
+	return map[string]string{"url": link}, nil
 }

@@ -212,7 +212,11 @@ func TestProgress(t *testing.T) {
 			// Without a token: no progress.
 			p := startTool(t, c, "ask_question", question("quiet"))
 			quiet := d.waitingAsk(t, 1).ID
-			time.Sleep(300 * time.Millisecond) // six progress intervals
+			// Each beat reports progress where there is a token, then renews the lease: three
+			// renewals are three beats that sent nothing. Anything sent would reach the client
+			// before the result, on the same stream.
+			renewed := d.renewals(t, quiet)
+			eventually(t, "three beats of the quiet wait", func() bool { return renewed() >= 3 })
 			d.reply(t, quiet, map[string]any{"outcome": "dismissed"})
 			toolReply(t, p.result(t))
 			if n := count(); n != 0 {
@@ -270,10 +274,17 @@ func TestReaper(t *testing.T) {
 	if !d.getAsk(t, id).Waiting {
 		t.Fatal("followed, yet not waiting")
 	}
-	time.Sleep(5 * time.Millisecond)
-	n, err := d.Service.ReapLeases(ctx, 100)
-	if err != nil || n != 1 {
-		t.Fatalf("ReapLeases reaped %d (%v), want the one expired lease", n, err)
+	reaped := 0
+	eventually(t, "the ghost's lease to expire and be reaped", func() bool {
+		n, err := d.Service.ReapLeases(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reaped += n
+		return reaped > 0
+	})
+	if reaped != 1 {
+		t.Fatalf("ReapLeases reaped %d, want the one expired lease", reaped)
 	}
 	if !d.getAsk(t, id).Waiting {
 		t.Fatal("reaping the dead lease cleared waiting while a live one remains")
@@ -307,7 +318,8 @@ func TestReaper(t *testing.T) {
 	c := d.connect(t, clientOpts{})
 	p := startTool(t, c, "await_reply", map[string]any{"askId": id})
 	d.waitFor(t, id, true)
-	time.Sleep(250 * time.Millisecond) // a few renewals
+	renewed := d.renewals(t, id)
+	eventually(t, "a few renewals of the call's lease", func() bool { return renewed() >= 3 })
 	if n, err := d.Service.ReapLeases(ctx, 100); err != nil || n != 0 {
 		t.Fatalf("ReapLeases reaped %d (%v) while a call waits", n, err)
 	}
