@@ -1,7 +1,7 @@
 // Approvals in a real browser (Debian's headless Chromium) against the real binary: an agent asks
-// permission for a tool use over MCP (`request_approval`, as Claude Code's --permission-prompt-tool
-// calls it, with an agent's credential), the person sees it live and decides in the inbox, and the
-// agent's waiting call returns exactly that decision. Rules made from a suggestion decide the next
+// permission for a tool use as Claude Code's PermissionRequest hook does (`POST /hooks/claude-code`
+// with an agent's credential, the hook's JSON body), the person sees it live and decides in the
+// inbox, and the hook's waiting request is answered with exactly that decision. Rules made from a suggestion decide the next
 // matching request without asking; the Rules page lists, edits and deletes them.
 //
 //   go build -o bin/loopback ./cmd/loopback && cd web && node --test test/e2e/approvals.test.mjs
@@ -10,12 +10,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { launch } from './lib/browser.mjs';
 import { background, cspViolations, openInbox, scrollsSideways, waitForAsk } from './lib/helpers.mjs';
-import { Agent } from './lib/mcp.mjs';
 import { Server } from './lib/server.mjs';
 
 let server;
-let agent;
-let agentId;
+let agentToken;
 let browser;
 let seq = 0;
 const project = (name) => `${name}-${++seq}`;
@@ -24,8 +22,7 @@ const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch:
 
 before(async () => {
   server = await new Server().start();
-  const token = await server.createToken('laptop-claude');
-  agent = await new Agent(server, { name: 'claude-code', version: '2.1.332', token }).init();
+  agentToken = await server.createToken('laptop-claude');
   browser = await launch();
 });
 
@@ -34,9 +31,30 @@ after(async () => {
   await server?.dispose();
 });
 
-/** Asks permission for a tool use in the background; resolves with the PermissionDecision. */
-function requestApproval(args) {
-  return agent.call('request_approval', { cwd: '/home/ada/src/' + (args.project ?? 'x'), ...args });
+/**
+ * Asks permission for a tool use as Claude Code's PermissionRequest hook does: the hook's body,
+ * in a session of its own, from the project's folder (Loopback takes the project from `cwd`).
+ * Resolves with the hook's decision ({behavior, message}), or null for no decision ({}).
+ */
+async function requestApproval({ tool_name, input, project }) {
+  const res = await fetch(server.origin + '/hooks/claude-code', {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${agentToken}`, 'Content-Type': 'application/json', 'User-Agent': 'claude-code/2.1.332' },
+    body: JSON.stringify({
+      hook_event_name: 'PermissionRequest',
+      session_id: 'sess-' + ++seq,
+      transcript_path: '/tmp/transcript.jsonl',
+      cwd: '/home/ada/src/' + project,
+      permission_mode: 'default',
+      tool_name,
+      tool_input: input,
+      permission_suggestions: [],
+    }),
+  });
+  const text = await res.text();
+  assert.equal(res.status, 200, text);
+  const out = JSON.parse(text);
+  return out.hookSpecificOutput?.decision ?? null;
 }
 
 /** The approval's row in the list, found by its project. */
@@ -49,7 +67,7 @@ describe('an approval', () => {
     const page = await openInbox(browser, server);
     const p = project('billing');
     const input = { command: 'npm test -- --watch=false', description: 'Run the unit tests' };
-    const decision = requestApproval({ tool_name: 'Bash', input, project: p, tool_use_id: 'toolu_1' });
+    const decision = requestApproval({ tool_name: 'Bash', input, project: p });
 
     const row = rowOf(page, p);
     await row.waitFor();
@@ -68,9 +86,7 @@ describe('an approval', () => {
     assert.deepEqual(JSON.parse(await view.locator('details.raw-input code').innerText()), input);
 
     await view.getByRole('button', { name: 'Allow', exact: true }).click();
-    const d = await decision;
-    assert.equal(d.behavior, 'allow');
-    assert.deepEqual(d.updatedInput, input);
+    assert.deepEqual(await decision, { behavior: 'allow' });
     await view.locator('.chip-closed', { hasText: 'Allowed' }).waitFor();
     await view.locator('.entry-human', { hasText: 'You allowed this' }).waitFor();
     assert.deepEqual(page.errors, []);
@@ -261,9 +277,7 @@ describe('on a phone', () => {
     assert.ok(box.height >= 44 && box.width >= 120, `a thumb-sized Allow (${box.width}×${box.height})`);
     assert.equal(await scrollsSideways(page), false);
     await allow.tap();
-    const d = await decision;
-    assert.equal(d.behavior, 'allow');
-    assert.deepEqual(d.updatedInput, input);
+    assert.deepEqual(await decision, { behavior: 'allow' });
     await page.context().close();
   });
 });
