@@ -51,11 +51,13 @@ func (s *Service) maxRules() int {
 }
 
 // RequestApproval puts an agent's tool use to the person, or decides it at once by a rule. With
-// an agent's credential only. An open approval of the same credential, session, tool and input is
-// joined (returned as it is) rather than asked twice. When a rule covers the tool use, the
-// approval is stored already closed, with a notice naming the rule, and its Decision returned:
-// nothing is pushed and no one is asked, and it shows in history. Otherwise the Decision is nil
-// and the approval is open; with in.Follow, the caller's lease is taken and it is marked waiting.
+// an agent's credential only. When a rule covers the tool use, the approval is stored already
+// closed, with a notice naming the rule, and its Decision returned: nothing is pushed and no one
+// is asked, and it shows in history. Otherwise an open approval of the same credential, session,
+// tool and input is joined (returned as it is, with its decision if it has one by then) rather
+// than asked twice; or a new one is opened and the Decision is nil. With in.Follow, the caller's
+// lease is taken and the approval marked waiting. Rules are matched first: a rule's decision
+// costs a read of the space's rules, not of its open asks.
 func (s *Service) RequestApproval(ctx context.Context, cred *Credential, in ApprovalInput) (*Ask, *Decision, error) {
 	if err := approvalsByAgents(cred); err != nil {
 		return nil, nil, err
@@ -65,6 +67,16 @@ func (s *Service) RequestApproval(ctx context.Context, cred *Credential, in Appr
 	a, err := NewApproval(s.NewID(), in, o, &agent, s.Now)
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.Rules != nil {
+		rules, err := s.Rules.Rules(ctx, cred.Space)
+		if err != nil {
+			return nil, nil, err
+		}
+		use := NewToolUse(a.Approval.Tool, mustObject(a.Approval.Input), a.Project, a.Approval.Cwd, agent.ID)
+		if r := MatchRules(rules, use); r != nil {
+			return s.decideByRule(ctx, a, r)
+		}
 	}
 	if open, err := s.findOpenApproval(ctx, cred, a.Approval.Session, a.Approval.Tool, a.Approval.Input); err != nil {
 		return nil, nil, err
@@ -78,16 +90,6 @@ func (s *Service) RequestApproval(ctx context.Context, cred *Credential, in Appr
 			}
 		}
 		return open, open.ApprovalDecision(), nil
-	}
-	if s.Rules != nil {
-		rules, err := s.Rules.Rules(ctx, cred.Space)
-		if err != nil {
-			return nil, nil, err
-		}
-		use := NewToolUse(a.Approval.Tool, mustObject(a.Approval.Input), a.Project, a.Approval.Cwd, agent.ID)
-		if r := MatchRules(rules, use); r != nil {
-			return s.decideByRule(ctx, a, r)
-		}
 	}
 	a, err = s.create(ctx, a, in.Follow)
 	if err != nil {
