@@ -24,6 +24,7 @@ var toolInputs = map[string]string{
 	"get_inbox_link":   "InboxRequest",
 	"request_upload":   "UploadRequest",
 	"list_open_asks":   "",
+	"request_approval": "ApprovalRequest",
 }
 
 var blockingTools = []string{"ask_question", "request_review", "send_briefing", "answer_briefing", "answer_follow_up", "await_reply"}
@@ -98,6 +99,9 @@ func TestToolsListSchemas(t *testing.T) {
 					t.Errorf("inputSchema is not the contract's %s:\n got %s\nwant %s", model, tool["inputSchema"], want)
 				}
 			}
+			if name == "request_approval" && !jsonEqual(t, tool["outputSchema"], contract.MustToolSchema("PermissionDecision")) {
+				t.Errorf("outputSchema is not PermissionDecision: %s", tool["outputSchema"])
+			}
 			if !slices.Contains(blockingTools, name) {
 				return
 			}
@@ -148,6 +152,7 @@ func TestToolsListSchemas(t *testing.T) {
 		{"await_reply", "", "required", []string{"askId"}},
 		{"await_reply", "askId", "description", "ask"},
 		{"request_upload", "", "required", []string{"contentType"}},
+		{"request_approval", "", "required", []string{"tool_name", "input"}},
 	}
 	for _, r := range rules {
 		t.Run(r.tool+"/"+r.path+"/"+r.keyword, func(t *testing.T) {
