@@ -217,7 +217,7 @@ func (s *Service) EndApproval(ctx context.Context, cred *Credential, in EndInput
 		id = open.ID
 	}
 	o := agentOrigin(cred, "", nil)
-	a, err := s.change(ctx, cred.Space, id, func(a *Ask) error {
+	a, _, err := s.change(ctx, cred.Space, id, func(a *Ask) error {
 		if !o.Owns(a) || a.Kind != KindApproval {
 			return AskNotFound(id)
 		}
@@ -240,7 +240,7 @@ func (s *Service) ApprovalTooLate(ctx context.Context, cred *Credential, askID s
 		return nil, err
 	}
 	o := agentOrigin(cred, "", nil)
-	return s.change(ctx, cred.Space, askID, func(a *Ask) error {
+	a, _, err := s.change(ctx, cred.Space, askID, func(a *Ask) error {
 		if !o.Owns(a) || a.Kind != KindApproval {
 			return AskNotFound(askID)
 		}
@@ -260,6 +260,7 @@ func (s *Service) ApprovalTooLate(ctx context.Context, cred *Credential, askID s
 		a.UpdatedAt = t
 		return nil
 	})
+	return a, err
 }
 
 // --- rules ---
@@ -352,18 +353,18 @@ func NewRuleID() string { return "rule_" + NewID() }
 // reply is checked against the ask as it stands, then the rule is made, then the reply is
 // written. When the reply cannot be written after all (another decision won the race), the rule
 // is deleted again, so that both are stored or neither (short of a failure between the two).
-func (s *Service) replyRemembering(ctx context.Context, space, id string, r Reply, by *Actor, write func() (*Ask, error)) (*Ask, error) {
+func (s *Service) replyRemembering(ctx context.Context, space, id string, r Reply, by *Actor, write func() error) error {
 	if err := s.rulesKept(); err != nil {
-		return nil, &Error{Code: EReplyInvalid, Message: "remember: " + ErrorMessage(err)}
+		return &Error{Code: EReplyInvalid, Message: "remember: " + ErrorMessage(err)}
 	}
 	a, err := s.Find(ctx, space, id)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	trial := *a
 	trial.Thread = append([]Entry(nil), a.Thread...)
 	if err := ApplyReply(&trial, r, by, s.Now); err != nil {
-		return nil, err
+		return err
 	}
 	effect := EffectAllow
 	if r.Outcome == OutcomeDenied {
@@ -375,15 +376,14 @@ func (s *Service) replyRemembering(ctx context.Context, space, id string, r Repl
 	}
 	rule, err := NewRule(NewRuleID(), space, RuleInput{Effect: effect, RuleScope: *r.Remember}, maker, s.Now())
 	if err != nil {
-		return nil, &Error{Code: EReplyInvalid, Message: ErrorMessage(err)}
+		return &Error{Code: EReplyInvalid, Message: ErrorMessage(err)}
 	}
 	if err := s.Rules.CreateRule(ctx, rule, s.maxRules()); err != nil {
-		return nil, err
+		return err
 	}
-	out, err := write()
-	if err != nil {
+	if err := write(); err != nil {
 		_ = s.Rules.DeleteRule(context.WithoutCancel(ctx), space, rule.ID)
-		return nil, err
+		return err
 	}
-	return out, nil
+	return nil
 }

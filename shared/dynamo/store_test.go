@@ -102,8 +102,10 @@ func TestLargeAsk(t *testing.T) {
 
 	// A turn: version 2, with its own chunks; version 1's are gone.
 	now = now.Add(time.Second)
-	big, err = svc.Reply(ctx, space, big.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: noise(3000)}, nil)
-	if err != nil {
+	if _, err = svc.Reply(ctx, space, big.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: noise(3000)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if big, err = s.FindAsk(ctx, space, big.ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, sk := range bodyItems(t, s, space, big.ID) {
@@ -123,8 +125,10 @@ func TestLargeAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(time.Second)
-	big, err = svc.Reply(ctx, space, big.ID, ask.Reply{Outcome: ask.OutcomeApproved}, nil)
-	if err != nil {
+	if _, err = svc.Reply(ctx, space, big.ID, ask.Reply{Outcome: ask.OutcomeApproved}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if big, err = s.FindAsk(ctx, space, big.ID); err != nil {
 		t.Fatal(err)
 	}
 	closed, err := s.ClosedAsks(ctx, space, now.Add(time.Hour), 10)
@@ -154,7 +158,7 @@ func TestVeryLargeAsk(t *testing.T) {
 	}
 	for i := range 1 {
 		now = now.Add(time.Second)
-		if a, err = svc.Reply(ctx, "space_huge", a.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: noise(250 << 10)}, nil); err != nil {
+		if _, err = svc.Reply(ctx, "space_huge", a.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: noise(250 << 10)}, nil); err != nil {
 			t.Fatalf("turn %d: %v", i, err)
 		}
 		if a, err = svc.AnswerFollowUp(ctx, ask.FollowUpInput{AskID: a.ID, Answer: "ok"}, ask.Origin{Space: "space_huge"}); err != nil {
