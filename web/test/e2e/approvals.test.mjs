@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { launch } from './lib/browser.mjs';
 import { background, cspViolations, openInbox, scrollsSideways, waitForAsk } from './lib/helpers.mjs';
 import { Server } from './lib/server.mjs';
+import { TARGET } from '../../../e2e/lib/target.mjs';
 
 let server;
 let agentToken;
@@ -36,13 +37,14 @@ after(async () => {
  * in a session of its own, from the project's folder (Loopback takes the project from `cwd`).
  * Resolves with the hook's decision ({behavior, message}), or null for no decision ({}).
  */
-async function requestApproval({ tool_name, input, project }) {
+async function requestApproval({ tool_name, input, project, session = 'sess-' + ++seq, signal }) {
   const res = await fetch(server.origin + '/hooks/claude-code', {
     method: 'POST',
+    signal,
     headers: { Authorization: `Bearer ${agentToken}`, 'Content-Type': 'application/json', 'User-Agent': 'claude-code/2.1.332' },
     body: JSON.stringify({
       hook_event_name: 'PermissionRequest',
-      session_id: 'sess-' + ++seq,
+      session_id: session,
       transcript_path: '/tmp/transcript.jsonl',
       cwd: '/home/ada/src/' + project,
       permission_mode: 'default',
@@ -55,6 +57,16 @@ async function requestApproval({ tool_name, input, project }) {
   assert.equal(res.status, 200, text);
   const out = JSON.parse(text);
   return out.hookSpecificOutput?.decision ?? null;
+}
+
+/** Another hook of the same session, as Claude Code sends it after the terminal decided. */
+async function hookEvent(hook_event_name, { tool_name, input, project, session }) {
+  const res = await fetch(server.origin + '/hooks/claude-code', {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${agentToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ hook_event_name, session_id: session, cwd: '/home/ada/src/' + project, tool_name, tool_input: input, tool_response: {} }),
+  });
+  assert.equal(res.status, 200, await res.text());
 }
 
 /** The approval's row in the list, found by its project. */
@@ -135,6 +147,45 @@ describe('an approval', () => {
     await page.keyboard.press('?');
     const help = await page.locator('dialog.help').innerText();
     assert.match(help, /Allow \/ deny the open approval/);
+    await page.context().close();
+  });
+});
+
+describe('an approval that ends without the inbox', () => {
+  it('says so live in words: answered at the terminal', async () => {
+    const page = await openInbox(browser, server);
+    const p = project('terminal');
+    const use = { tool_name: 'Bash', input: { command: 'go test ./...' }, project: p, session: 'sess-terminal' };
+    const pending = background(requestApproval(use));
+    await rowOf(page, p).click();
+    const view = page.locator('.ask-view.kind-approval');
+    await view.locator('[data-verdict="allow"]').waitFor();
+    // The person answered Yes at the terminal: Claude Code ran the tool and says so (PostToolUse).
+    await hookEvent('PostToolUse', use);
+    await view.locator('.entry-notice[data-event="terminal"]').waitFor();
+    assert.match(await view.locator('.entry-notice').innerText(), /at the terminal/);
+    assert.match(await view.locator('.chip-closed').innerText(), /at the terminal/);
+    assert.equal(await view.locator('[data-verdict]').count(), 0, 'nothing left to decide');
+    await pending;
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  // On aws-local a hook request that went away left its approval open past 30 s (seen on
+  // 2026-12-02; the hook route is hooks' area): this part runs on serve only until it does.
+  it('says so live when the agent stops waiting: withdrawn by the agent', { skip: TARGET !== 'serve' && 'serve only: aws-local does not withdraw on a closed hook request yet' }, async () => {
+    const page = await openInbox(browser, server);
+    const view = page.locator('.ask-view.kind-approval');
+    const q = project('gone');
+    const hangUp = new AbortController();
+    const call = requestApproval({ tool_name: 'Bash', input: { command: 'make deploy' }, project: q, signal: hangUp.signal }).catch(() => null);
+    await rowOf(page, q).click();
+    await view.locator('[data-verdict="allow"]').waitFor();
+    hangUp.abort(); // the hook's request went away: the agent stopped waiting
+    await call;
+    await view.locator('.entry-notice[data-event="withdrawn"]').waitFor();
+    assert.equal(await view.locator('.chip-closed').innerText(), 'Withdrawn by the agent');
+    assert.deepEqual(page.errors, []);
     await page.context().close();
   });
 });
