@@ -251,9 +251,15 @@ describe(`Approvals with the real Claude Code (${TARGET})`, () => {
       // The hook has raised the approval, and the terminal shows its own dialog at the same time.
       const a = await openApproval(`touch ${marker}`);
       assert.equal(existsSync(join(cwd, marker)), false, 'the command ran before anyone decided');
-      await waitFor('the terminal\'s permission dialog', async () => /Do you want to proceed|Yes/.test(await look()));
-      await tmux('send-keys', '-t', ':0', 'Enter'); // the dialog's first choice: Yes
-      await waitFor('the command to run', () => existsSync(join(cwd, marker)));
+      await waitFor('the terminal\'s permission dialog', async () => /Do you want to proceed\?/.test(await look()));
+      assert.equal(existsSync(join(cwd, marker)), false, 'the command ran before anyone decided');
+      // The dialog's first choice, Yes; a key pressed while the dialog is still settling can be
+      // lost, so press it until the command runs.
+      await waitFor('the command to run after Yes at the terminal', async () => {
+        if (existsSync(join(cwd, marker))) return true;
+        if (/Do you want to proceed\?/.test(await look())) await tmux('send-keys', '-t', ':0', 'Enter');
+        return waitFor('the command', () => existsSync(join(cwd, marker)), { timeout: 2000 }).catch(() => false);
+      });
       // PostToolUse told Loopback: the approval is closed, and its thread says the terminal answered.
       const closed = await waitFor('the approval to close', async () => {
         const { status, body } = await api(server, adaToken, 'GET', `/asks/${a.id}`);

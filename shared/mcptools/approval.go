@@ -1,10 +1,12 @@
 package mcptools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
@@ -49,6 +51,12 @@ func (h *Handler) requestApproval(ctx context.Context, args json.RawMessage) (an
 	}
 	cred := gate.CredentialFrom(ctx)
 	follow := h.cfg.Waiter.NewFollow()
+	if in.Project == "" && in.Cwd == "" {
+		// Claude Code's permission prompt tool sends neither (only tool_name, input and
+		// tool_use_id): the approval is filed under the client's name.
+		name, _, _ := strings.Cut(clientFrom(ctx), " ")
+		in.Project = cmp.Or(name, "agent")
+	}
 	a, decided, err := h.cfg.Service.RequestApproval(ctx, cred, ask.ApprovalInput{
 		Tool: in.ToolName, Input: in.Input, ToolUseID: in.ToolUseID, Project: in.Project, Cwd: in.Cwd,
 		Client: clientFrom(ctx), Follow: follow,

@@ -7,27 +7,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
-// decision is request_approval's result: its text (what Claude Code's permission prompt tool
-// reads), checked to be the contract's PermissionDecision and its structuredContent alike.
-func decision(t *testing.T, text string, structured any) map[string]any {
+// decision is request_approval's result: one text block (what Claude Code's permission prompt
+// tool reads; it refuses a result with anything more), the contract's PermissionDecision.
+func decision(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
+	if len(res.Content) != 1 || res.StructuredContent != nil {
+		t.Fatalf("want one text block and nothing more: %+v", res)
+	}
+	text := resultText(res)
 	if err := contract.ValidateModel("PermissionDecision", []byte(text)); err != nil {
 		t.Fatalf("not a PermissionDecision: %v: %s", err, text)
 	}
 	var d map[string]any
 	if err := json.Unmarshal([]byte(text), &d); err != nil {
 		t.Fatal(err)
-	}
-	s, _ := json.Marshal(structured)
-	var sd map[string]any
-	_ = json.Unmarshal(s, &sd)
-	if b1, _ := json.Marshal(d); string(b1) != string(s) {
-		t.Errorf("structuredContent %s differs from the text %s", s, text)
 	}
 	return d
 }
@@ -63,23 +63,27 @@ func TestRequestApproval(t *testing.T) {
 
 	go decide("npm test", ask.Reply{Outcome: ask.OutcomeAllowed})
 	res := callTool(t, c, "request_approval", args("npm test"))
-	got := decision(t, resultText(res), res.StructuredContent)
+	got := decision(t, res)
 	if res.IsError || got["behavior"] != "allow" || got["updatedInput"].(map[string]any)["command"] != "npm test" || got["askId"] == "" {
 		t.Errorf("allowed: %s", resultText(res))
 	}
 
+	// As Claude Code calls it: no cwd, no project. The approval is filed under the client's name.
 	go decide("rm -rf build", ask.Reply{Outcome: ask.OutcomeDenied, Message: "Use make clean."})
-	res = callTool(t, c, "request_approval", args("rm -rf build"))
-	got = decision(t, resultText(res), res.StructuredContent)
+	res = callTool(t, c, "request_approval", map[string]any{"tool_name": "Bash", "input": map[string]any{"command": "rm -rf build"}, "tool_use_id": "toolu_2"})
+	got = decision(t, res)
 	if got["behavior"] != "deny" || got["message"] != "Use make clean." || got["updatedInput"] != nil {
 		t.Errorf("denied: %s", resultText(res))
+	}
+	if a, err := d.Service.Find(ctx, testSpace, got["askId"].(string)); err != nil || a.Project != testClientInfo.Name {
+		t.Errorf("the approval's project: %v %v, want the client's name", a, err)
 	}
 
 	if _, err := d.Service.CreateRule(ctx, &ask.Credential{Space: testSpace, Role: ask.RoleOwner, Actor: owner, Person: owner}, ask.RuleInput{Effect: ask.EffectAllow, RuleScope: ask.RuleScope{Tool: "Bash", CommandPrefix: "go test"}}); err != nil {
 		t.Fatal(err)
 	}
 	res = callTool(t, c, "request_approval", args("go test ./..."))
-	if got := decision(t, resultText(res), res.StructuredContent); got["behavior"] != "allow" {
+	if got := decision(t, res); got["behavior"] != "allow" {
 		t.Errorf("by the rule: %s", resultText(res))
 	}
 }
@@ -93,7 +97,7 @@ func TestRequestApprovalUndecided(t *testing.T) {
 	c := d.connect(t, clientOpts{Token: agent})
 	start := time.Now()
 	res := callTool(t, c, "request_approval", map[string]any{"tool_name": "Bash", "input": map[string]any{"command": "make deploy"}, "project": "shop"})
-	got := decision(t, resultText(res), res.StructuredContent)
+	got := decision(t, res)
 	id, _ := got["askId"].(string)
 	if got["behavior"] != "deny" || id == "" || !strings.Contains(got["message"].(string), "No one has decided yet on ask "+id) || !strings.Contains(got["message"].(string), `await_reply with {"askId": "`+id+`"}`) {
 		t.Errorf("undecided: %s", resultText(res))

@@ -48,8 +48,10 @@ func TestToolsListWithTheClient(t *testing.T) {
 			case !blocking && tool.Execution != nil && tool.Execution.TaskSupport != mcp.TaskSupportForbidden:
 				t.Errorf("%s does not wait, yet offers tasks: %+v", tool.Name, tool.Execution)
 			}
-			if tool.OutputSchema.Type != "object" {
+			if textOnly := tool.Name == "request_approval"; tool.OutputSchema.Type != "object" && !textOnly {
 				t.Errorf("%s: the client sees no outputSchema", tool.Name)
+			} else if textOnly && (tool.OutputSchema.Type != "" || tool.RawOutputSchema != nil) {
+				t.Errorf("%s: an outputSchema, which would need structuredContent that Claude Code's permission prompt tool refuses", tool.Name)
 			}
 		}
 		slices.Sort(names)
@@ -98,9 +100,6 @@ func TestToolsListSchemas(t *testing.T) {
 				if !jsonEqual(t, tool["inputSchema"], want) {
 					t.Errorf("inputSchema is not the contract's %s:\n got %s\nwant %s", model, tool["inputSchema"], want)
 				}
-			}
-			if name == "request_approval" && !jsonEqual(t, tool["outputSchema"], contract.MustToolSchema("PermissionDecision")) {
-				t.Errorf("outputSchema is not PermissionDecision: %s", tool["outputSchema"])
 			}
 			if !slices.Contains(blockingTools, name) {
 				return
