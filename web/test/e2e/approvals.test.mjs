@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { launch } from './lib/browser.mjs';
 import { background, cspViolations, openInbox, scrollsSideways, waitForAsk } from './lib/helpers.mjs';
+import { Agent } from './lib/mcp.mjs';
 import { Server } from './lib/server.mjs';
 import { TARGET } from '../../../e2e/lib/target.mjs';
 
@@ -147,6 +148,28 @@ describe('an approval', () => {
     await page.keyboard.press('?');
     const help = await page.locator('dialog.help').innerText();
     assert.match(help, /Allow \/ deny the open approval/);
+    await page.context().close();
+  });
+});
+
+describe('an approval through MCP', () => {
+  it('request_approval (the permission prompt tool): an MCP tool’s arguments as JSON; Allow returns the input to run', async () => {
+    const agent = await new Agent(server, { name: 'claude-code', version: '2.1.332', token: agentToken }).init();
+    const page = await openInbox(browser, server);
+    const p = project('github');
+    const input = { owner: 'acme', repo: 'billing', title: 'Refunds fail for EUR', labels: ['bug', 'payments'] };
+    const decision = agent.call('request_approval', { tool_name: 'mcp__github__create_issue', input, tool_use_id: 'toolu_01', project: p, cwd: '/home/ada/src/billing' });
+    await rowOf(page, p).click();
+    const view = page.locator('.ask-view.kind-approval');
+    await view.locator('[data-verdict="allow"]').waitFor();
+    assert.match(await view.locator('.approval-facts').innerText(), /mcp__github__create_issue/);
+    // What it would do: the arguments as JSON, exactly.
+    const shown = await view.locator('.approval-what code').first().innerText();
+    assert.deepEqual(JSON.parse(shown), input);
+    await view.getByRole('button', { name: 'Allow', exact: true }).click();
+    const d = await decision;
+    assert.equal(d.behavior, 'allow');
+    assert.deepEqual(d.updatedInput, input);
     await page.context().close();
   });
 });
