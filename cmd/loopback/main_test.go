@@ -221,7 +221,10 @@ func TestEndToEnd(t *testing.T) {
 	agentToken := s.agentToken(t)
 	for _, want := range []string{"Inbox:", "#token=" + ownerToken, "/mcp", "claude mcp add --transport http",
 		`"loopback": {"url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + agentToken + `"}}`,
-		`"loopback": {"type": "http", "url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + agentToken + `"}}`} {
+		`"loopback": {"type": "http", "url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + agentToken + `"}}`,
+		// The Claude Code plugin's lines carry the agent's token, never the person's.
+		"export LOOPBACK_URL=" + s.base + " LOOPBACK_AGENT_TOKEN=" + agentToken + "\n",
+		"claude plugin marketplace add ", "claude plugin install loopback@loopback"} {
 		if !strings.Contains(s.out.String(), want) {
 			t.Errorf("the welcome does not mention %q:\n%s", want, s.out.String())
 		}

@@ -290,7 +290,27 @@ Add it to Cursor (~/.cursor/mcp.json, under "mcpServers"):
 Add it to VS Code (.vscode/mcp.json, under "servers"):
   "loopback": {"type": "http", "url": "%[1]s/mcp", "headers": {"Authorization": "Bearer %[3]s"}}
 
+Approve Claude Code's tool use from your phone (docs/approvals.md): the plugin adds the MCP server
+and hooks that send its permission prompts here (they run this binary: keep loopback on PATH).
+  export LOOPBACK_URL=%[1]s LOOPBACK_AGENT_TOKEN=%[3]s
+  claude plugin marketplace add %[4]s
+  claude plugin install loopback@loopback
+
 One agent token per machine or agent: loopback token create --name NAME; a teammate: loopback token create --person --name NAME.
 
-`, base, token, agentToken)
+`, base, token, agentToken, pluginMarketplace())
+}
+
+// pluginMarketplace is where the Claude Code plugin's marketplace is: integrations/claude-code of
+// the checkout this binary was built in (bin/loopback beside it), or else a placeholder for it.
+func pluginMarketplace() string {
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			dir := filepath.Join(filepath.Dir(filepath.Dir(exe)), "integrations", "claude-code")
+			if _, err := os.Stat(filepath.Join(dir, ".claude-plugin", "marketplace.json")); err == nil {
+				return dir
+			}
+		}
+	}
+	return "<your Loopback checkout>/integrations/claude-code"
 }
