@@ -73,6 +73,7 @@ func ErrorMessage(err error) string {
 	return "Something went wrong on our side. It has been logged."
 }
 
-// ErrVersionConflict is returned by a Store when a conditional write finds that the ask has moved
-// on since it was read. The service reloads and tries again; callers rarely see it.
+// ErrVersionConflict is what Store.ChangeAsk returns when the ask kept moving on under it for
+// longer than the store tries again (DynamoDB: several conditional writes lost in a row). The
+// Service words it as EConflict ("try again").
 var ErrVersionConflict = errors.New("ask: version conflict")

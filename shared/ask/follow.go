@@ -29,15 +29,6 @@ type LeaseStore interface {
 	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]Lease, error)
 }
 
-// WaitingStore is a Store that tells whether an ask is marked waiting without reading it whole.
-// Settling after a wait ends asks only that, and the reply that closed the ask has usually
-// cleared the flag already (a closed ask has no one waiting): the answer is then "nothing to do",
-// for the price of one small read instead of decoding the ask.
-type WaitingStore interface {
-	// AskWaiting reports the stored ask's waiting flag, or ErrNotFound.
-	AskWaiting(ctx context.Context, space, id string) (bool, error)
-}
-
 // PersonsMove returns the reply that hands the move away from the person, if the person has moved:
 // the latest reply in the thread while it is the agent's move or the ask is closed. A waiting
 // agent returns it, with Reply.By naming who gave it; while the ask awaits the person, there is

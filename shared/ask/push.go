@@ -49,7 +49,7 @@ type PushSubscriptionInput struct {
 	} `json:"keys"`
 }
 
-// PushStore keeps push subscriptions. Adapters: sqlite, dynamo; both pass asktest.TestPushStore.
+// PushStore keeps push subscriptions. Adapters: sqlite, dynamo; both pass asktest.Run.
 type PushStore interface {
 	// PutPushSubscription stores a subscription, replacing the one with the same id (the same
 	// endpoint in the space: a browser subscribing again).

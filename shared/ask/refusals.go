@@ -11,7 +11,7 @@ import (
 // refusal two ways. Stores return the sentinels below, or these constructors' errors where the
 // store's caller is not the domain (the gate, the socket and upload handlers read the code).
 
-// ErrNotFound is what a Store returns from FindAsk and UpdateAsk when the space holds no ask of
+// ErrNotFound is what a Store returns from FindAsk and ChangeAsk when the space holds no ask of
 // that id. It is a fact, not a message: the Service words it (AskNotFound), or reads it as
 // something else (a review that revises an unknown ask is an invalid input, not a missing ask).
 var ErrNotFound = errors.New("ask: not found")

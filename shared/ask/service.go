@@ -11,7 +11,8 @@ import (
 )
 
 // Service runs the three paths every adapter shares: an agent asks, a person replies, an agent
-// answers. It holds the rules and the retry on version conflicts; the Store does the I/O.
+// answers. It holds the rules; the Store does the I/O, and keeps concurrent changes of an ask apart
+// (Store.ChangeAsk).
 type Service struct {
 	Store Store
 	Now   Clock
@@ -114,9 +115,6 @@ func NewID() string {
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
-// maxAttempts bounds how often a change is retried when the ask moved underneath it.
-const maxAttempts = 5
-
 // AskQuestion creates a question.
 func (s *Service) AskQuestion(ctx context.Context, in QuestionInput, o Origin) (*Ask, error) {
 	a, err := NewQuestion(s.NewID(), in, o, s.Now)
@@ -165,39 +163,26 @@ func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) 
 	return s.create(ctx, a, o.Follow)
 }
 
-// Reply records a person's reply. Two replies racing on one ask never both win: the loser reloads
-// and is judged against the ask as the winner left it.
-func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (*Ask, error) {
-	write := func() (*Ask, error) {
-		a, _, err := s.changeWire(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
-		return a, err
+// Reply records a person's reply, and returns the replied ask in the contract's JSON as the
+// store wrote it (encoded once, for the store and the response alike). Two replies racing on one
+// ask never both win: the loser is judged against the ask as the winner left it. A reply that
+// remembers a rule (an approval's) makes the rule first (replyRemembering).
+func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
+	var a *Ask
+	var wire json.RawMessage
+	write := func() error {
+		var err error
+		a, wire, err = s.change(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
+		return err
 	}
+	var err error
 	if r.Remember != nil {
-		return s.replyRemembering(ctx, space, id, r, by, write)
+		err = s.replyRemembering(ctx, space, id, r, by, write)
+	} else {
+		err = write()
 	}
-	return write()
-}
-
-// ReplyWire is Reply, with the replied ask in the contract's JSON as it was stored (encoded once,
-// for the store and the response alike, where the store hands it back: TxStore).
-func (s *Service) ReplyWire(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
-	var wire []byte
-	a, err := func() (*Ask, error) {
-		write := func() (*Ask, error) {
-			a, w, err := s.changeWire(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
-			wire = w
-			return a, err
-		}
-		if r.Remember != nil {
-			return s.replyRemembering(ctx, space, id, r, by, write)
-		}
-		return write()
-	}()
 	if err != nil {
 		return WireAsk{}, err
-	}
-	if wire == nil {
-		return ToWire(a)
 	}
 	return WireAsk{ID: a.ID, Version: a.Version, JSON: wire}, nil
 }
@@ -233,7 +218,7 @@ func (s *Service) agentsTurn(ctx context.Context, o Origin, id string, answer fu
 	if err := s.takeLease(ctx, o.Space, id, o.Follow); err != nil {
 		return nil, err
 	}
-	a, err := s.change(ctx, o.Space, id, func(a *Ask) error {
+	a, _, err := s.change(ctx, o.Space, id, func(a *Ask) error {
 		if !o.Owns(a) {
 			return AskNotFound(id) // another agent's ask: none of this one's
 		}
@@ -255,53 +240,23 @@ func (s *Service) agentsTurn(ctx context.Context, o Origin, id string, answer fu
 	return a, err
 }
 
-// change loads an ask, applies fn, and writes it conditionally, retrying from a fresh read when
-// another writer got there first.
-func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, error) {
-	a, _, err := s.changeWire(ctx, space, id, fn)
-	return a, err
-}
-
-// changeWire is change, with the contract JSON the store wrote when it hands that back
-// (TxStore); nil otherwise, and nil when fn changed nothing.
-func (s *Service) changeWire(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, json.RawMessage, error) {
-	if ts, ok := s.Store.(TxStore); ok {
-		a, wire, err := ts.ChangeAsk(ctx, space, id, fn)
-		switch {
-		case errors.Is(err, errUnchanged):
-			return a, nil, nil
-		case errors.Is(err, ErrNotFound):
-			return nil, nil, AskNotFound(id)
-		case err != nil:
-			return nil, nil, err
-		}
-		s.publish(a, false) // committed: now anyone waiting may hear of it
-		return a, wire, nil
-	}
-	for range maxAttempts {
-		a, err := s.Find(ctx, space, id)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := fn(a); errors.Is(err, errUnchanged) {
-			return a, nil, nil
-		} else if err != nil {
-			return nil, nil, err
-		}
-		err = s.Store.UpdateAsk(ctx, a)
-		if errors.Is(err, ErrVersionConflict) {
-			continue
-		}
-		if errors.Is(err, ErrNotFound) {
-			return nil, nil, AskNotFound(id)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		s.publish(a, false)
+// change applies fn to an ask through the store's one way of changing it (Store.ChangeAsk), and
+// publishes the change once it is committed. It returns the ask as written and the contract JSON
+// the store wrote; when fn found nothing to write (errUnchanged), the ask as read and nil JSON.
+func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, json.RawMessage, error) {
+	a, wire, err := s.Store.ChangeAsk(ctx, space, id, fn)
+	switch {
+	case errors.Is(err, errUnchanged):
 		return a, nil, nil
+	case errors.Is(err, ErrNotFound):
+		return nil, nil, AskNotFound(id)
+	case errors.Is(err, ErrVersionConflict):
+		return nil, nil, Errorf(EConflict, "ask %s kept changing while this was written; try again", id)
+	case err != nil:
+		return nil, nil, err
 	}
-	return nil, nil, Errorf(EConflict, "ask %s kept changing while this was written; try again", id)
+	s.publish(a, false) // committed: now anyone waiting may hear of it
+	return a, wire, nil
 }
 
 // Find returns one ask of a space, or AskNotFound: the store only says that it has none.
@@ -313,19 +268,6 @@ func (s *Service) Find(ctx context.Context, space, id string) (*Ask, error) {
 	return a, err
 }
 
-// Snapshot returns every open ask, newest first, and the fifty most recently closed.
-func (s *Service) Snapshot(ctx context.Context, space string) (*Snapshot, error) {
-	open, err := s.Store.OpenAsks(ctx, space)
-	if err != nil {
-		return nil, err
-	}
-	recent, err := s.Store.ClosedAsks(ctx, space, farFuture, RecentLimit)
-	if err != nil {
-		return nil, err
-	}
-	return &Snapshot{Open: nonNil(open), Recent: nonNil(recent)}, nil
-}
-
 // Page limits for history.
 const (
 	DefaultPageLimit = 20
@@ -334,57 +276,3 @@ const (
 
 // farFuture stands for "no before": every closed ask closed before it.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// History returns a page of closed asks, most recently closed first, that closed strictly before
-// `before` (nil for the newest): at most limit, and no more than fit in MaxResponseSize (at
-// least one, which MaxAskSize lets fit). NextBefore is set only when more asks may follow.
-func (s *Service) History(ctx context.Context, space string, before *time.Time, limit int) (*AskPage, error) {
-	if err := checkPageLimit(limit); err != nil {
-		return nil, err
-	}
-	b := farFuture
-	if before != nil {
-		b = *before
-	}
-	items, err := s.Store.ClosedAsks(ctx, space, b, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	page := &AskPage{Items: nonNil(items)}
-	n, err := pageFits(items[:min(limit, len(items))], pageBudget(s.responseSize()))
-	if err != nil {
-		return nil, err
-	}
-	if n < len(items) {
-		page.Items = items[:n]
-		next := *page.Items[n-1].ClosedAt
-		page.NextBefore = &next
-	}
-	return page, nil
-}
-
-// pageFits is how many of items, from the first, a page holds within MaxResponseSize: at least
-// one.
-func pageFits(items []*Ask, budget int) (int, error) {
-	for i, a := range items {
-		size, err := SizeOf(a)
-		if err != nil {
-			return 0, err
-		}
-		if i > 0 {
-			size++
-		}
-		if size > budget && i > 0 {
-			return i, nil
-		}
-		budget -= size
-	}
-	return len(items), nil
-}
-
-func nonNil(asks []*Ask) []*Ask {
-	if asks == nil {
-		return []*Ask{}
-	}
-	return asks
-}

@@ -51,11 +51,13 @@ func (s *Service) maxRules() int {
 }
 
 // RequestApproval puts an agent's tool use to the person, or decides it at once by a rule. With
-// an agent's credential only. An open approval of the same credential, session, tool and input is
-// joined (returned as it is) rather than asked twice. When a rule covers the tool use, the
-// approval is stored already closed, with a notice naming the rule, and its Decision returned:
-// nothing is pushed and no one is asked, and it shows in history. Otherwise the Decision is nil
-// and the approval is open; with in.Follow, the caller's lease is taken and it is marked waiting.
+// an agent's credential only. When a rule covers the tool use, the approval is stored already
+// closed, with a notice naming the rule, and its Decision returned: nothing is pushed and no one
+// is asked, and it shows in history. Otherwise an open approval of the same credential, session,
+// tool and input is joined (returned as it is, with its decision if it has one by then) rather
+// than asked twice; or a new one is opened and the Decision is nil. With in.Follow, the caller's
+// lease is taken and the approval marked waiting. Rules are matched first: a rule's decision
+// costs a read of the space's rules, not of its open asks.
 func (s *Service) RequestApproval(ctx context.Context, cred *Credential, in ApprovalInput) (*Ask, *Decision, error) {
 	if err := approvalsByAgents(cred); err != nil {
 		return nil, nil, err
@@ -65,6 +67,16 @@ func (s *Service) RequestApproval(ctx context.Context, cred *Credential, in Appr
 	a, err := NewApproval(s.NewID(), in, o, &agent, s.Now)
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.Rules != nil {
+		rules, err := s.Rules.Rules(ctx, cred.Space)
+		if err != nil {
+			return nil, nil, err
+		}
+		use := NewToolUse(a.Approval.Tool, mustObject(a.Approval.Input), a.Project, a.Approval.Cwd, agent.ID)
+		if r := MatchRules(rules, use); r != nil {
+			return s.decideByRule(ctx, a, r)
+		}
 	}
 	if open, err := s.findOpenApproval(ctx, cred, a.Approval.Session, a.Approval.Tool, a.Approval.Input); err != nil {
 		return nil, nil, err
@@ -78,16 +90,6 @@ func (s *Service) RequestApproval(ctx context.Context, cred *Credential, in Appr
 			}
 		}
 		return open, open.ApprovalDecision(), nil
-	}
-	if s.Rules != nil {
-		rules, err := s.Rules.Rules(ctx, cred.Space)
-		if err != nil {
-			return nil, nil, err
-		}
-		use := NewToolUse(a.Approval.Tool, mustObject(a.Approval.Input), a.Project, a.Approval.Cwd, agent.ID)
-		if r := MatchRules(rules, use); r != nil {
-			return s.decideByRule(ctx, a, r)
-		}
 	}
 	a, err = s.create(ctx, a, in.Follow)
 	if err != nil {
@@ -215,7 +217,7 @@ func (s *Service) EndApproval(ctx context.Context, cred *Credential, in EndInput
 		id = open.ID
 	}
 	o := agentOrigin(cred, "", nil)
-	a, err := s.change(ctx, cred.Space, id, func(a *Ask) error {
+	a, _, err := s.change(ctx, cred.Space, id, func(a *Ask) error {
 		if !o.Owns(a) || a.Kind != KindApproval {
 			return AskNotFound(id)
 		}
@@ -238,7 +240,7 @@ func (s *Service) ApprovalTooLate(ctx context.Context, cred *Credential, askID s
 		return nil, err
 	}
 	o := agentOrigin(cred, "", nil)
-	return s.change(ctx, cred.Space, askID, func(a *Ask) error {
+	a, _, err := s.change(ctx, cred.Space, askID, func(a *Ask) error {
 		if !o.Owns(a) || a.Kind != KindApproval {
 			return AskNotFound(askID)
 		}
@@ -258,6 +260,7 @@ func (s *Service) ApprovalTooLate(ctx context.Context, cred *Credential, askID s
 		a.UpdatedAt = t
 		return nil
 	})
+	return a, err
 }
 
 // --- rules ---
@@ -350,18 +353,18 @@ func NewRuleID() string { return "rule_" + NewID() }
 // reply is checked against the ask as it stands, then the rule is made, then the reply is
 // written. When the reply cannot be written after all (another decision won the race), the rule
 // is deleted again, so that both are stored or neither (short of a failure between the two).
-func (s *Service) replyRemembering(ctx context.Context, space, id string, r Reply, by *Actor, write func() (*Ask, error)) (*Ask, error) {
+func (s *Service) replyRemembering(ctx context.Context, space, id string, r Reply, by *Actor, write func() error) error {
 	if err := s.rulesKept(); err != nil {
-		return nil, &Error{Code: EReplyInvalid, Message: "remember: " + ErrorMessage(err)}
+		return &Error{Code: EReplyInvalid, Message: "remember: " + ErrorMessage(err)}
 	}
 	a, err := s.Find(ctx, space, id)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	trial := *a
 	trial.Thread = append([]Entry(nil), a.Thread...)
 	if err := ApplyReply(&trial, r, by, s.Now); err != nil {
-		return nil, err
+		return err
 	}
 	effect := EffectAllow
 	if r.Outcome == OutcomeDenied {
@@ -373,15 +376,14 @@ func (s *Service) replyRemembering(ctx context.Context, space, id string, r Repl
 	}
 	rule, err := NewRule(NewRuleID(), space, RuleInput{Effect: effect, RuleScope: *r.Remember}, maker, s.Now())
 	if err != nil {
-		return nil, &Error{Code: EReplyInvalid, Message: ErrorMessage(err)}
+		return &Error{Code: EReplyInvalid, Message: ErrorMessage(err)}
 	}
 	if err := s.Rules.CreateRule(ctx, rule, s.maxRules()); err != nil {
-		return nil, err
+		return err
 	}
-	out, err := write()
-	if err != nil {
+	if err := write(); err != nil {
 		_ = s.Rules.DeleteRule(context.WithoutCancel(ctx), space, rule.ID)
-		return nil, err
+		return err
 	}
-	return out, nil
+	return nil
 }

@@ -13,7 +13,7 @@ var errUnchanged = errors.New("unchanged")
 // (its version moves and subscribers hear of it), made only when the flag really changes, and
 // never on a closed ask: nobody waits on one.
 func (s *Service) SetWaiting(ctx context.Context, space, id string, waiting bool) (*Ask, error) {
-	return s.change(ctx, space, id, func(a *Ask) error {
+	a, _, err := s.change(ctx, space, id, func(a *Ask) error {
 		if a.Waiting == waiting || (waiting && a.Status == Closed) {
 			return errUnchanged
 		}
@@ -21,6 +21,7 @@ func (s *Service) SetWaiting(ctx context.Context, space, id string, waiting bool
 		a.UpdatedAt = s.Now()
 		return nil
 	})
+	return a, err
 }
 
 // A Follow is a lease an agent takes on an ask as its call creates or answers it (Origin.Follow).
@@ -70,16 +71,14 @@ func (s *Service) Unfollow(ctx context.Context, space, id, holder string) error 
 // SetWaiting(true) comes after this clear: the flag ends true whenever someone follows.
 func (s *Service) settle(ctx context.Context, space, id string) error {
 	// A flag already clear needs no clearing, whatever the leases: SetWaiting(false) would change
-	// nothing. Ask the store first where it can say so cheaply (after a closing reply it always
+	// nothing. Ask the store first, which says so cheaply (after a closing reply it always
 	// says so). A follower that marks the ask waiting after this look took its lease first, and
 	// the flag is rightly left to it.
-	if ws, ok := s.Store.(WaitingStore); ok {
-		waiting, err := ws.AskWaiting(ctx, space, id)
-		if errors.Is(err, ErrNotFound) || (err == nil && !waiting) {
-			return nil
-		} else if err != nil {
-			return err
-		}
+	waiting, err := s.Store.AskWaiting(ctx, space, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && !waiting) {
+		return nil
+	} else if err != nil {
+		return err
 	}
 	n, err := s.Leases.LiveLeases(ctx, space, id, s.Now())
 	if err != nil || n > 0 {

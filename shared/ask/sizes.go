@@ -82,13 +82,6 @@ type OpenUsage struct {
 	CredentialAsks, CredentialCharge int
 }
 
-// UsageStore is a Store that counts a space's open asks (OpenUsage) from what it keeps beside
-// them: SQLite from its rows, DynamoDB from the space's open markers. A Service on a store
-// without it enforces no open-ask budget.
-type UsageStore interface {
-	OpenUsage(ctx context.Context, space, credentialID string) (OpenUsage, error)
-}
-
 // AskFull refuses a turn that would grow an ask past what an ask may hold.
 func AskFull(id string, size, limit int) *Error {
 	return Errorf(EAskFull, "ask %s would grow to %d bytes with this turn, over the %d an ask may hold while it is open; say it in fewer words (link to long material or summarise it), or close this ask and carry on in a new one", id, size, limit)
@@ -153,11 +146,10 @@ func (s *Service) checkNewAsk(ctx context.Context, a *Ask) error {
 	if limit := MaxAskSize - CloseReserve; size > limit {
 		return AskFull(a.ID, size, limit)
 	}
-	us, ok := s.Store.(UsageStore)
-	if !ok || !a.Open() {
+	if !a.Open() {
 		return nil
 	}
-	u, err := us.OpenUsage(ctx, a.Space, a.CredentialID)
+	u, err := s.Store.OpenUsage(ctx, a.Space, a.CredentialID)
 	if err != nil {
 		return err
 	}
@@ -248,24 +240,12 @@ func pageBudget(size int) int {
 	return size - len(`{"items":[],"nextBefore":""}`) - len(FormatTime(farFuture))
 }
 
-// HistoryWire is History in its contract JSON: spliced from the store's rows where it keeps them
-// (WireStore), so that a page of big asks is neither decoded nor encoded again; else encoded from
-// History. Cut the same way: at most limit asks and MaxResponseSize, at least one.
-func (s *Service) HistoryWire(ctx context.Context, space string, before *time.Time, limit int) (*WirePage, error) {
-	ws, ok := s.Store.(WireStore)
-	if !ok {
-		page, err := s.History(ctx, space, before, limit)
-		if err != nil {
-			return nil, err
-		}
-		out := &WirePage{Items: make([]WireAsk, len(page.Items)), NextBefore: page.NextBefore}
-		for i, a := range page.Items {
-			if out.Items[i], err = ToWire(a); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
+// History returns a page of closed asks, most recently closed first, that closed strictly before
+// `before` (nil for the newest), in the contract's JSON: spliced from the asks' JSON as the store
+// keeps it (Store.ClosedAsksWire), so that a page of big asks is neither decoded nor encoded
+// again. At most limit asks, and no more than fit in MaxResponseSize (at least one, which
+// MaxAskSize lets fit). NextBefore is set only when more asks may follow.
+func (s *Service) History(ctx context.Context, space string, before *time.Time, limit int) (*WirePage, error) {
 	if err := checkPageLimit(limit); err != nil {
 		return nil, err
 	}
@@ -273,7 +253,7 @@ func (s *Service) HistoryWire(ctx context.Context, space string, before *time.Ti
 	if before != nil {
 		b = *before
 	}
-	items, err := ws.ClosedAsksWire(ctx, space, b, limit+1)
+	items, err := s.Store.ClosedAsksWire(ctx, space, b, limit+1)
 	if err != nil {
 		return nil, err
 	}

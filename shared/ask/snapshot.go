@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"time"
 )
 
 // A WireAsk is an ask as the contract writes it (Ask.MarshalJSON), with the two things a socket
@@ -49,51 +48,25 @@ func writeList(b *bytes.Buffer, list []WireAsk) {
 	}
 }
 
-// WireStore is a Store that lists asks in their contract JSON without decoding them (its rows
-// hold that JSON). The lists are the same as OpenAsks' and ClosedAsks'. A row the store cannot
-// hand over as it is (written by another revision) it decodes and encodes again itself.
-type WireStore interface {
-	OpenAsksWire(ctx context.Context, space string) ([]WireAsk, error)
-	ClosedAsksWire(ctx context.Context, space string, before time.Time, limit int) ([]WireAsk, error)
-}
-
 // ToWire is an ask's WireAsk, encoded now.
 func ToWire(a *Ask) (WireAsk, error) {
 	b, err := json.Marshal(a)
 	return WireAsk{ID: a.ID, Version: a.Version, JSON: b}, err
 }
 
-// SnapshotWire is Snapshot in its contract JSON, cut to MaxResponseSize (cutSnapshot): spliced from the store's rows where the store
-// keeps them (WireStore), else encoded from Snapshot.
-func (s *Service) SnapshotWire(ctx context.Context, space string) (*WireSnapshot, error) {
-	if ws, ok := s.Store.(WireStore); ok {
-		open, err := ws.OpenAsksWire(ctx, space)
-		if err != nil {
-			return nil, err
-		}
-		recent, err := ws.ClosedAsksWire(ctx, space, farFuture, RecentLimit)
-		if err != nil {
-			return nil, err
-		}
-		snap := &WireSnapshot{Open: open, Recent: recent}
-		cutSnapshot(snap, s.responseSize())
-		return snap, nil
-	}
-	snap, err := s.Snapshot(ctx, space)
+// Snapshot returns every open ask, newest first, and the fifty most recently closed, in the
+// contract's JSON: spliced from the asks' JSON as the store keeps it (Store.OpenAsksWire,
+// Store.ClosedAsksWire), never decoded, and cut to MaxResponseSize (cutSnapshot).
+func (s *Service) Snapshot(ctx context.Context, space string) (*WireSnapshot, error) {
+	open, err := s.Store.OpenAsksWire(ctx, space)
 	if err != nil {
 		return nil, err
 	}
-	out := &WireSnapshot{Open: make([]WireAsk, len(snap.Open)), Recent: make([]WireAsk, len(snap.Recent))}
-	for _, l := range []struct {
-		from []*Ask
-		to   []WireAsk
-	}{{snap.Open, out.Open}, {snap.Recent, out.Recent}} {
-		for i, a := range l.from {
-			if l.to[i], err = ToWire(a); err != nil {
-				return nil, err
-			}
-		}
+	recent, err := s.Store.ClosedAsksWire(ctx, space, farFuture, RecentLimit)
+	if err != nil {
+		return nil, err
 	}
-	cutSnapshot(out, s.responseSize())
-	return out, nil
+	snap := &WireSnapshot{Open: open, Recent: recent}
+	cutSnapshot(snap, s.responseSize())
+	return snap, nil
 }

@@ -40,7 +40,7 @@ type Connection struct {
 	Ready bool
 }
 
-// ConnectionStore keeps socket connections. Adapter: dynamo; it passes asktest.TestConnectionStore.
+// ConnectionStore keeps socket connections. Adapter: dynamo; it passes asktest.Run (Backend.Conns).
 type ConnectionStore interface {
 	// PutConnection records a new connection, not ready. An id already recorded is replaced.
 	PutConnection(ctx context.Context, c *Connection) error

@@ -18,12 +18,27 @@ type Store interface {
 	// across spaces.
 	FindAsk(ctx context.Context, space, id string) (*Ask, error)
 
-	// UpdateAsk writes a changed ask if and only if the stored version is still a.Version, and then
-	// increments a.Version. Otherwise it returns ErrVersionConflict (ErrNotFound when no such ask
-	// is stored) and writes nothing. When the change closes the ask, the store may move a.ClosedAt
-	// (and a.UpdatedAt with it) forward by microseconds so that no two asks of a space share a
-	// close time; history pages rely on that.
-	UpdateAsk(ctx context.Context, a *Ask) error
+	// ChangeAsk is the one way an ask changes: it reads the ask, applies fn and writes the
+	// result so that no other writer comes between the read and the write. Each store does that
+	// its own way (SQLite in one write transaction; DynamoDB with a conditional write, reading
+	// again and calling fn again when another writer got there first). The Service holds every
+	// rule: fn is the change, and must not block or call the store; it may be called more than
+	// once, each time on a fresh read.
+	//
+	// An error from fn comes back as it is, with the ask as read, and nothing is written.
+	// ErrNotFound: the space holds no such ask (fn is not called). ErrVersionConflict: the ask
+	// kept changing under the store for longer than it tries. Otherwise ChangeAsk returns the
+	// ask as written (a.Version moved on by one) and the contract JSON it stored: byte for byte
+	// json.Marshal of the returned ask. When the change closes the ask, the store may move
+	// a.ClosedAt (and a.UpdatedAt with it) forward by microseconds so that no two asks of a
+	// space share a close time; history pages rely on that.
+	ChangeAsk(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, json.RawMessage, error)
+
+	// AskWaiting reports the stored ask's waiting flag without reading it whole, or ErrNotFound.
+	// Settling after a wait ends asks only that, and the reply that closed the ask has usually
+	// cleared the flag already (a closed ask has no one waiting): the answer is then "nothing to
+	// do", for one small read instead of decoding the ask.
+	AskWaiting(ctx context.Context, space, id string) (bool, error)
 
 	// OpenAsks returns every open ask of a space, newest first.
 	OpenAsks(ctx context.Context, space string) ([]*Ask, error)
@@ -36,17 +51,18 @@ type Store interface {
 	// that closed at or after since, most recently closed first, however many other asks of the
 	// space closed meanwhile: both stores keep an index by credential and close time for it.
 	ClosedAsksBy(ctx context.Context, space, credentialID string, since time.Time, limit int) ([]*Ask, error)
-}
 
-// TxStore is a Store that reads, changes and writes an ask in one transaction, so that no other
-// writer can come between the read and the write (there is no conflict to retry) and the read
-// costs the writer nothing it does not touch anyway. The Service still holds every rule: fn is
-// the change, and must not block or call the store. ChangeAsk returns fn's error as it is,
-// writing nothing, with the ask as read; ErrNotFound for an ask not stored. Otherwise it returns
-// the ask as written (a.Version moved on) and the contract JSON it stored: Ask.MarshalJSON's
-// output for the ask as written, byte for byte what json.Marshal(a) gives.
-type TxStore interface {
-	ChangeAsk(ctx context.Context, space, id string, fn func(*Ask) error) (*Ask, json.RawMessage, error)
+	// OpenAsksWire and ClosedAsksWire are OpenAsks and ClosedAsks in the asks' contract JSON,
+	// handed over as the store keeps it (its rows hold that JSON) without decoding them, so that a
+	// snapshot or a page is spliced rather than decoded and encoded again. A row the store cannot
+	// hand over as it is (written by another revision) it decodes and encodes again itself.
+	OpenAsksWire(ctx context.Context, space string) ([]WireAsk, error)
+	ClosedAsksWire(ctx context.Context, space string, before time.Time, limit int) ([]WireAsk, error)
+
+	// OpenUsage counts a space's open asks, and those raised with credentialID, from what the
+	// store keeps beside them (SQLite from its rows, DynamoDB from the space's open markers): the
+	// open-ask budgets (Bounds) are checked against it.
+	OpenUsage(ctx context.Context, space, credentialID string) (OpenUsage, error)
 }
 
 // Role says what a credential is for. A person decides: only person credentials (owner and

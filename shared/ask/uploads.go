@@ -90,7 +90,7 @@ type Upload struct {
 }
 
 // UploadStore keeps uploads. Adapters: sqlite (local) and dynamo (DynamoDB, on AWS); each passes
-// asktest.TestUploadStore.
+// asktest.Run.
 type UploadStore interface {
 	// CreateUpload stores a new pending upload. An id already stored in the space, or a token hash
 	// already stored anywhere, is refused.

@@ -75,8 +75,8 @@ func TestServerlessWaitsAcrossInstances(t *testing.T) {
 		t.Fatalf("two waits, the bound 2: %d %d: %s", first.status, second.status, <-first.done)
 	}
 	eventually(t, "both asks show an agent waiting", func() bool {
-		snap, err := d.rt.Service.Snapshot(context.Background(), "sp_waits")
-		return err == nil && len(snap.Open) == 2 && snap.Open[0].Waiting && snap.Open[1].Waiting
+		open, err := d.rt.Store.OpenAsks(context.Background(), "sp_waits")
+		return err == nil && len(open) == 2 && open[0].Waiting && open[1].Waiting
 	})
 	third := ask(c, 3, "Third?")
 	if third.status != http.StatusTooManyRequests {
@@ -99,11 +99,11 @@ func TestServerlessWaitsAcrossInstances(t *testing.T) {
 	took := time.Since(cancelled)
 	t.Logf("the cancelled wait ended %s after the cancel reached another instance", took.Round(time.Millisecond))
 	eventually(t, "the cancelled ask shows nobody waiting", func() bool {
-		snap, err := d.rt.Service.Snapshot(context.Background(), "sp_waits")
+		open, err := d.rt.Store.OpenAsks(context.Background(), "sp_waits")
 		if err != nil {
 			return false
 		}
-		for _, o := range snap.Open {
+		for _, o := range open {
 			if o.Question != nil && o.Question.Question == "First?" {
 				return !o.Waiting
 			}

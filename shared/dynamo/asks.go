@@ -122,7 +122,7 @@ func (s *Store) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error)
 	return nil, fmt.Errorf("dynamodb: find ask %s: %w, five times over", id, errBodyMoved)
 }
 
-// storedAsk is what UpdateAsk reads of an ask before it writes it.
+// storedAsk is what updateAsk reads of an ask before it writes it.
 type storedAsk struct {
 	version  int
 	closedAt string // as stored; "" while open
@@ -130,14 +130,69 @@ type storedAsk struct {
 	charge   int // as stored; 0 for an ask written before charges were kept
 }
 
-// UpdateAsk writes a changed ask if and only if its stored version is still a.Version, and then
+var _ ask.Store = (*Store)(nil)
+
+// maxChangeAttempts bounds how often ChangeAsk reads the ask again and calls fn again because
+// another writer changed it between the read and the conditional write. Each lost attempt is
+// another writer's won one, so n writers racing on one ask all land within n attempts.
+const maxChangeAttempts = 8
+
+// ChangeAsk implements ask.Store: it reads the ask (strongly consistent), applies fn, and writes
+// the result conditionally on the version it read (updateAsk); when another writer got there
+// first, it reads again and calls fn again, up to maxChangeAttempts times, and then returns
+// ask.ErrVersionConflict. fn's error comes back as it is and nothing is written.
+func (s *Store) ChangeAsk(ctx context.Context, space, id string, fn func(*ask.Ask) error) (*ask.Ask, json.RawMessage, error) {
+	for range maxChangeAttempts {
+		a, err := s.FindAsk(ctx, space, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := fn(a); err != nil {
+			return a, nil, err
+		}
+		err = s.updateAsk(ctx, a)
+		if errors.Is(err, ask.ErrVersionConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		body, err := json.Marshal(a)
+		if err != nil {
+			return nil, nil, fmt.Errorf("dynamodb: change ask %s: %w", id, err)
+		}
+		return a, body, nil
+	}
+	return nil, nil, ask.ErrVersionConflict
+}
+
+// AskWaiting implements ask.Store: one strongly consistent read of the ask item's waiting flag.
+func (s *Store) AskWaiting(ctx context.Context, space, id string) (bool, error) {
+	if !usable(space, id) {
+		return false, ask.ErrNotFound
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: s.table, Key: askKey(space, id), ConsistentRead: aws.Bool(true),
+		ProjectionExpression:     aws.String("#waiting"),
+		ExpressionAttributeNames: names(attrWaiting),
+	})
+	if err != nil {
+		return false, fmt.Errorf("dynamodb: ask %s waiting: %w", id, err)
+	}
+	if out.Item == nil {
+		return false, ask.ErrNotFound
+	}
+	return getBool(out.Item, attrWaiting), nil
+}
+
+// updateAsk writes a changed ask if and only if its stored version is still a.Version, and then
 // increments a.Version; otherwise it returns ask.ErrVersionConflict (ask.ErrNotFound for an ask
 // that is not stored) and writes nothing. A change
 // that closes the ask also deletes its open marker and creates its close-time marker, in one
 // transaction; when another ask of the space holds that close time, the close moves forward a
 // microsecond at a time until it is free (updatedAt with it). Any other change is a single
 // conditional PutItem.
-func (s *Store) UpdateAsk(ctx context.Context, a *ask.Ask) error {
+func (s *Store) updateAsk(ctx context.Context, a *ask.Ask) error {
 	if !usable(a.Space, a.ID) {
 		return ask.ErrNotFound
 	}
@@ -466,7 +521,7 @@ func (s *Store) OpenAsks(ctx context.Context, space string) ([]*ask.Ask, error) 
 const attrCharge = "charge" // N
 
 // OpenUsage counts a space's open asks and their charges, and the part the credential raised
-// (ask.UsageStore), from the space's open markers: a strongly consistent Query of small items,
+// (ask.Store), from the space's open markers: a strongly consistent Query of small items,
 // whatever the asks hold. A marker written before charges were kept counts 0 until its ask
 // next changes.
 func (s *Store) OpenUsage(ctx context.Context, space, credentialID string) (ask.OpenUsage, error) {

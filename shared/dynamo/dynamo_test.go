@@ -46,11 +46,17 @@ func sharedStore(t *testing.T) *dynamo.Store {
 	return shared.store
 }
 
-// TestStore gives each test a table of its own, unlike the other suites: moto copies a whole
-// table for every transaction (to roll it back if the transaction fails), so on a table that
-// every test filled, the closes that race for one close time cost seconds each.
-func TestStore(t *testing.T) {
-	asktest.TestStore(t, func(t *testing.T) ask.Store { return newStore(t) })
+// TestConformance runs asktest. Each test of the ask store gets a table of its own, unlike the
+// other suites: moto copies a whole table for every transaction (to roll it back if the
+// transaction fails), so on a table that every test filled, the closes that race for one close
+// time cost seconds each.
+func TestConformance(t *testing.T) {
+	asktest.Run(t, asktest.Backend{
+		Open:     func(t *testing.T) asktest.Stores { return sharedStore(t) },
+		OpenAsks: func(t *testing.T) ask.Store { return newStore(t) },
+		Waits:    func(t *testing.T) ask.WaitStore { return sharedStore(t) },
+		Conns:    func(t *testing.T) ask.ConnectionStore { return sharedStore(t) },
+	})
 }
 
 // newStore returns a store on a table of its own.
@@ -80,30 +86,6 @@ func (c noScan) Do(r *http.Request) (*http.Response, error) {
 	return c.next.Do(r)
 }
 
-func TestCredentialStore(t *testing.T) {
-	asktest.TestCredentialStore(t, func(t *testing.T) ask.CredentialStore { return sharedStore(t) })
-}
-
-func TestPushStore(t *testing.T) {
-	asktest.TestPushStore(t, func(t *testing.T) ask.PushStore { return sharedStore(t) })
-}
-
-func TestTicketStore(t *testing.T) {
-	asktest.TestTicketStore(t, func(t *testing.T) ask.TicketStore { return sharedStore(t) })
-}
-
-func TestLeaseStore(t *testing.T) {
-	asktest.TestLeaseStore(t, func(t *testing.T) ask.LeaseStore { return sharedStore(t) })
-}
-
-func TestTaskStore(t *testing.T) {
-	asktest.TestTaskStore(t, func(t *testing.T) ask.TaskStore { return sharedStore(t) })
-}
-
-func TestUploadStore(t *testing.T) {
-	asktest.TestUploadStore(t, func(t *testing.T) ask.UploadStore { return sharedStore(t) })
-}
-
 // TestClaimPush: a change's push is claimed once, whatever the stream delivers again: the same
 // version a second time, or an older one after a newer, is refused; a newer one wins; asks and
 // spaces are apart.
@@ -131,12 +113,4 @@ func TestClaimPush(t *testing.T) {
 	if _, err := s.ClaimPush(ctx, "sp#bad", "a1", 1, until); err == nil {
 		t.Error("a space with # was claimed")
 	}
-}
-
-func TestWaitStore(t *testing.T) {
-	asktest.TestWaitStore(t, func(t *testing.T) ask.WaitStore { return sharedStore(t) })
-}
-
-func TestRuleStore(t *testing.T) {
-	asktest.TestRuleStore(t, func(t *testing.T) asktest.RuleBackend { return sharedStore(t) })
 }

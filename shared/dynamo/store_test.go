@@ -102,8 +102,10 @@ func TestLargeAsk(t *testing.T) {
 
 	// A turn: version 2, with its own chunks; version 1's are gone.
 	now = now.Add(time.Second)
-	big, err = svc.Reply(ctx, space, big.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: noise(3000)}, nil)
-	if err != nil {
+	if _, err = svc.Reply(ctx, space, big.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: noise(3000)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if big, err = s.FindAsk(ctx, space, big.ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, sk := range bodyItems(t, s, space, big.ID) {
@@ -123,8 +125,10 @@ func TestLargeAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(time.Second)
-	big, err = svc.Reply(ctx, space, big.ID, ask.Reply{Outcome: ask.OutcomeApproved}, nil)
-	if err != nil {
+	if _, err = svc.Reply(ctx, space, big.ID, ask.Reply{Outcome: ask.OutcomeApproved}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if big, err = s.FindAsk(ctx, space, big.ID); err != nil {
 		t.Fatal(err)
 	}
 	closed, err := s.ClosedAsks(ctx, space, now.Add(time.Hour), 10)
@@ -154,7 +158,7 @@ func TestVeryLargeAsk(t *testing.T) {
 	}
 	for i := range 1 {
 		now = now.Add(time.Second)
-		if a, err = svc.Reply(ctx, "space_huge", a.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: noise(250 << 10)}, nil); err != nil {
+		if _, err = svc.Reply(ctx, "space_huge", a.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: noise(250 << 10)}, nil); err != nil {
 			t.Fatalf("turn %d: %v", i, err)
 		}
 		if a, err = svc.AnswerFollowUp(ctx, ask.FollowUpInput{AskID: a.ID, Answer: "ok"}, ask.Origin{Space: "space_huge"}); err != nil {
@@ -268,6 +272,14 @@ func TestItemsRecordRevision(t *testing.T) {
 	if err := s.MarkUploadStored(ctx, space, stored.ID, 10, now); err != nil {
 		t.Fatal(err)
 	}
+	rule := &ask.Rule{ID: "rule_1", Space: space, RuleInput: ask.RuleInput{Effect: ask.EffectAllow, RuleScope: ask.RuleScope{Tool: "Read"}},
+		CreatedBy: ask.Actor{ID: "ada"}, CreatedAt: now, UpdatedAt: now}
+	if err := s.CreateRule(ctx, rule, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CountRuleMatch(ctx, space, rule.ID, now); err != nil {
+		t.Fatal(err)
+	}
 
 	// A Scan here is the test looking at the whole table, not a request path.
 	out, err := moto.DynamoDB().Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(s.Table())})
@@ -310,7 +322,7 @@ func TestItemsRecordRevision(t *testing.T) {
 	}
 	same(t, "the items by type", map[string]int{
 		"ask": 2, "open": 1, "closed": 1, "credential": 1, "token": 1, "ticket": 1, "task": 1, "lease": 1,
-		"upload": 2, "uploadToken": 2, "uploadBlob": 2,
+		"upload": 2, "uploadToken": 2, "uploadBlob": 2, "rule": 1, "rules": 1,
 	}, types_)
 
 	// The ticket's TTL is its expiry rounded up to the second.

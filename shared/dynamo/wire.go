@@ -10,7 +10,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 )
 
-// The snapshot in its contract JSON (ask.WireStore): each ask's body is the JSON encodeAsk wrote,
+// The snapshot in its contract JSON (ask.Store.OpenAsksWire, ClosedAsksWire): each ask's body is the JSON encodeAsk wrote,
 // so a snapshot (GET /api/v1/snapshot, and the greeting of every new socket on AWS) inflates the
 // bodies and splices them, without decoding one ask or encoding it again. What it needs to keep
 // the lists' rules (open or closed, the order of open asks) it reads from the item's attributes.

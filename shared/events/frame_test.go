@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/ask/asktest"
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/sqlite"
@@ -44,25 +45,31 @@ func TestFramesValidate(t *testing.T) {
 		}
 		return a
 	}
+	replied := func(_ ask.WireAsk, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	q := must(svc.AskQuestion(ctx, ask.QuestionInput{Question: "Ship?", Project: "p", Options: []ask.Choice{{Label: "Yes"}, {Label: "No", Description: "wait"}}}, origin))
-	must(svc.Reply(ctx, "s1", q.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: "Why?"}, by))
+	replied(svc.Reply(ctx, "s1", q.ID, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: "Why?"}, by))
 	must(svc.AnswerFollowUp(ctx, ask.FollowUpInput{AskID: q.ID, Answer: "Because.", Content: []ask.Block{{Type: ask.BlockCode, Code: "x := 1", Language: "go"}}}, origin))
-	must(svc.Reply(ctx, "s1", q.ID, ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}, Text: "go"}, by))
+	replied(svc.Reply(ctx, "s1", q.ID, ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}, Text: "go"}, by))
 
 	r := must(svc.RequestReview(ctx, ask.ReviewInput{Title: "Diff", Project: "p", Content: []ask.Block{
 		{Type: ask.BlockDiff, Diff: "--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n", Filename: "a.go"},
 		{Type: ask.BlockMarkdown, Text: "**bold**"},
 	}}, origin))
-	must(svc.Reply(ctx, "s1", r.ID, ask.Reply{Outcome: ask.OutcomeChangesRequested, Feedback: "rename"}, by))
+	replied(svc.Reply(ctx, "s1", r.ID, ask.Reply{Outcome: ask.OutcomeChangesRequested, Feedback: "rename"}, by))
 	must(svc.RequestReview(ctx, ask.ReviewInput{Title: "Diff v2", Project: "p", Revises: r.ID, Content: []ask.Block{{Type: ask.BlockMarkdown, Text: "v2"}}}, origin))
 
 	b := must(svc.SendBriefing(ctx, ask.BriefingInput{Title: "Findings", Project: "p", Sections: []ask.BriefingSection{
 		{Title: "Bugs", Points: []ask.BriefingPoint{{Title: "Race"}, {Title: "Leak", Detail: "in the cache"}}},
 	}}, origin))
-	must(svc.Reply(ctx, "s1", b.ID, ask.Reply{Outcome: ask.OutcomeResponded, Points: []ask.PointReply{{Point: "1", Text: "How bad?"}, {Point: "2", Resolved: true}}}, by))
+	replied(svc.Reply(ctx, "s1", b.ID, ask.Reply{Outcome: ask.OutcomeResponded, Points: []ask.PointReply{{Point: "1", Text: "How bad?"}, {Point: "2", Resolved: true}}}, by))
 	must(svc.AnswerBriefing(ctx, ask.BriefingAnswerInput{AskID: b.ID, Answers: []ask.PointAnswer{{Point: "1", Answer: "Bad.", Points: []ask.BriefingPoint{{Title: "Fix A"}, {Title: "Fix B"}}}}}, origin))
-	must(svc.Reply(ctx, "s1", b.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, by))
+	replied(svc.Reply(ctx, "s1", b.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, by))
 
 	want := []string{"ask.opened", "ask.updated", "ask.updated", "ask.updated", "ask.opened", "ask.updated", "ask.opened", "ask.opened", "ask.updated", "ask.updated", "ask.updated"}
 	for i, typ := range want {
@@ -95,10 +102,7 @@ func TestFramesValidate(t *testing.T) {
 		}
 	}
 
-	snap, err := svc.Snapshot(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap, wire := asktest.SameSnapshotWire(t, svc, "s1")
 	if len(snap.Open) == 0 || len(snap.Recent) == 0 {
 		t.Fatalf("snapshot: %d open, %d recent", len(snap.Open), len(snap.Recent))
 	}
@@ -116,10 +120,6 @@ func TestFramesValidate(t *testing.T) {
 		t.Errorf("the snapshot frame's snapshot differs from the snapshot:\n%s\n%s", frame.Snapshot, plain)
 	}
 	// Spliced from the asks' own JSON (what the socket sends), the frame is the same bytes.
-	wire, err := svc.SnapshotWire(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if spliced, err := events.EncodeSnapshot(wire); err != nil || string(spliced) != string(body) {
 		t.Errorf("the spliced snapshot frame differs (%v):\n%s\n%s", err, spliced, body)
 	}

@@ -22,7 +22,7 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 // snapshot: GET /api/v1/snapshot — every open ask and the fifty most recently closed.
 func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 	// Spliced from the store's rows: every ask as the contract writes it, never decoded here.
-	snap, err := s.Service.SnapshotWire(r.Context(), gate.CredentialFrom(r.Context()).Space)
+	snap, err := s.Service.Snapshot(r.Context(), gate.CredentialFrom(r.Context()).Space)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -52,7 +52,7 @@ func (s *Server) listAsks(w http.ResponseWriter, r *http.Request) {
 		limit = n
 	}
 	// Spliced from the store's rows, as the snapshot is: never decoded here.
-	page, err := s.Service.HistoryWire(r.Context(), gate.CredentialFrom(r.Context()).Space, before, limit)
+	page, err := s.Service.History(r.Context(), gate.CredentialFrom(r.Context()).Space, before, limit)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -86,7 +86,7 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 	c := gate.CredentialFrom(r.Context())
 	by := c.Person
 	// The response is the JSON the store wrote for the replied ask: encoded once.
-	a, err := s.Service.ReplyWire(r.Context(), c.Space, r.PathValue("id"), reply, &by)
+	a, err := s.Service.Reply(r.Context(), c.Space, r.PathValue("id"), reply, &by)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -14,6 +14,8 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/contract"
+	"github.com/loopback-hq/loopback/shared/events"
+	"github.com/loopback-hq/loopback/shared/events/eventstest"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/sqlite"
@@ -225,5 +227,42 @@ func TestApprovalsThroughTheAPI(t *testing.T) {
 	// Another space's agent ends nothing here.
 	if got, err := a.svc.EndApproval(ctx, a.otherCred, ask.EndInput{AskID: edit.ID, Event: ask.NoticeWithdrawn}); ask.ErrorCode(err) != ask.ENotFound || got != nil {
 		t.Fatalf("another space's agent: %v %v", got, err)
+	}
+}
+
+// TestApprovalsOnTheSocket: the event socket carries approvals as they open, are decided by a
+// rule, and are withdrawn, every frame valid against the contract (eventstest.Next checks it).
+func TestApprovalsOnTheSocket(t *testing.T) {
+	s := newSocketServer(t, httpapi.SocketConfig{}, "")
+	ctx := context.Background()
+	agent := &ask.Credential{ID: "cred_agent", Space: space, Role: ask.RoleAgent, Actor: ask.Actor{ID: "agent_1"}, Person: ask.Actor{ID: "owner"}}
+	person := &ask.Credential{ID: "cred_owner", Space: space, Role: ask.RoleOwner, Actor: ask.Actor{ID: "owner"}, Person: ask.Actor{ID: "owner"}}
+	conn := dial(t, s, eventstest.Options{})
+	if e := eventstest.MustNext(t, conn); e.Type != events.TypeSnapshot {
+		t.Fatalf("first frame: %s", e.Type)
+	}
+	raw := func(cmd string) []byte { b, _ := json.Marshal(map[string]string{"command": cmd}); return b }
+	open, _, err := s.svc.RequestApproval(ctx, agent, ask.ApprovalInput{Tool: "Bash", Input: raw("make deploy"), Cwd: "/w/web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := eventstest.MustNext(t, conn); e.Ask == nil || e.Ask.ID != open.ID || e.Ask.Approval == nil || e.Ask.Approval.Title != "make deploy" {
+		t.Fatalf("the open approval's frame: %+v", e)
+	}
+	if _, err := s.svc.CreateRule(ctx, person, ask.RuleInput{Effect: ask.EffectDeny, RuleScope: ask.RuleScope{Tool: "Bash", CommandPrefix: "rm"}}); err != nil {
+		t.Fatal(err)
+	}
+	ruled, d, err := s.svc.RequestApproval(ctx, agent, ask.ApprovalInput{Tool: "Bash", Input: raw("rm -rf build"), Cwd: "/w/web"})
+	if err != nil || d == nil || d.Outcome != ask.OutcomeDenied {
+		t.Fatalf("%v %+v", err, d)
+	}
+	if e := eventstest.MustNext(t, conn); e.Ask == nil || e.Ask.ID != ruled.ID || e.Ask.Status != ask.Closed || e.Ask.Thread[0].Event != ask.NoticeRule {
+		t.Fatalf("the rule's approval's frame: %+v", e)
+	}
+	if _, err := s.svc.EndApproval(ctx, agent, ask.EndInput{AskID: open.ID, Event: ask.NoticeWithdrawn}); err != nil {
+		t.Fatal(err)
+	}
+	if e := eventstest.MustNext(t, conn); e.Ask == nil || e.Ask.ID != open.ID || e.Ask.Status != ask.Closed {
+		t.Fatalf("the withdrawn approval's frame: %+v", e)
 	}
 }

@@ -119,7 +119,7 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 	// Latest drops whatever the client already has. Until the snapshot is sent, changes only
 	// queue (writing is true).
 	k.sub = s.Hub.SubscribeFunc(cred.Space, k.enqueue)
-	snap, err := s.Service.SnapshotWire(r.Context(), cred.Space)
+	snap, err := s.Service.Snapshot(r.Context(), cred.Space)
 	if err != nil {
 		k.end()
 		s.writeError(w, r, err)

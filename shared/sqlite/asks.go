@@ -79,7 +79,7 @@ func (d *DB) FindAsk(ctx context.Context, space, id string) (*ask.Ask, error) {
 	return decodeAsk(space, version, cred, turns, body)
 }
 
-// AskWaiting reports the stored ask's waiting flag (ask.WaitingStore), read by SQLite from the
+// AskWaiting reports the stored ask's waiting flag (ask.Store.AskWaiting), read by SQLite from the
 // row's JSON without decoding the ask; ask.ErrNotFound for an ask not stored.
 func (d *DB) AskWaiting(ctx context.Context, space, id string) (bool, error) {
 	var waiting sql.NullBool
@@ -93,33 +93,8 @@ func (d *DB) AskWaiting(ctx context.Context, space, id string) (bool, error) {
 	return waiting.Bool, nil
 }
 
-// UpdateAsk writes a changed ask if its stored version is still a.Version, and then increments
-// a.Version; otherwise it returns ask.ErrVersionConflict (ask.ErrNotFound for an ask that is not
-// stored) and writes nothing. When the change
-// closes the ask at a time another ask of the space already closed at, the close time moves
-// forward a microsecond at a time until it is free, and updatedAt moves with it.
-//
-// The write is conditional in the UPDATE itself (WHERE version = ?): the row is read again only
-// when that writes nothing, to tell a conflict from an ask that is not stored.
-func (d *DB) UpdateAsk(ctx context.Context, a *ask.Ask) error {
-	var w written
-	err := d.writeTx(ctx, func(tx *Tx) error {
-		var err error
-		w, err = writeAsk(ctx, tx, a)
-		return err
-	})
-	switch {
-	case errors.Is(err, ask.ErrVersionConflict), errors.Is(err, ask.ErrNotFound):
-		return err
-	case err != nil:
-		return fmt.Errorf("sqlite: update ask %s: %w", a.ID, err)
-	}
-	w.committed(a)
-	return nil
-}
-
 // ChangeAsk reads an ask, applies fn and writes the result, all in one write transaction
-// (ask.TxStore): the read is the writer's own, so nothing can change the ask between it and the
+// (ask.Store.ChangeAsk): the read is the writer's own, so nothing can change the ask between it and the
 // write, and the pages it reads are the ones the write then changes, already in hand. An error
 // from fn is returned as it is, and nothing is written.
 func (d *DB) ChangeAsk(ctx context.Context, space, id string, fn func(*ask.Ask) error) (*ask.Ask, json.RawMessage, error) {
@@ -291,14 +266,14 @@ func (d *DB) ClosedAsksBy(ctx context.Context, space, credentialID string, since
 		LIMIT ?`, space, credentialID, formatTime(since), limit)
 }
 
-// OpenAsksWire is OpenAsks in the contract's JSON, as the rows hold it (ask.WireStore).
+// OpenAsksWire is OpenAsks in the contract's JSON, as the rows hold it (ask.Store).
 func (d *DB) OpenAsksWire(ctx context.Context, space string) ([]ask.WireAsk, error) {
 	return d.queryWire(ctx, space, `SELECT id, version, revision, credential_id, body FROM asks
 		WHERE space = ? AND status <> 'closed'
 		ORDER BY created_at DESC, id DESC`, space)
 }
 
-// ClosedAsksWire is ClosedAsks in the contract's JSON, as the rows hold it (ask.WireStore).
+// ClosedAsksWire is ClosedAsks in the contract's JSON, as the rows hold it (ask.Store).
 func (d *DB) ClosedAsksWire(ctx context.Context, space string, before time.Time, limit int) ([]ask.WireAsk, error) {
 	if limit < 1 {
 		return nil, nil
@@ -310,7 +285,7 @@ func (d *DB) ClosedAsksWire(ctx context.Context, space string, before time.Time,
 }
 
 // queryWire lists asks' bodies as they are stored. A body is exactly Ask.MarshalJSON's output
-// when this revision wrote it (insertAsk, UpdateAsk); a row of another revision is decoded and
+// when this revision wrote it (insertAsk, ChangeAsk); a row of another revision is decoded and
 // encoded again, so a snapshot is always the current revision's shape.
 func (d *DB) queryWire(ctx context.Context, space, query string, args ...any) ([]ask.WireAsk, error) {
 	rows, err := d.r.QueryContext(ctx, query, args...)
@@ -385,7 +360,7 @@ func decodeAsk(space string, version int, credentialID, turns string, body []byt
 }
 
 // OpenUsage counts a space's open asks and their Charges, and the part the credential raised
-// (ask.UsageStore), from the rows' bodies without decoding them: a body is the ask's contract
+// (ask.Store), from the rows' bodies without decoding them: a body is the ask's contract
 // JSON, whose Size ask.Size counts (in Go: far quicker than SQLite's string functions).
 func (d *DB) OpenUsage(ctx context.Context, space, credentialID string) (ask.OpenUsage, error) {
 	var u ask.OpenUsage

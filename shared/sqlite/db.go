@@ -63,9 +63,6 @@ var (
 	_ ask.TicketStore     = (*DB)(nil)
 	_ ask.LeaseStore      = (*DB)(nil)
 	_ ask.TaskStore       = (*DB)(nil)
-	_ ask.WaitingStore    = (*DB)(nil)
-	_ ask.WireStore       = (*DB)(nil)
-	_ ask.TxStore         = (*DB)(nil)
 )
 
 // Open opens the database at path, creating it if need be, or a private in-memory one for

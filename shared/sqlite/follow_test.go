@@ -155,7 +155,7 @@ func TestMigrateToFollow(t *testing.T) {
 	if _, err := d.w.ExecContext(ctx, `DROP TABLE leases; DROP TABLE tasks; DROP TABLE uploads;
 		ALTER TABLE credentials DROP COLUMN last_used_at; ALTER TABLE tickets DROP COLUMN credential_id;
 		DROP INDEX asks_closed_by; ALTER TABLE asks DROP COLUMN turns;
-		ALTER TABLE asks DROP COLUMN credential_id; DROP TABLE push_subscriptions; DROP TABLE upload_quota; PRAGMA user_version = 1`); err != nil {
+		ALTER TABLE asks DROP COLUMN credential_id; DROP TABLE push_subscriptions; DROP TABLE upload_quota; DROP TABLE rules; PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {
@@ -209,15 +209,18 @@ func TestRewriteClosedAskKeepsItsCloseTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a, err = svc.Reply(ctx, "s", a.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, nil); err != nil {
+		if _, err = svc.Reply(ctx, "s", a.ID, ask.Reply{Outcome: ask.OutcomeDismissed}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if a, err = d.FindAsk(ctx, "s", a.ID); err != nil {
 			t.Fatal(err)
 		}
 		closed = append(closed, a)
 	}
 	a := closed[0]
 	at := *a.ClosedAt
-	a.Waiting = true // any change of a closed ask
-	if err := d.UpdateAsk(ctx, a); err != nil {
+	a, _, err := d.ChangeAsk(ctx, "s", a.ID, func(a *ask.Ask) error { a.Waiting = true; return nil }) // any change of a closed ask
+	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := d.FindAsk(ctx, "s", a.ID)
@@ -227,21 +230,11 @@ func TestRewriteClosedAskKeepsItsCloseTime(t *testing.T) {
 	if !got.ClosedAt.Equal(at) || !got.Waiting || got.Version != a.Version {
 		t.Fatalf("rewritten: closedAt %v waiting %v version %d; want %v, true, %d", got.ClosedAt, got.Waiting, got.Version, at, a.Version)
 	}
-	stale := *closed[1]
-	stale.Version--
-	if err := d.UpdateAsk(ctx, &stale); !errors.Is(err, ask.ErrVersionConflict) {
-		t.Fatalf("a stale write: %v, want ErrVersionConflict", err)
-	}
-	gone := *closed[1]
-	gone.ID = "nope"
-	if err := d.UpdateAsk(ctx, &gone); !errors.Is(err, ask.ErrNotFound) {
-		t.Fatalf("an ask not stored: %v, want ErrNotFound", err)
-	}
 }
 
-// TestReplyWireIsTheAsksJSON: the JSON a reply hands back (the body ChangeAsk stored) is byte
+// TestReplyIsTheAsksJSON: the JSON a reply hands back (the body ChangeAsk stored) is byte
 // for byte json.Marshal of the replied ask, as the response wrote it before.
-func TestReplyWireIsTheAsksJSON(t *testing.T) {
+func TestReplyIsTheAsksJSON(t *testing.T) {
 	ctx := context.Background()
 	d := openTest(t)
 	svc := &ask.Service{Store: d, Now: func() time.Time { return t0 }, NewID: ask.NewID}
@@ -255,7 +248,7 @@ func TestReplyWireIsTheAsksJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := svc.ReplyWire(ctx, "s", a.ID, r, by)
+		w, err := svc.Reply(ctx, "s", a.ID, r, by)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +261,7 @@ func TestReplyWireIsTheAsksJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(w.JSON) != string(want) || w.ID != a.ID || w.Version != got.Version {
-			t.Fatalf("ReplyWire = %s (%s v%d)\nwant       %s (%s v%d)", w.JSON, w.ID, w.Version, want, a.ID, got.Version)
+			t.Fatalf("Reply = %s (%s v%d)\nwant       %s (%s v%d)", w.JSON, w.ID, w.Version, want, a.ID, got.Version)
 		}
 	}
 }

@@ -36,7 +36,7 @@ func TestOneAgentCannotFillTheInbox(t *testing.T) {
 	sizes := make([]int, 5)
 	for i := range sizes {
 		wg.Go(func() {
-			snap, err := svc.SnapshotWire(ctx, "s")
+			snap, err := svc.Snapshot(ctx, "s")
 			if err != nil {
 				t.Error(err)
 				return

@@ -24,7 +24,7 @@ func BenchmarkSnapshotWire(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		s, err := svc.SnapshotWire(ctx, "bench")
+		s, err := svc.Snapshot(ctx, "bench")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -34,6 +34,8 @@ func openPath(tb testing.TB, path string) *DB {
 	return d
 }
 
+// TestConformance runs asktest on a fresh database file per test, a fresh in-memory one per
+// test, and one database file shared by every test, as a shared DynamoDB table would be.
 func TestConformance(t *testing.T) {
 	for _, mode := range []struct {
 		name string
@@ -41,47 +43,18 @@ func TestConformance(t *testing.T) {
 	}{
 		{"File", func(t *testing.T) *DB { return openTest(t) }},
 		{"Memory", func(t *testing.T) *DB { return openPath(t, Memory) }},
+		{"Shared", sharedDB(t)},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			t.Run("Store", func(t *testing.T) {
-				asktest.TestStore(t, func(t *testing.T) ask.Store { return mode.open(t) })
-			})
-			t.Run("CredentialStore", func(t *testing.T) {
-				asktest.TestCredentialStore(t, func(t *testing.T) ask.CredentialStore { return mode.open(t) })
-			})
-			t.Run("TicketStore", func(t *testing.T) {
-				asktest.TestTicketStore(t, func(t *testing.T) ask.TicketStore { return mode.open(t) })
-			})
-			t.Run("LeaseStore", func(t *testing.T) {
-				asktest.TestLeaseStore(t, func(t *testing.T) ask.LeaseStore { return mode.open(t) })
-			})
-			t.Run("TaskStore", func(t *testing.T) {
-				asktest.TestTaskStore(t, func(t *testing.T) ask.TaskStore { return mode.open(t) })
-			})
-			t.Run("UploadStore", func(t *testing.T) {
-				asktest.TestUploadStore(t, func(t *testing.T) ask.UploadStore { return mode.open(t) })
-			})
-			t.Run("PushStore", func(t *testing.T) {
-				asktest.TestPushStore(t, func(t *testing.T) ask.PushStore { return mode.open(t) })
-			})
-			t.Run("RuleStore", func(t *testing.T) {
-				asktest.TestRuleStore(t, func(t *testing.T) asktest.RuleBackend { return mode.open(t) })
-			})
+			asktest.Run(t, asktest.Backend{Open: func(t *testing.T) asktest.Stores { return mode.open(t) }})
 		})
 	}
 }
 
-// TestSharedStore runs the suite on one database for every test, as a shared DynamoDB table would.
-func TestSharedStore(t *testing.T) {
+// sharedDB opens one database file for every test of the run.
+func sharedDB(t *testing.T) func(*testing.T) *DB {
 	d := openTest(t)
-	asktest.TestStore(t, func(*testing.T) ask.Store { return d })
-	asktest.TestCredentialStore(t, func(*testing.T) ask.CredentialStore { return d })
-	asktest.TestTicketStore(t, func(*testing.T) ask.TicketStore { return d })
-	asktest.TestLeaseStore(t, func(*testing.T) ask.LeaseStore { return d })
-	asktest.TestTaskStore(t, func(*testing.T) ask.TaskStore { return d })
-	asktest.TestUploadStore(t, func(*testing.T) ask.UploadStore { return d })
-	asktest.TestPushStore(t, func(*testing.T) ask.PushStore { return d })
-	asktest.TestRuleStore(t, func(*testing.T) asktest.RuleBackend { return d })
+	return func(*testing.T) *DB { return d }
 }
 
 func TestPragmas(t *testing.T) {
@@ -192,7 +165,11 @@ func TestRevision(t *testing.T) {
 	if _, err := d.ClaimUpload(ctx, "s", up.ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.w.ExecContext(ctx, `UPDATE tasks SET revision = 0; UPDATE leases SET revision = 0; UPDATE uploads SET revision = 0`); err != nil {
+	rule := &ask.Rule{ID: "rule", Space: "s", RuleInput: ask.RuleInput{Effect: ask.EffectAllow, RuleScope: ask.RuleScope{Tool: "Read"}}, CreatedBy: ask.Actor{ID: "o"}}
+	if err := d.CreateRule(ctx, rule, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.w.ExecContext(ctx, `UPDATE tasks SET revision = 0; UPDATE leases SET revision = 0; UPDATE uploads SET revision = 0; UPDATE rules SET revision = 0`); err != nil {
 		t.Fatal(err)
 	}
 	// Writes after the first must stamp the revision again.
@@ -208,7 +185,10 @@ func TestRevision(t *testing.T) {
 	if err := d.MarkUploadStored(ctx, "s", up.ID, 5, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"asks", "credentials", "tickets", "leases", "tasks", "uploads"} {
+	if err := d.UpdateRule(ctx, rule); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"asks", "credentials", "tickets", "leases", "tasks", "uploads", "rules"} {
 		var n, bad int
 		q := fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE revision <> %d) FROM %s", buildinfo.Revision, table)
 		if err := d.r.QueryRowContext(ctx, q).Scan(&n, &bad); err != nil {
@@ -233,8 +213,10 @@ func TestCloseTimesStepByMicroseconds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err = svc.Reply(ctx, "s", a.ID, ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{}, Text: "ok"}, nil)
-		if err != nil {
+		if _, err = svc.Reply(ctx, "s", a.ID, ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{}, Text: "ok"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if a, err = d.FindAsk(ctx, "s", a.ID); err != nil {
 			t.Fatal(err)
 		}
 		if want := now.Add(time.Duration(i) * time.Microsecond); !a.ClosedAt.Equal(want) || !a.UpdatedAt.Equal(want) {
@@ -318,18 +300,24 @@ func benchQuestion(i int) ask.QuestionInput {
 	}
 }
 
+// BenchmarkSnapshot is the snapshot decoded from the store (OpenAsks, ClosedAsks): what it cost
+// before ask.Service.Snapshot spliced the stored JSON (BenchmarkSnapshotWire).
 func BenchmarkSnapshot(b *testing.B) {
 	d := openTest(b)
 	seed(b, d, "bench", 1000, 10000)
-	svc := ask.NewService(d)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		s, err := svc.Snapshot(ctx, "bench")
+		open, err := d.OpenAsks(ctx, "bench")
 		if err != nil {
 			b.Fatal(err)
 		}
+		recent, err := d.ClosedAsks(ctx, "bench", time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), ask.RecentLimit)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := &ask.Snapshot{Open: open, Recent: recent}
 		if len(s.Open) != 1000 || len(s.Recent) != ask.RecentLimit {
 			b.Fatalf("snapshot of %d open and %d recent", len(s.Open), len(s.Recent))
 		}

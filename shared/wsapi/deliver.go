@@ -39,8 +39,8 @@ func (s *Sockets) Greet(ctx context.Context, c *ask.Connection) error {
 	} else if err != nil {
 		return err
 	}
-	// Spliced from the asks as the store keeps them, where it keeps their JSON (ask.WireStore).
-	snap, err := s.Service.SnapshotWire(ctx, c.Space)
+	// Spliced from the asks as the store keeps them, in their JSON (ask.Store.OpenAsksWire).
+	snap, err := s.Service.Snapshot(ctx, c.Space)
 	if err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func (s *Sockets) DisconnectCredential(ctx context.Context, c *ask.Credential) e
 }
 
 // SnapshotFramesWire turns a snapshot, in its contract JSON as the store keeps it
-// (ask.Service.SnapshotWire), into what goes out first on a connection: a snapshot frame of at
+// (ask.Service.Snapshot), into what goes out first on a connection: a snapshot frame of at
 // most max bytes, holding as many of the snapshot's asks as fit in their order (open ones first,
 // newest first, then the recently closed), and after it an ask.updated frame for each ask that
 // did not fit, all spliced rather than encoded. A client that merges them as

@@ -274,7 +274,7 @@ func TestSnapshotFrames(t *testing.T) {
 	}
 }
 
-// wireOf is a snapshot in its contract JSON, as a store hands it over (ask.Service.SnapshotWire).
+// wireOf is a snapshot in its contract JSON, as a store hands it over (ask.Service.Snapshot).
 func wireOf(t *testing.T, snap *ask.Snapshot) *ask.WireSnapshot {
 	t.Helper()
 	w := &ask.WireSnapshot{}

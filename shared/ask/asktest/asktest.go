@@ -1,12 +1,13 @@
-// Package asktest is the conformance suite for ask's ports. Every adapter (sqlite now, DynamoDB
-// later) runs exactly these tests from its own _test.go file, handing over a constructor that
-// returns a fresh store:
+// Package asktest is the conformance suite for ask's store ports. Every store adapter (sqlite,
+// dynamo) calls Run once from its own _test.go file, handing over how to open its stores; Run
+// runs every suite, so a case added here runs on every backend by construction:
 //
-//	func TestStore(t *testing.T) {
-//		asktest.TestStore(t, func(t *testing.T) ask.Store { return openTestDB(t) })
+//	func TestConformance(t *testing.T) {
+//		asktest.Run(t, asktest.Backend{Open: func(t *testing.T) asktest.Stores { return openTestDB(t) }})
 //	}
 //
 // Every test also works on a store shared between tests: each one makes its own spaces and ids.
+// Blob storage has adapters of its own (blobfs, blobs3), which call TestBlobs.
 package asktest
 
 import (

@@ -10,8 +10,8 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// TestCredentialStore runs the conformance suite for ask.CredentialStore.
-func TestCredentialStore(t *testing.T, open func(t *testing.T) ask.CredentialStore) {
+// testCredentialStore runs the conformance suite for ask.CredentialStore.
+func testCredentialStore(t *testing.T, open func(t *testing.T) ask.CredentialStore) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, ask.CredentialStore)

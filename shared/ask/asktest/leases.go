@@ -10,13 +10,13 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// TestLeaseStore runs the conformance suite for ask.LeaseStore.
+// testLeaseStore runs the conformance suite for ask.LeaseStore.
 //
 // ExpiredLeases is the one query that spans every space, so on a shared store its test cannot
 // keep to spaces of its own. It keeps to a stretch of time instead: the year 2001, long before
 // any lease the rest of the suite (or a real clock) writes. Before it starts it reaps whatever a
 // crashed earlier run left there, and it deletes its own leases when it ends.
-func TestLeaseStore(t *testing.T, open func(t *testing.T) ask.LeaseStore) {
+func testLeaseStore(t *testing.T, open func(t *testing.T) ask.LeaseStore) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, ask.LeaseStore)

@@ -31,10 +31,10 @@ func testClosedAsksBy(t *testing.T, s ask.Store) {
 			t.Fatal(err)
 		}
 		clk.Set(at(d))
-		if a, err = svc.Reply(ctx, o.Space, a.ID, answeredYes, person); err != nil {
+		if _, err = svc.Reply(ctx, o.Space, a.ID, answeredYes, person); err != nil {
 			t.Fatal(err)
 		}
-		return a
+		return find(t, s, o.Space, a.ID)
 	}
 	m1 := closeAfter(mine, 10*time.Second)
 	m2 := closeAfter(mine, 20*time.Second)

@@ -8,8 +8,8 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// TestPushStore runs the conformance suite for ask.PushStore.
-func TestPushStore(t *testing.T, open func(t *testing.T) ask.PushStore) {
+// testPushStore runs the conformance suite for ask.PushStore.
+func testPushStore(t *testing.T, open func(t *testing.T) ask.PushStore) {
 	t.Run("RoundTripReplaceDelete", func(t *testing.T) {
 		s := open(t)
 		ctx := context.Background()

@@ -11,17 +11,9 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// RuleBackend is what the rules' conformance suite needs of a store: rules, and (for the
-// approval cases, which run through the Service) asks and leases.
-type RuleBackend interface {
-	ask.Store
-	ask.RuleStore
-	ask.LeaseStore
-}
-
-// TestRuleStore runs the conformance suite for ask.RuleStore, and the approval paths of the
-// Service that depend on it, on a store.
-func TestRuleStore(t *testing.T, open func(t *testing.T) RuleBackend) {
+// testRuleStore runs the conformance suite for ask.RuleStore, and the approval paths of the
+// Service that depend on it (through asks and leases too), on a store.
+func testRuleStore(t *testing.T, open func(t *testing.T) Stores) {
 	ctx := context.Background()
 	newRule := func(space, id string, created time.Time, effect, tool string) *ask.Rule {
 		return &ask.Rule{ID: id, Space: space, RuleInput: ask.RuleInput{Effect: effect, RuleScope: ask.RuleScope{Tool: tool}},
@@ -170,7 +162,7 @@ func personCred(space, id string) *ask.Credential {
 }
 
 // testApprovals runs the Service's approval paths on a store.
-func testApprovals(t *testing.T, open func(t *testing.T) RuleBackend) {
+func testApprovals(t *testing.T, open func(t *testing.T) Stores) {
 	ctx := context.Background()
 	service := func(t *testing.T) (*ask.Service, *clock) {
 		st := open(t)
@@ -207,7 +199,10 @@ func testApprovals(t *testing.T, open func(t *testing.T) RuleBackend) {
 		// An agent cannot decide, and a reply of another kind does not fit.
 		_, err = svc.Reply(ctx, space, a.ID, ask.Reply{Outcome: ask.OutcomeApproved}, &person.Actor)
 		wantCode(t, err, ask.EReplyInvalid, "approved on an approval")
-		got, err := svc.Reply(ctx, space, a.ID, ask.Reply{Outcome: ask.OutcomeDenied, Message: "use make test"}, &person.Actor)
+		if _, err := svc.Reply(ctx, space, a.ID, ask.Reply{Outcome: ask.OutcomeDenied, Message: "use make test"}, &person.Actor); err != nil {
+			t.Fatal(err)
+		}
+		got, err := svc.Find(ctx, space, a.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// TestConnectionStore runs the conformance suite for ask.ConnectionStore.
-func TestConnectionStore(t *testing.T, open func(t *testing.T) ask.ConnectionStore) {
+// testConnectionStore runs the conformance suite for ask.ConnectionStore.
+func testConnectionStore(t *testing.T, open func(t *testing.T) ask.ConnectionStore) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, ask.ConnectionStore)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,9 +14,9 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// TestStore runs the conformance suite for ask.Store. open returns a store for one test; it may
+// testStore runs the conformance suite for ask.Store. open returns a store for one test; it may
 // be fresh or shared, and the adapter closes it through t.Cleanup.
-func TestStore(t *testing.T, open func(t *testing.T) ask.Store) {
+func testStore(t *testing.T, open func(t *testing.T) ask.Store) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, ask.Store)
@@ -24,8 +25,8 @@ func TestStore(t *testing.T, open func(t *testing.T) ask.Store) {
 		{"CreateDuplicateRefused", testCreateDuplicate},
 		{"VersionCounts", testVersionCounts},
 		{"NotFound", testNotFound},
-		{"StaleVersionWritesNothing", testStaleVersion},
-		{"RacingUpdates", testRacingUpdates},
+		{"RefusedChangeWritesNothing", testRefusedChange},
+		{"RacingChanges", testRacingChanges},
 		{"RacingReplies", testRacingReplies},
 		{"OpenAsks", testOpenAsks},
 		{"OpenBudgets", testOpenBudgets},
@@ -106,25 +107,38 @@ func testCreateDuplicate(t *testing.T, s ask.Store) {
 	same(t, "the stored ask after a refused duplicate", want, find(t, s, space, a.ID))
 }
 
+// testVersionCounts: each ChangeAsk writes fn's change and moves the version on by one; what it
+// returns is what FindAsk then reads, and the JSON it returns is that ask's, byte for byte.
 func testVersionCounts(t *testing.T, s ask.Store) {
 	ctx := context.Background()
 	space := newSpace()
 	a := fixtures(space, newPrefix())[3]
 	create(t, s, a)
 	for v := 2; v <= 4; v++ {
-		got := find(t, s, space, a.ID)
-		if got.Version != v-1 {
-			t.Fatalf("before update %d: version %d, want %d", v-1, got.Version, v-1)
+		var read int
+		got, wire, err := s.ChangeAsk(ctx, space, a.ID, func(a *ask.Ask) error {
+			read = a.Version
+			a.Waiting = !a.Waiting
+			a.Project = fmt.Sprintf("project-%d", v)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("ChangeAsk to version %d: %v", v, err)
 		}
-		got.Waiting = !got.Waiting
-		got.Project = fmt.Sprintf("project-%d", v)
-		if err := s.UpdateAsk(ctx, got); err != nil {
-			t.Fatalf("UpdateAsk to version %d: %v", v, err)
+		if read != v-1 || got.Version != v {
+			t.Fatalf("ChangeAsk: fn read version %d and the ask came back at %d, want %d and %d", read, got.Version, v-1, v)
 		}
-		if got.Version != v {
-			t.Fatalf("UpdateAsk left a.Version at %d, want %d", got.Version, v)
+		if got.Project != fmt.Sprintf("project-%d", v) {
+			t.Fatalf("ChangeAsk returned project %q, want fn's change", got.Project)
 		}
-		same(t, fmt.Sprintf("FindAsk after update to version %d", v), got, find(t, s, space, a.ID))
+		same(t, fmt.Sprintf("FindAsk after the change to version %d", v), got, find(t, s, space, a.ID))
+		want, err := json.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(wire) != string(want) {
+			t.Fatalf("ChangeAsk's JSON is not the written ask's:\n got %s\nwant %s", wire, want)
+		}
 	}
 }
 
@@ -140,38 +154,49 @@ func testNotFound(t *testing.T, s ask.Store) {
 	_, err = s.FindAsk(ctx, "", a.ID)
 	wantSentinel(t, err, ask.ErrNotFound, "FindAsk with an empty space")
 
-	// UpdateAsk of an ask the space does not hold is not found either, and writes nothing there.
-	ghost := find(t, s, space, a.ID)
-	ghost.Space = other
-	wantSentinel(t, s.UpdateAsk(ctx, ghost), ask.ErrNotFound, "UpdateAsk of another space's ask")
-	ghost.Space, ghost.ID = space, a.ID+"-nope"
-	wantSentinel(t, s.UpdateAsk(ctx, ghost), ask.ErrNotFound, "UpdateAsk of an unknown id")
+	// ChangeAsk of an ask the space does not hold is not found either: fn is not called, and
+	// nothing is written there.
+	called := false
+	change := func(a *ask.Ask) error { called = true; a.Project = "ghost"; return nil }
+	_, _, err = s.ChangeAsk(ctx, other, a.ID, change)
+	wantSentinel(t, err, ask.ErrNotFound, "ChangeAsk of another space's ask")
+	_, _, err = s.ChangeAsk(ctx, space, a.ID+"-nope", change)
+	wantSentinel(t, err, ask.ErrNotFound, "ChangeAsk of an unknown id")
+	_, _, err = s.ChangeAsk(ctx, "", a.ID, change)
+	wantSentinel(t, err, ask.ErrNotFound, "ChangeAsk with an empty space")
+	if called {
+		t.Fatal("ChangeAsk called fn on an ask it did not find")
+	}
 	_, err = s.FindAsk(ctx, space, a.ID+"-nope")
-	wantSentinel(t, err, ask.ErrNotFound, "FindAsk after an UpdateAsk of an unknown id")
+	wantSentinel(t, err, ask.ErrNotFound, "FindAsk after a ChangeAsk of an unknown id")
+	_, err = s.FindAsk(ctx, other, a.ID)
+	wantSentinel(t, err, ask.ErrNotFound, "FindAsk in the other space after a ChangeAsk there")
 }
 
-func testStaleVersion(t *testing.T, s ask.Store) {
+// testRefusedChange: when fn refuses (after changing the ask it was handed, closing it even),
+// ChangeAsk returns fn's error as it is and writes nothing: not the change, not a version, not a
+// close time.
+func testRefusedChange(t *testing.T, s ask.Store) {
 	ctx := context.Background()
 	space := newSpace()
 	a := fixtures(space, newPrefix())[3]
 	create(t, s, a)
-	first, stale := find(t, s, space, a.ID), find(t, s, space, a.ID)
-	first.Project = "first"
-	if err := s.UpdateAsk(ctx, first); err != nil {
-		t.Fatalf("first UpdateAsk: %v", err)
+	first, _, err := s.ChangeAsk(ctx, space, a.ID, func(a *ask.Ask) error { a.Project = "first"; return nil })
+	if err != nil {
+		t.Fatalf("first ChangeAsk: %v", err)
 	}
-	// The stale writer closes the ask: nothing of it may land, not even a close time.
+	refused := errors.New("refused by the rules")
 	closed := at(time.Hour)
-	stale.Project = "stale"
-	stale.Status, stale.ClosedAt, stale.UpdatedAt = ask.Closed, &closed, closed
-	stale.Thread = append(stale.Thread, ask.Entry{Author: ask.AuthorHuman, Reply: &ask.Reply{Outcome: ask.OutcomeDismissed}, At: closed})
-	staleBefore := clone(stale)
-	err := s.UpdateAsk(ctx, stale)
-	if !errors.Is(err, ask.ErrVersionConflict) {
-		t.Fatalf("UpdateAsk on a stale version: got %v, want ErrVersionConflict", err)
+	_, _, err = s.ChangeAsk(ctx, space, a.ID, func(a *ask.Ask) error {
+		a.Project = "refused"
+		a.Status, a.ClosedAt, a.UpdatedAt = ask.Closed, &closed, closed
+		a.Thread = append(a.Thread, ask.Entry{Author: ask.AuthorHuman, Reply: &ask.Reply{Outcome: ask.OutcomeDismissed}, At: closed})
+		return refused
+	})
+	if err != refused {
+		t.Fatalf("ChangeAsk with fn refusing: got %v, want fn's error as it is", err)
 	}
-	same(t, "the stale ask after a refused write (version must not move)", staleBefore, stale)
-	same(t, "the stored ask after a refused write", first, find(t, s, space, a.ID))
+	same(t, "the stored ask after a refused change", first, find(t, s, space, a.ID))
 	closedList, err := s.ClosedAsks(ctx, space, at(1000*time.Hour), 10)
 	if err != nil {
 		t.Fatal(err)
@@ -181,40 +206,44 @@ func testStaleVersion(t *testing.T, s ask.Store) {
 	}
 }
 
-// testRacingUpdates: two writers that read the same version race; exactly one wins.
-func testRacingUpdates(t *testing.T, s ask.Store) {
+// testRacingChanges: writers changing one ask at once all land, each on the ask as the writer
+// before it left it: none is lost, and the version counts every one of them. The store keeps
+// writers apart its own way (a transaction; a conditional write tried again).
+func testRacingChanges(t *testing.T, s ask.Store) {
+	const writers = 4
 	ctx := context.Background()
 	space := newSpace()
 	a := fixtures(space, newPrefix())[3]
+	a.Project = ""
 	create(t, s, a)
-	for round := range 10 {
-		w := [2]*ask.Ask{find(t, s, space, a.ID), find(t, s, space, a.ID)}
-		read := w[0].Version
-		w[0].Project = fmt.Sprintf("round %d writer 0", round)
-		w[1].Project = fmt.Sprintf("round %d writer 1", round)
-		w[1].Waiting = !w[1].Waiting
-		var errs [2]error
-		race(2, func(i int) { errs[i] = s.UpdateAsk(ctx, w[i]) })
-		won := -1
+	for round := range 3 {
+		var errs [writers]error
+		race(writers, func(i int) {
+			_, _, errs[i] = s.ChangeAsk(ctx, space, a.ID, func(a *ask.Ask) error {
+				a.Project += fmt.Sprintf("[%d.%d]", round, i)
+				a.Waiting = !a.Waiting
+				return nil
+			})
+		})
 		for i, err := range errs {
-			switch {
-			case err == nil:
-				if won >= 0 {
-					t.Fatalf("round %d: both writers of version %d won", round, read)
-				}
-				won = i
-			case !errors.Is(err, ask.ErrVersionConflict):
-				t.Fatalf("round %d: writer %d: got %v, want nil or ErrVersionConflict", round, i, err)
+			if err != nil {
+				t.Fatalf("round %d: writer %d: %v", round, i, err)
 			}
 		}
-		if won < 0 {
-			t.Fatalf("round %d: neither writer won: %v, %v", round, errs[0], errs[1])
+	}
+	got := find(t, s, space, a.ID)
+	if want := 1 + 3*writers; got.Version != want {
+		t.Fatalf("after %d racing changes the version is %d, want %d", 3*writers, got.Version, want)
+	}
+	for round := range 3 {
+		for i := range writers {
+			if mark := fmt.Sprintf("[%d.%d]", round, i); strings.Count(got.Project, mark) != 1 {
+				t.Fatalf("the stored project %q holds change %s %d times, want once", got.Project, mark, strings.Count(got.Project, mark))
+			}
 		}
-		if w[won].Version != read+1 || w[1-won].Version != read {
-			t.Fatalf("round %d: versions after the race are %d (winner) and %d (loser), want %d and %d",
-				round, w[won].Version, w[1-won].Version, read+1, read)
-		}
-		same(t, fmt.Sprintf("round %d: the stored ask is the winner's", round), w[won], find(t, s, space, a.ID))
+	}
+	if got.Waiting != (a.Waiting != (3*writers%2 == 1)) {
+		t.Fatalf("waiting is %v after an even number of flips from %v", got.Waiting, a.Waiting)
 	}
 }
 
@@ -346,9 +375,10 @@ func testClosedAsks(t *testing.T, s ask.Store) {
 		}
 		if closeAfter > 0 {
 			clk.Set(at(closeAfter))
-			if a, err = svc.Reply(ctx, space, a.ID, answeredYes, nil); err != nil {
+			if _, err = svc.Reply(ctx, space, a.ID, answeredYes, nil); err != nil {
 				t.Fatal(err)
 			}
+			a = find(t, s, space, a.ID)
 			if !a.ClosedAt.Equal(at(closeAfter)) {
 				t.Fatalf("closed at %v with no other ask closing then, want %v", a.ClosedAt, at(closeAfter))
 			}
@@ -428,11 +458,11 @@ func testUniqueCloseTimes(t *testing.T, s ask.Store) {
 	}
 	for i := range m { // interleaved: the spaces close at the same instants
 		for _, space := range spaces {
-			a, err := svc.Reply(ctx, space, created[space][i], answeredYes, nil)
+			w, err := svc.Reply(ctx, space, created[space][i], answeredYes, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, s, a, now)
+			checkClose(t, s, replied(t, s, space, w), now)
 		}
 	}
 	for _, space := range spaces {
@@ -457,7 +487,7 @@ func testUniqueCloseTimesConcurrent(t *testing.T, s ask.Store) {
 			created[space] = append(created[space], a.ID)
 		}
 	}
-	replies := make([]*ask.Ask, 2*m)
+	replies := make([]ask.WireAsk, 2*m)
 	errs := make([]error, 2*m)
 	race(2*m, func(i int) {
 		space := spaces[i%2]
@@ -467,7 +497,7 @@ func testUniqueCloseTimesConcurrent(t *testing.T, s ask.Store) {
 		if err != nil {
 			t.Fatalf("reply %d: %v", i, err)
 		}
-		checkClose(t, s, replies[i], now)
+		checkClose(t, s, replied(t, s, spaces[i%2], replies[i]), now)
 	}
 	for _, space := range spaces {
 		checkHistory(t, svc, space, created[space])
@@ -513,10 +543,8 @@ func checkHistory(t *testing.T, svc *ask.Service, space string, want []string) {
 			if len(page.Items) > limit {
 				t.Fatalf("limit %d: a page of %d", limit, len(page.Items))
 			}
-			for _, a := range page.Items {
-				if a.Space != space {
-					t.Fatalf("limit %d: %s of space %q in the history of %q", limit, a.ID, a.Space, space)
-				}
+			for _, w := range page.Items {
+				a := replied(t, svc.Store, space, w) // of this space, or not found there
 				if last != nil && !a.ClosedAt.Before(*last) {
 					t.Fatalf("limit %d: %s closed at %v, not strictly before the previous %v", limit, a.ID, a.ClosedAt, *last)
 				}
@@ -535,20 +563,72 @@ func checkHistory(t *testing.T, svc *ask.Service, space string, want []string) {
 	}
 }
 
-// SameSnapshotWire fails t unless the snapshot of space spliced from the store's rows
-// (Service.SnapshotWire) is byte for byte the snapshot decoded and encoded again; it returns both.
+// replied is the ask a reply (or any change) returned in its contract JSON, as space now holds
+// it: the JSON must be byte for byte that ask's, at the version it names.
+func replied(t testing.TB, s ask.Store, space string, w ask.WireAsk) *ask.Ask {
+	t.Helper()
+	a, err := s.FindAsk(context.Background(), space, w.ID)
+	if err != nil {
+		t.Fatalf("FindAsk %s in %s: %v", w.ID, space, err)
+	}
+	want, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Version != w.Version || string(w.JSON) != string(want) {
+		t.Fatalf("ask %s came back at version %d as\n%s\nbut is stored at version %d as\n%s", w.ID, w.Version, w.JSON, a.Version, want)
+	}
+	return a
+}
+
+// encodedPage is a history page of space, its asks decoded from the store (ClosedAsks, as many
+// as page holds) and encoded again: what the spliced page must be byte for byte.
+func encodedPage(t testing.TB, s ask.Store, space string, before *time.Time, page *ask.WirePage) []byte {
+	t.Helper()
+	b := farFuture
+	if before != nil {
+		b = *before
+	}
+	items, err := s.ClosedAsks(context.Background(), space, b, max(1, len(page.Items)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(ask.AskPage{Items: items[:len(page.Items)], NextBefore: page.NextBefore})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// farFuture stands for "no before": every closed ask closed before it.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// SameSnapshotWire fails t unless the snapshot of space (Service.Snapshot, spliced from the
+// store's rows) is byte for byte the same asks decoded from the store (OpenAsks, ClosedAsks) and
+// encoded again; it returns both.
 func SameSnapshotWire(t testing.TB, svc *ask.Service, space string) (*ask.Snapshot, *ask.WireSnapshot) {
 	t.Helper()
 	ctx := context.Background()
-	snap, err := svc.Snapshot(ctx, space)
+	open, err := svc.Store.OpenAsks(ctx, space)
 	if err != nil {
 		t.Fatal(err)
+	}
+	recent, err := svc.Store.ClosedAsks(ctx, space, farFuture, ask.RecentLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := &ask.Snapshot{Open: open, Recent: recent}
+	if snap.Open == nil {
+		snap.Open = []*ask.Ask{}
+	}
+	if snap.Recent == nil {
+		snap.Recent = []*ask.Ask{}
 	}
 	want, err := json.Marshal(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wire, err := svc.SnapshotWire(ctx, space)
+	wire, err := svc.Snapshot(ctx, space)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,8 +642,8 @@ func SameSnapshotWire(t testing.TB, svc *ask.Service, space string) (*ask.Snapsh
 	return snap, wire
 }
 
-// testSnapshotWire: the snapshot spliced from a store's rows (ask.WireStore, where the store
-// offers it) is byte for byte the snapshot decoded and encoded again, with every ask's version;
+// testSnapshotWire: the snapshot spliced from a store's rows (Store.OpenAsksWire and
+// ClosedAsksWire) is byte for byte the snapshot decoded and encoded again, with every ask's version;
 // including asks that changed after they were created (waiting, a thread, closed).
 func testSnapshotWire(t *testing.T, s ask.Store) {
 	ctx := context.Background()
@@ -596,8 +676,5 @@ func testSnapshotWire(t *testing.T, s ask.Store) {
 				t.Errorf("wire ask %d: %s v%d, want %s v%d", j, w.ID, w.Version, asks[j].ID, asks[j].Version)
 			}
 		}
-	}
-	if _, ok := s.(ask.WireStore); !ok {
-		t.Logf("this store keeps no wire JSON: SnapshotWire encodes")
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// TestTaskStore runs the conformance suite for ask.TaskStore.
-func TestTaskStore(t *testing.T, open func(t *testing.T) ask.TaskStore) {
+// testTaskStore runs the conformance suite for ask.TaskStore.
+func testTaskStore(t *testing.T, open func(t *testing.T) ask.TaskStore) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, ask.TaskStore)

@@ -10,8 +10,8 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// TestTicketStore runs the conformance suite for ask.TicketStore.
-func TestTicketStore(t *testing.T, open func(t *testing.T) ask.TicketStore) {
+// testTicketStore runs the conformance suite for ask.TicketStore.
+func testTicketStore(t *testing.T, open func(t *testing.T) ask.TicketStore) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, ask.TicketStore)

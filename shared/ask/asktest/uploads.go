@@ -16,8 +16,8 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// TestUploadStore runs the conformance suite for ask.UploadStore.
-func TestUploadStore(t *testing.T, open func(t *testing.T) ask.UploadStore) {
+// testUploadStore runs the conformance suite for ask.UploadStore.
+func testUploadStore(t *testing.T, open func(t *testing.T) ask.UploadStore) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, ask.UploadStore)

@@ -3,7 +3,6 @@ package asktest
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,9 +10,9 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// TestWaitStore runs the conformance suite for ask.WaitStore. Each test uses credentials of its
+// testWaitStore runs the conformance suite for ask.WaitStore. Each test uses credentials of its
 // own, so a shared store is fine.
-func TestWaitStore(t *testing.T, open func(t *testing.T) ask.WaitStore) {
+func testWaitStore(t *testing.T, open func(t *testing.T) ask.WaitStore) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, ask.WaitStore)
@@ -22,6 +21,7 @@ func TestWaitStore(t *testing.T, open func(t *testing.T) ask.WaitStore) {
 		{"ExpiredDoNotCount", testWaitsExpired},
 		{"PerCredential", testWaitsPerCredential},
 		{"ConcurrentTakersNeverExceedMax", testWaitsConcurrent},
+		{"BurstOfTakersBelowMax", testWaitsBurst},
 		{"CancelReachesOnlyItsCall", testWaitsCancel},
 	}
 	for _, tc := range tests {
@@ -93,33 +93,44 @@ func testWaitsPerCredential(t *testing.T, s ask.WaitStore) {
 }
 
 func testWaitsConcurrent(t *testing.T, s ask.WaitStore) {
+	const max, takers = 4, 12
+	burst(t, s, max, takers)
+}
+
+// testWaitsBurst: a burst of takers of one credential all get a place while there are places for
+// them, however many arrive at once; with fewer places, exactly that many get one and every other
+// taker is told the credential holds its most waits (never another error).
+func testWaitsBurst(t *testing.T, s ask.WaitStore) {
+	const takers = 32
+	for _, max := range []int{takers, takers + 8, takers / 2} {
+		burst(t, s, max, takers)
+	}
+}
+
+// burst starts takers TakeWait calls of one fresh credential at once, with room for max, and
+// checks that min(max, takers) took a place and the rest were refused with ErrTooManyWaits.
+func burst(t *testing.T, s ask.WaitStore, max, takers int) {
+	t.Helper()
 	now := time.Now()
 	cred := "cred_" + ask.NewID()[:12]
-	const max, takers = 4, 12
 	var ok, full atomic.Int32
-	var wg sync.WaitGroup
 	errs := make(chan error, takers)
-	for range takers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			switch err := s.TakeWait(context.Background(), heldWait(cred, now.Add(time.Minute)), max, now); {
-			case err == nil:
-				ok.Add(1)
-			case errors.Is(err, ask.ErrTooManyWaits):
-				full.Add(1)
-			default:
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
+	race(takers, func(int) {
+		switch err := s.TakeWait(context.Background(), heldWait(cred, now.Add(time.Minute)), max, now); {
+		case err == nil:
+			ok.Add(1)
+		case errors.Is(err, ask.ErrTooManyWaits):
+			full.Add(1)
+		default:
+			errs <- err
+		}
+	})
 	close(errs)
 	for err := range errs {
-		t.Errorf("TakeWait: %v", err)
+		t.Errorf("%d takers, max %d: TakeWait: %v", takers, max, err)
 	}
-	if ok.Load() != max || full.Load() != takers-max {
-		t.Fatalf("%d takers, max %d: %d took a place, %d were refused", takers, max, ok.Load(), full.Load())
+	if want := min(max, takers); int(ok.Load()) != want || int(full.Load()) != takers-want {
+		t.Fatalf("%d takers, max %d: %d took a place, %d were refused; want %d and %d", takers, max, ok.Load(), full.Load(), want, takers-want)
 	}
 }
 
