@@ -141,19 +141,21 @@ clean:
 # provided.al2023 on arm64. `make build-lambdas` runs every one of them, as sam build would, into a
 # scratch folder (part of `make test`).
 LAMBDA_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -ldflags '$(LAMBDA_LDFLAGS)'
-# Each function: its template.yaml logical ID = its main package under functions/. A new function
-# is one line here (infra/templatecheck fails when this list and template.yaml disagree).
+# Each function: its template.yaml logical ID = its main package under functions/. Every function
+# of the HTTP API runs the one functions/api (a function per route, for least-privilege IAM); every
+# other function has a folder of its own. A new function is one line here (infra/templatecheck
+# fails when this list and template.yaml disagree).
 LAMBDA_DIRS = \
-  ApiWhoamiFunction=api-whoami \
-  ApiSnapshotFunction=api-snapshot \
-  ApiAsksListFunction=api-asks-list \
-  ApiAsksReadFunction=api-asks-read \
-  ApiAsksReplyFunction=api-asks-reply \
-  ApiTicketsFunction=api-tickets \
-  ApiFilesFunction=api-files \
-  ApiPushFunction=api-push \
-  ApiRulesFunction=api-rules \
-  ApiDefaultFunction=api-default \
+  ApiWhoamiFunction=api \
+  ApiSnapshotFunction=api \
+  ApiAsksListFunction=api \
+  ApiAsksReadFunction=api \
+  ApiAsksReplyFunction=api \
+  ApiTicketsFunction=api \
+  ApiFilesFunction=api \
+  ApiPushFunction=api \
+  ApiRulesFunction=api \
+  ApiDefaultFunction=api \
   WsConnectFunction=ws-connect \
   WsDisconnectFunction=ws-disconnect \
   WsDefaultFunction=ws-default \

@@ -19,7 +19,7 @@ import (
 
 // notFound is a Problem, as every refusal of the binary is.
 func notFound(w http.ResponseWriter, r *http.Request) {
-	httpapi.WriteError(w, r, ask.Errorf(ask.ERouteNotFound, "no such page: %s (the inbox is at /)", r.URL.Path))
+	httpapi.WriteError(w, r, ask.Errorf(httpapi.ERouteNotFound, "no such page: %s (the inbox is at /)", r.URL.Path))
 }
 
 //go:embed all:dist
@@ -88,7 +88,7 @@ func Handler() http.Handler {
 		SetSecurityHeaders(h)
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			h.Set("Allow", "GET, HEAD")
-			httpapi.WriteError(w, r, ask.Errorf(ask.EMethodNotAllowed, "the inbox is read with GET; %s is not allowed here", r.Method))
+			httpapi.WriteError(w, r, ask.Errorf(httpapi.EMethodNotAllowed, "the inbox is read with GET; %s is not allowed here", r.Method))
 			return
 		}
 		p := r.URL.Path

@@ -48,9 +48,9 @@ func main() {
 	bin := flag.String("bin", "bin/loopback", "the loopback binary")
 	replies := flag.Int("replies", 200, "replies to time")
 	waiters := flag.Int("waiters", 10000, "concurrent waiting calls for the memory figure")
-	flag.DurationVar(&settle, "settle", 35*time.Second, "how long the waits sit idle before memory is read (the server collects every 10 s)")
+	flag.DurationVar(&settle, "settle", 35*time.Second, "how long the waits sit idle before memory is read (Go's runtime forces a collection every 2 minutes)")
 	debugAddrFlag := flag.String("debug-addr", "", "pass --debug-addr to the server, and hold the waits until Enter is pressed")
-	extra := flag.String("serve-flags", "", "more flags for `loopback serve`, space-separated (such as --collect-when-quiet=false)")
+	extra := flag.String("serve-flags", "", "more flags for `loopback serve`, space-separated (such as --progress 1m)")
 	tasks := flag.Int("tasks", 0, "instead: this many waiting tasks (MCP 2026-07-28 Tasks extension), for the memory and store figures per task")
 	flag.Parse()
 	if debugAddr = *debugAddrFlag; debugAddr != "" {

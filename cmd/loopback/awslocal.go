@@ -48,6 +48,7 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxWaits := fs.String("max-waits", "", "override the MCP function's LOOPBACK_MAX_WAITS (default 5 waiting calls per credential, counted across instances)")
 	quietMaxWait := fs.String("quiet-max-wait", "", "override the MCP function's LOOPBACK_QUIET_MAX_WAIT (default 50s: a call with no progress token)")
 	claudeMaxWait := fs.String("claude-code-max-wait", "", "override the MCP function's LOOPBACK_CLAUDE_CODE_MAX_WAIT (default 4m30s)")
+	readyFile := readyFileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -125,6 +126,12 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(run) }()
 	printWelcome(stdout, base, token, agentToken)
+	unannounce, err := announce(*readyFile, listening(ln, base), nil)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer unannounce()
 	logger.Info("serving the AWS path", "addr", ln.Addr().String(), "template", *tmplPath, "table", *table, "bucket", *bucket, "functions", len(tmpl.Functions))
 
 	err = serveUntil(ctx, srv, ln, logger, d.Shutdown, nil)

@@ -56,13 +56,14 @@ func TestDeletedDatabaseStopsTheServer(t *testing.T) {
 			defer cancel()
 			var out, log syncBuffer
 			done := make(chan error, 1)
-			go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, &out, &log) }()
-			for !strings.Contains(out.String(), "API:") {
-				select {
-				case err := <-done:
-					t.Fatalf("serve exited early: %v\n%s", err, log.String())
-				case <-time.After(20 * time.Millisecond):
-				}
+			ready := make(chan Listening, 1)
+			go func() {
+				done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--data", dir}, &out, &log, func(l Listening) { ready <- l })
+			}()
+			select {
+			case <-ready:
+			case err := <-done:
+				t.Fatalf("serve exited early: %v\n%s", err, log.String())
 			}
 			db := filepath.Join(dir, "loopback.db")
 			for _, f := range []string{db, db + "-wal", db + "-shm"} {

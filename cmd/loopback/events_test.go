@@ -646,10 +646,26 @@ func TestEventSocketStorm(t *testing.T) {
 			"question": fmt.Sprintf("Storm %d?", i), "project": "storm", "options": []map[string]any{{"label": "Yes"}, {"label": "No"}},
 		}))
 	}
+	// The sockets join throughout the storm, paced by it: socket i connects once i/sockets of
+	// the seeded asks have their replies (joined[i] closes then).
+	joined := make([]chan struct{}, sockets)
+	for i := range joined {
+		joined[i] = make(chan struct{})
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for _, id := range ids {
+		next := 0
+		defer func() { // every socket joins, even if the replies stop short
+			for ; next < sockets; next++ {
+				close(joined[next])
+			}
+		}()
+		for n, id := range ids {
+			for next < sockets && n >= next*seeded/sockets {
+				close(joined[next])
+				next++
+			}
 			s.reply(t, ownerToken, id, yes)
 		}
 	}()
@@ -680,7 +696,7 @@ func TestEventSocketStorm(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			time.Sleep(time.Duration(i) * 15 * time.Millisecond)
+			<-joined[i]
 			o := eventstest.Options{Token: ownerToken}
 			if i%2 == 0 {
 				o = eventstest.Options{Ticket: tickets[i]}
@@ -723,12 +739,17 @@ func TestEventSocketStorm(t *testing.T) {
 	// Each view must come to equal the store: every ask it holds as stored, and every ask of a
 	// snapshot taken now. Waiting flags settle just after the calls return, so allow a moment.
 	var diff string
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	defer func() {
+		if diff != "" {
+			t.Log(diff) // why the views never came to agree
+		}
+	}()
+	eventually(t, "every socket's view to equal the store", func() bool {
 		diff = ""
 		for i, sk := range socks {
 			sk.mu.Lock()
 			if sk.err != nil {
+				sk.mu.Unlock()
 				t.Fatalf("socket %d: %v", i, sk.err)
 			}
 			for id, a := range sk.view.Asks {
@@ -743,14 +764,8 @@ func TestEventSocketStorm(t *testing.T) {
 			}
 			sk.mu.Unlock()
 		}
-		if diff == "" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if diff != "" {
-		t.Fatal(diff)
-	}
+		return diff == ""
+	})
 	frames := 0
 	for _, sk := range socks {
 		frames += sk.view.Frames

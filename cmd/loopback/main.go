@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "serve":
-		return serve(ctx, args[1:], stdout, stderr)
+		return serve(ctx, args[1:], stdout, stderr, nil)
 	case "aws-local":
 		return awsLocal(ctx, args[1:], stdout, stderr)
 	case "token":

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,6 +20,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/sqlite"
 )
 
@@ -60,7 +60,7 @@ func startServer(t *testing.T, env map[string]string) *server {
 }
 
 // startServe runs `loopback serve --addr 127.0.0.1:0 --data DIR` with flags added, and waits up
-// to within for it to print its address. It is stopped, and must return cleanly, at cleanup.
+// to within for it to say where it listens. It is stopped, and must return cleanly, at cleanup.
 func startServe(t *testing.T, within time.Duration, env map[string]string, flags ...string) *server {
 	t.Helper()
 	return startServeIn(t, t.TempDir(), within, env, flags...)
@@ -75,8 +75,9 @@ func startServeIn(t *testing.T, dir string, within time.Duration, env map[string
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, flags...)
-	go func() { done <- run(ctx, args, out, errOut) }()
+	ready := make(chan Listening, 1)
+	args := append([]string{"--addr", "127.0.0.1:0", "--data", dir}, flags...)
+	go func() { done <- serve(ctx, args, out, errOut, func(l Listening) { ready <- l }) }()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
@@ -92,21 +93,14 @@ func startServeIn(t *testing.T, dir string, within time.Duration, env map[string
 		})
 	}
 	t.Cleanup(stop)
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		sc := bufio.NewScanner(strings.NewReader(out.String()))
-		for sc.Scan() {
-			if api, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "API:"); ok {
-				return &server{base: strings.TrimSuffix(strings.TrimSpace(api), "/api/v1"), dir: dir, out: out, log: errOut, stop: stop}
-			}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve exited early: %v\n%s", err, errOut.String())
-		case <-time.After(20 * time.Millisecond):
-		}
+	select {
+	case l := <-ready:
+		return &server{base: l.URL, dir: dir, out: out, log: errOut, stop: stop}
+	case err := <-done:
+		t.Fatalf("serve exited early: %v\n%s", err, errOut.String())
+	case <-time.After(within):
+		t.Fatalf("serve said nowhere it listens within %s:\n%s\n%s", within, out.String(), errOut.String())
 	}
-	t.Fatalf("serve printed no address:\n%s\n%s", out.String(), errOut.String())
 	return nil
 }
 
@@ -413,14 +407,17 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("revision", func(t *testing.T) {
-		// This server writes revision 2: a client of revision 3 is newer (409 reload); clients of
-		// revisions 2 and 1 are served, the older one as it always was.
-		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "3"); r.status != 409 || r.problem(t) != ask.EReload ||
-			!strings.Contains(string(r.body), "revision 2") {
+		// This server writes revision 3: a client of revision 4 is newer (409 reload); clients of
+		// revisions 3, 2 and 1 are served, the older ones as they always were.
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "4"); r.status != 409 || r.problem(t) != httpapi.EReload ||
+			!strings.Contains(string(r.body), "revision 3") {
 			t.Errorf("a newer client: %d %s", r.status, r.body)
 		}
-		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "2"); r.status != 200 {
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "3"); r.status != 200 {
 			t.Errorf("the same revision: %d", r.status)
+		}
+		if r := s.do(t, "GET", "/api/v1/push/key", ownerToken, "", "Loopback-Revision", "2"); r.status != 200 {
+			t.Errorf("a revision-2 client: %d", r.status)
 		}
 		if r := s.do(t, "GET", "/api/v1/snapshot", ownerToken, "", "Loopback-Revision", "1"); r.status != 200 {
 			t.Errorf("a revision-1 client: %d", r.status)
@@ -438,7 +435,7 @@ func TestEndToEnd(t *testing.T) {
 		if r := s.do(t, "DELETE", "/api/v1/asks/"+review.ID, ownerToken, ""); r.status != 405 || r.header.Get("Allow") == "" {
 			t.Errorf("a wrong method: %d", r.status)
 		}
-		if r := s.do(t, "GET", "/api/v1/nothing", ownerToken, ""); r.status != 404 || r.problem(t) != ask.ERouteNotFound {
+		if r := s.do(t, "GET", "/api/v1/nothing", ownerToken, ""); r.status != 404 || r.problem(t) != httpapi.ERouteNotFound {
 			t.Errorf("an unknown route: %d", r.status)
 		}
 	})

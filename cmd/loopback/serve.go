@@ -46,7 +46,9 @@ func openDataDir(ctx context.Context, c storageConfig) (*dataDir, *backend, erro
 	return &dataDir{db: b.store, owner: localOwner(), dir: c.dir}, b, nil
 }
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// serve runs `loopback serve` until ctx ends. ready, when not nil, is told where it listens
+// once it does (the tests of this package; a child process's harness uses --ready-file).
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(Listening)) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
@@ -64,13 +66,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", limits.IdleTimeout, "how long an idle keep-alive connection is kept")
 	fs.DurationVar(&limits.BodyTimeout, "body-timeout", limits.BodyTimeout, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
 	fs.DurationVar(&limits.HeaderTimeout, "header-timeout", limits.HeaderTimeout, "how long a request's headers may take to arrive")
-	collect := fs.Bool("collect-when-quiet", true, "collect a burst's garbage once the server goes quiet, rather than when Go's runtime gets to it (docs/benchmarks.md)")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (such as 127.0.0.1:6060); off when empty")
 	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where asks are kept: sqlite (in the data folder) or dynamodb (the standard AWS_* environment says where; AWS_ENDPOINT_URL for an emulator)")
 	table := fs.String("table", os.Getenv("LOOPBACK_TABLE"), "the DynamoDB table, with --store dynamodb")
 	bucket := fs.String("bucket", os.Getenv("LOOPBACK_BUCKET"), "the S3 bucket for uploaded images, with --store dynamodb (empty: the data folder)")
 	create := fs.Bool("create", false, "with --store dynamodb, create the table and bucket if they do not exist")
 	openAsks := openAskFlags(fs)
+	readyFile := readyFileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -148,10 +150,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The log line first: whoever waits for the welcome finds the log already saying where.
 	logger.Info("serving", "addr", ln.Addr().String(), "data", *data, "store", stored.where)
 	printWelcome(stdout, base, token, agentToken)
-	var quiet *quietCollector
-	if *collect {
-		quiet = newQuietCollector()
-	}
 	// A database file deleted or replaced under the server stops it, loudly (datafiles.go).
 	ctx, stopServing := context.WithCancelCause(ctx)
 	defer stopServing(nil)
@@ -162,10 +160,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		go watchDatabase(ctx, stored.dbPath, opened, stopServing, logger)
 	}
-	go sweep(ctx, lb, stored.cleanup, logger, quiet)
+	go sweep(ctx, lb, stored.cleanup, logger)
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
 	}
+
+	// Ready, once all of it runs: whoever started it may now use it, and delete its files.
+	unannounce, err := announce(*readyFile, listening(ln, base), ready)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer unannounce()
 
 	err = serveUntil(ctx, srv, ln, logger, lb.Waiter.Shutdown, cancelRequests)
 	if cause := context.Cause(ctx); errors.Is(cause, errDatabaseGone) {
@@ -210,17 +216,12 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, logger *
 // sweep clears what nobody will come back for, every few seconds: leases of agents that stopped
 // following without saying so (a process killed mid-wait), which un-marks their asks as waiting;
 // and expired tickets, tasks and upload tickets (cleanup; on DynamoDB its time to live does that).
-//
-// quiet, when not nil, collects a burst's garbage once the server goes quiet (collect.go).
-func sweep(ctx context.Context, lb *app.App, cleanup func(context.Context, time.Time) error, logger *slog.Logger, quiet *quietCollector) {
+func sweep(ctx context.Context, lb *app.App, cleanup func(context.Context, time.Time) error, logger *slog.Logger) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
-	for n := 1; ; n++ {
+	for {
 		select {
 		case <-t.C:
-			if n%2 == 0 && quiet != nil {
-				quiet.tick() // every 10 s: a burst's garbage goes once the server is quiet (collect.go)
-			}
 			now := lb.Service.Now()
 			_, err := lb.Sweep(ctx)
 			if err == nil && cleanup != nil {

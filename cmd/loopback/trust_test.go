@@ -23,6 +23,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/events/eventstest"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/httpapi/apitest"
 	"github.com/loopback-hq/loopback/shared/mcptools/mcptest"
 	"github.com/loopback-hq/loopback/shared/push/pushtest"
 	"github.com/loopback-hq/loopback/shared/testwait"
@@ -173,85 +174,51 @@ func TestRoleMatrix(t *testing.T) {
 	pb, _ := pushtest.NewBrowser()
 	pushBody, _ := json.Marshal(map[string]any{"endpoint": "https://push.invalid/matrix", "keys": map[string]string{"p256dh": pb.P256dh(), "auth": pb.Auth()}})
 
-	// Every route of httpapi.Routes(): the status each role gets, in the order of roles. A route
-	// without a row fails the test, so a new one cannot be left out.
-	type row struct {
-		path, body string
-		want       [5]int
-	}
-	routes := map[string]row{
-		"GET /api/v1/whoami":           {"/api/v1/whoami", "", [5]int{200, 200, 200, 401, 200}},
-		"GET /api/v1/snapshot":         {"/api/v1/snapshot", "", [5]int{200, 200, 403, 401, 200}},
-		"GET /api/v1/asks":             {"/api/v1/asks", "", [5]int{200, 200, 403, 401, 200}},
-		"GET /api/v1/asks/{id}":        {"/api/v1/asks/" + readable, "", [5]int{200, 200, 403, 401, 404}},
-		"POST /api/v1/asks/{id}/reply": {"/api/v1/asks/{fresh}/reply", `{"outcome":"answered","selected":["Yes"]}`, [5]int{200, 200, 403, 401, 404}},
-		"POST /api/v1/events/tickets":  {"/api/v1/events/tickets", "", [5]int{201, 201, 403, 401, 201}},
-		"GET /api/v1/files/{uploadId}": {"/api/v1/files/" + tk.UploadID, "", [5]int{200, 200, 403, 401, 404}},
-		"GET /api/v1/push/key":         {"/api/v1/push/key", "", [5]int{200, 200, 403, 401, 200}},
-		// The teammate may neither replace the owner's device (422) nor remove it (404): a
-		// subscription is its credential's.
-		"POST /api/v1/push/subscriptions":        {"/api/v1/push/subscriptions", string(pushBody), [5]int{201, 422, 403, 401, 201}},
-		"DELETE /api/v1/push/subscriptions/{id}": {"/api/v1/push/subscriptions/{subscription}", "", [5]int{204, 404, 403, 401, 404}},
-		// No bearer gate: the upload URL is the credential, whoever else's token comes with it.
-		"PUT /api/v1/uploads/{spaceId}/{token}": {"{upload}", "", [5]int{201, 201, 201, 201, 201}},
-		// Rules: a person's; an agent never reads, makes, changes or deletes one; another
-		// space's person finds none of this space's.
-		"GET /api/v1/rules":         {"/api/v1/rules", "", [5]int{200, 200, 403, 401, 200}},
-		"POST /api/v1/rules":        {"/api/v1/rules", `{"effect":"allow","tool":"Read","pathPattern":"docs/**"}`, [5]int{201, 201, 403, 401, 201}},
-		"PUT /api/v1/rules/{id}":    {"/api/v1/rules/{rule}", `{"effect":"deny","tool":"Bash","commandPrefix":"rm"}`, [5]int{200, 200, 403, 401, 404}},
-		"DELETE /api/v1/rules/{id}": {"/api/v1/rules/{rule}", "", [5]int{204, 204, 403, 401, 404}},
-	}
-	ownerCred := &ask.Credential{ID: "matrix", Space: LocalSpace, Role: ask.RoleOwner, Actor: ask.Actor{ID: "owner"}, Person: ask.Actor{ID: "owner"}}
-	rule := func() string {
-		r, err := svc.CreateRule(ctx, ownerCred, ask.RuleInput{Effect: ask.EffectAllow, RuleScope: ask.RuleScope{Tool: "WebFetch", Domain: "example.com"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.ID
-	}
-	sawSocket := false
+	// The role matrix (apitest.Matrix, the table the AWS path runs too): every route of
+	// httpapi.Routes() (a GET route answers HEAD too), the event socket, MCP's initialize and a
+	// path no route has.
+	keys := []string{"POST /mcp", "ANY $default"}
 	for _, route := range httpapi.Routes() {
-		if route.Socket {
-			sawSocket = true // below
-			continue
+		keys = append(keys, route.Method+" "+route.Pattern)
+		if _, ok := apitest.Matrix["HEAD "+route.Pattern]; ok && route.Method == "GET" {
+			keys = append(keys, "HEAD "+route.Pattern)
 		}
-		rt, ok := routes[route.Method+" "+route.Pattern]
-		if !ok {
-			t.Errorf("the role matrix has no row for %s %s", route.Method, route.Pattern)
-			continue
-		}
-		for i, role := range roles {
-			path, id := rt.path, ""
+	}
+	apitest.RoleMatrix(t, apitest.Deployment{
+		Routes: keys,
+		Call: func(t *testing.T, key string, rt apitest.Row, i int) (int, []byte) {
+			role := roles[i]
+			method, _, _ := strings.Cut(key, " ")
+			path, body, id := rt.Path, rt.Body, ""
+			if strings.Contains(path, "{fresh}") {
+				id = fresh()
+				path = strings.Replace(path, "{fresh}", id, 1)
+			}
+			path = strings.Replace(path, "{ask}", readable, 1)
+			path = strings.Replace(path, "{upload}", tk.UploadID, 1)
+			if strings.Contains(path, "{subscription}") { // a new one for each call
+				sub := subscription(i)
+				path = strings.Replace(path, "{subscription}", sub, 1)
+			}
+			if body == "{push}" {
+				body = string(pushBody)
+			}
 			var r response
 			switch {
-			case strings.Contains(path, "{fresh}"):
-				id = fresh()
-				r = s.do(t, route.Method, strings.Replace(path, "{fresh}", id, 1), role.token, rt.body)
-			case strings.Contains(path, "{rule}"):
-				r = s.do(t, route.Method, strings.Replace(path, "{rule}", rule(), 1), role.token, rt.body)
-			case strings.Contains(path, "{subscription}"):
-				r = s.do(t, route.Method, strings.Replace(path, "{subscription}", subscription(i), 1), role.token, rt.body)
-			case path == "{upload}":
+			case key == "GET /api/v1/events":
+				return socketStatus(t, s, role.token)
+			case key == "POST /mcp":
+				res, b := s.postMCP(t, role.token, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"matrix","version":"1"}}}`)
+				return res.StatusCode, b
+			case path == "{ticket}":
 				up := requestUploadVia(t, s.agent(t, agent), "image/png").path(t)
 				r = s.putUpload(t, up, "image/png", testImage(t, "tiny.png"), -1, "Authorization", "Bearer "+role.token)
-			case strings.HasPrefix(path, "/api/v1/files/"):
-				r = s.readFile(t, role.token, tk.UploadID)
+			case method == "HEAD" || strings.HasPrefix(path, "/api/v1/files/"):
+				r = s.raw(t, method, path, role.token)
+			case method == "ANY":
+				r = s.do(t, "GET", path, role.token, body)
 			default:
-				r = s.do(t, route.Method, path, role.token, rt.body)
-			}
-			if r.status != rt.want[i] {
-				t.Errorf("%s %s as %s: %d %s, want %d", route.Method, route.Pattern, role.name, r.status, r.body, rt.want[i])
-				continue
-			}
-			switch r.status {
-			case 403:
-				if code := r.problem(t); code != ask.EForbidden || !strings.Contains(string(r.body), "/mcp") {
-					t.Errorf("%s %s as %s: %s; want auth.forbidden saying what the credential may do", route.Method, route.Pattern, role.name, r.body)
-				}
-			case 401:
-				if code := r.problem(t); code != ask.EUnauthorized {
-					t.Errorf("%s %s as %s: code %s", route.Method, route.Pattern, role.name, code)
-				}
+				r = s.do(t, method, path, role.token, body)
 			}
 			if id != "" && r.status != 200 {
 				// A refused reply wrote nothing.
@@ -260,11 +227,9 @@ func TestRoleMatrix(t *testing.T) {
 					t.Errorf("a reply refused to %s changed the ask: %+v %v", role.name, a, err)
 				}
 			}
-		}
-	}
-	if !sawSocket {
-		t.Error("httpapi.Routes() lists no event socket")
-	}
+			return r.status, r.body
+		},
+	})
 	// What the refusals left: the POSTed device (the owner's; the teammate may not replace it),
 	// and the four devices whose DELETE was refused to the teammate, the agent, the revoked
 	// credential and another space.
@@ -283,28 +248,6 @@ func TestRoleMatrix(t *testing.T) {
 		t.Errorf("the teammate's reply is by %+v", e.By)
 	}
 
-	// The event socket, by bearer token: persons only.
-	for i, want := range []int{101, 101, 403, 401, 101} {
-		role := roles[i]
-		if want == 101 {
-			snapshotFirst(t, s.socket(t, eventstest.Options{Token: role.token}))
-			continue
-		}
-		code := map[int]string{401: ask.EUnauthorized, 403: ask.EForbidden}[want]
-		s.refused(t, eventstest.Options{Token: role.token}, want, code)
-	}
-
-	// MCP: every live credential may ask (a person trying it alone included); a revoked one may not.
-	for _, role := range roles {
-		status := mcpStatus(t, s, role.token)
-		want := 200
-		if role.name == "revoked" {
-			want = 401
-		}
-		if status != want {
-			t.Errorf("MCP initialize as %s: %d, want %d", role.name, status, want)
-		}
-	}
 	// An agent's asks are raised by the person who holds its credential.
 	c := s.agent(t, agent)
 	call := askInBackground(t, c, map[string]any{"question": "Who raised me?", "project": "matrix"})
@@ -346,6 +289,49 @@ func TestRoleMatrix(t *testing.T) {
 	if status, _ := s.postMCP(t, revoked, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_open_asks","arguments":{}}}`); status.StatusCode != 401 {
 		t.Errorf("tools/call as revoked: %d", status.StatusCode)
 	}
+}
+
+// socketStatus opens the event socket with token: 101 once the snapshot came first on it, or the
+// refusal's status and body (a Problem, which the contract's schema is checked on).
+func socketStatus(t *testing.T, s *server, token string) (int, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := eventstest.Dial(ctx, s.base, eventstest.Options{Token: token})
+	if err == nil {
+		defer conn.CloseNow()
+		snapshotFirst(t, conn)
+		return 101, nil
+	}
+	var ref *eventstest.Refusal
+	if !errors.As(err, &ref) {
+		t.Fatalf("opening the event socket: %v", err)
+	}
+	if err := validateResponse("GET", "/api/v1/events", ref.Status, ref.Header.Get("Content-Type"), ref.Body); err != nil {
+		t.Errorf("the socket's refusal is not a Problem: %v", err)
+	}
+	return ref.Status, ref.Body
+}
+
+// raw sends a request with token and no body, and returns what came back as it is: for a HEAD,
+// and a file's bytes, which are no JSON to check against the contract.
+func (s *server) raw(t *testing.T, method, path, token string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, s.base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{res.StatusCode, res.Header, b}
 }
 
 // mcpStatus is the HTTP status of an MCP initialize sent with token.
@@ -611,11 +597,11 @@ func TestLogsHoldNoCredentials(t *testing.T) {
 	tk = requestUploadVia(t, s.agent(t, agent), "image/png")
 	path = tk.path(t)
 	// A client that gives up mid-body.
-	req, _ := http.NewRequest("PUT", s.base+path, &slowBody{first: testImage(t, "tiny.png")[:20]})
-	req.ContentLength = 4 << 20
-	req.Header.Set("Content-Type", "image/png")
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
+	req, _ := http.NewRequest("PUT", s.base+path, &slowBody{first: testImage(t, "tiny.png")[:20], abandoned: ctx.Done()})
+	req.ContentLength = 4 << 20
+	req.Header.Set("Content-Type", "image/png")
 	if res, err := http.DefaultClient.Do(req.WithContext(ctx)); err == nil {
 		res.Body.Close()
 	}
@@ -668,8 +654,9 @@ func halfClose(t *testing.T, s *server, path string, body []byte) string {
 
 // slowBody sends a few bytes and then nothing, until the request is abandoned.
 type slowBody struct {
-	first []byte
-	sent  bool
+	first     []byte
+	sent      bool
+	abandoned <-chan struct{} // the request's context ends
 }
 
 func (b *slowBody) Read(p []byte) (int, error) {
@@ -677,6 +664,6 @@ func (b *slowBody) Read(p []byte) (int, error) {
 		b.sent = true
 		return copy(p, b.first), nil
 	}
-	time.Sleep(time.Second)
+	<-b.abandoned
 	return 0, errors.New("gave up")
 }

@@ -562,15 +562,13 @@ func TestUploads(t *testing.T) {
 		}}
 		call := startCall(t, mine, req)
 		var id string
-		for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		eventually(t, "the review opens", func() bool {
 			snap := decode[ask.Snapshot](t, s.do(t, "GET", "/api/v1/snapshot", ownerToken, ""))
 			if len(snap.Open) == 1 {
 				id = snap.Open[0].ID
 			}
-		}
-		if id == "" {
-			t.Fatal("the review never opened")
-		}
+			return id != ""
+		})
 		a := decode[ask.Ask](t, s.do(t, "GET", "/api/v1/asks/"+id, ownerToken, ""))
 		if a.Review == nil || a.Review.Content[0].UploadID != tk.UploadID {
 			t.Fatalf("the review shows %+v", a.Review)

@@ -5,7 +5,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,7 +66,11 @@ export class LoopbackServer {
 
   async #spawn(addr) {
     const command = await serverCommand(this, addr);
-    const child = spawn(BIN, command.args, {
+    // Where the server says it listens, once it does (`--ready-file`: JSON with addr, url, api and
+    // mcp, no token); a file left by an earlier run is removed first.
+    const readyFile = join(this.dataDir, 'e2e-ready.json');
+    await rm(readyFile, { force: true });
+    const child = spawn(BIN, [...command.args, '--ready-file', readyFile], {
       env: { ...process.env, ...command.env, LOOPBACK_TOKEN: this.token },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -74,39 +78,29 @@ export class LoopbackServer {
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     exited.then(() => running.delete(child));
     child.exited = exited;
+    lines(child.stdout, (line) => this.log.push(`[stdout] ${line}`));
+    lines(child.stderr, (line) => this.log.push(`[stderr] ${line}`));
 
-    return new Promise((resolve, reject) => {
-      const found = {};
-      const timer = setTimeout(() => fail(new Error(`loopback did not print its addresses within ${STARTUP_TIMEOUT_MS} ms`)), STARTUP_TIMEOUT_MS);
-      const fail = (err) => {
-        clearTimeout(timer);
-        child.kill('SIGKILL');
-        reject(new Error(`${err.message}\n--- loopback output ---\n${this.log.slice(-40).join('\n')}`));
-      };
-      const onLine = (stream) => (line) => {
-        this.log.push(`[${stream}] ${line}`);
-        if (stream !== 'stdout' || found.done) return;
-        const m = /^\s*(API|MCP):\s+(\S+)\s*$/.exec(line);
-        if (m) found[m[1]] = m[2];
-        if (found.API && found.MCP) {
-          found.done = true;
-          clearTimeout(timer);
-          const mcp = new URL(found.MCP);
-          this.child = child;
-          this.addr = mcp.host;
-          this.origin = mcp.origin;
-          this.mcp = found.MCP;
-          this.api = found.API;
-          resolve();
-        }
-      };
-      lines(child.stdout, onLine('stdout'));
-      lines(child.stderr, onLine('stderr'));
-      child.once('error', fail);
-      exited.then(({ code, signal }) => {
-        if (!found.done) fail(new Error(`loopback exited before it was ready (code ${code}, signal ${signal})`));
-      });
-    });
+    let gone = null;
+    exited.then(({ code, signal }) => (gone = `loopback exited before it was ready (code ${code}, signal ${signal})`));
+    const failed = new Promise((_, reject) => child.once('error', reject));
+    try {
+      const ready = await Promise.race([
+        failed,
+        waitFor('loopback to write its ready file', async () => {
+          if (gone) throw new Error(gone);
+          return JSON.parse(await readFile(readyFile, 'utf8').catch(() => 'null'));
+        }, { timeout: STARTUP_TIMEOUT_MS, interval: 20 }),
+      ]);
+      this.child = child;
+      this.addr = ready.addr;
+      this.origin = new URL(ready.url).origin;
+      this.mcp = ready.mcp;
+      this.api = ready.api;
+    } catch (err) {
+      child.kill('SIGKILL');
+      throw new Error(`${err.message}\n--- loopback output ---\n${this.log.slice(-40).join('\n')}`);
+    }
   }
 
   /** Stops the binary with `signal` and waits for it to exit; returns its exit code and signal. */

@@ -44,20 +44,25 @@ class Server:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="loopback-py-")
         env = {**os.environ, "LOOPBACK_TOKEN": OWNER}
+        ready = Path(self.dir) / "ready.json"  # where it listens, once it does (no token in it)
         self.proc = subprocess.Popen(
-            [str(BIN), "serve", "--addr", "127.0.0.1:0", "--data", self.dir, "--progress", "2s"],
+            [str(BIN), "serve", "--addr", "127.0.0.1:0", "--data", self.dir, "--progress", "2s", "--ready-file", str(ready)],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True,
         )
-        out = ""
         deadline = time.time() + 15
-        while time.time() < deadline:
+        while not ready.exists():
+            assert self.proc.poll() is None, f"loopback exited with {self.proc.returncode} before it was ready"
+            assert time.time() < deadline, "loopback wrote no ready file within 15 s"
+            time.sleep(0.02)
+        where = json.loads(ready.read_text())
+        self.mcp, self.api = where["mcp"], where["api"]
+        # The agent's token is the one the welcome gives for agents, as a person copies it from
+        # there; the welcome is whole by the time the ready file exists.
+        out = ""
+        while "One agent token" not in out:
             line = self.proc.stdout.readline()
+            assert line, f"the welcome ended early:\n{out}"
             out += line
-            if m := re.search(r"MCP:\s+(\S+)", line):
-                self.mcp = m.group(1)
-                self.api = self.mcp.removesuffix("/mcp") + "/api/v1"
-            if "One agent token" in line:
-                break
         tokens = re.findall(r"Bearer (lb_[A-Za-z0-9_-]+)", out)
         assert tokens and all(t == tokens[0] for t in tokens) and tokens[0] != OWNER, out
         self.agent = tokens[0]

@@ -15,9 +15,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/hooks"
+	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/samtemplate"
 )
 
@@ -149,7 +149,7 @@ func TestInboxRouteFunction(t *testing.T) {
 		}
 	}
 	for i, p := range missing {
-		checkProblem(t, p, out[len(pages)+i], 404, ask.ERouteNotFound)
+		checkProblem(t, p, out[len(pages)+i], 404, httpapi.ERouteNotFound)
 	}
 }
 

@@ -86,16 +86,23 @@ var localOnly = map[string]string{
 	"PUT /api/v1/uploads/{spaceId}/{token}": "on AWS an upload ticket is a presigned S3 PUT (upload.Service.Direct) whose token is never given out, so no address of this route names a ticket there",
 }
 
+// apiDir is the one main package every function of the HTTP API runs (a function per route, so
+// that each has a role of its own).
+const apiDir = "api"
+
 // TestFunctionsAreBuilt: the Makefile's LAMBDA_DIRS names exactly the template's functions, each
-// with an existing main package under functions/, and each function is built by the Makefile
+// with an existing main package under functions/: functions/api for every function with HttpApi
+// events, a folder of its own for every other one. Each function is built by the Makefile
 // (BuildMethod makefile, CodeUri .) through its build-<LogicalId> target.
 func TestFunctionsAreBuilt(t *testing.T) {
 	tmpl := loadTemplate(t)
 	dirs := makefileLambdaDirs(t)
 
 	var inTemplate []string
+	api := map[string]bool{} // the functions of the HTTP API
 	for _, f := range tmpl.Functions {
 		inTemplate = append(inTemplate, f.ID)
+		api[f.ID] = len(f.Events) > 0
 		if _, ok := dirs[f.ID]; !ok {
 			t.Errorf("Makefile: LAMBDA_DIRS has no %s (template.yaml's AWS::Serverless::Function): add a line `%s=<folder under functions/>`", f.ID, f.ID)
 		}
@@ -117,7 +124,12 @@ func TestFunctionsAreBuilt(t *testing.T) {
 		if !slices.Contains(inTemplate, id) {
 			t.Errorf("Makefile: LAMBDA_DIRS has %s=%s, which is not an AWS::Serverless::Function of template.yaml", id, dir)
 		}
-		if other, ok := used[dir]; ok {
+		switch other, ok := used[dir]; {
+		case api[id] && dir != apiDir:
+			t.Errorf("Makefile: LAMBDA_DIRS builds %s, a function of the HTTP API, from functions/%s; want %s=%s (every API function runs the one main)", id, dir, id, apiDir)
+		case !api[id] && dir == apiDir:
+			t.Errorf("Makefile: LAMBDA_DIRS builds %s from functions/%s, which is the HTTP API's; %s has no HttpApi event", id, dir, id)
+		case ok && !api[id]:
 			t.Errorf("Makefile: LAMBDA_DIRS builds %s and %s from the same functions/%s", other, id, dir)
 		}
 		used[dir] = id

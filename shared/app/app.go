@@ -49,7 +49,7 @@ type Config struct {
 	Blobs ask.Blobs
 
 	// DirectUploads sends the bytes of uploads straight to Blobs, which must then be
-	// ask.DirectBlobs (S3): tickets are presigned PUTs, the bytes are checked after they arrive
+	// upload.DirectBlobs (S3): tickets are presigned PUTs, the bytes are checked after they arrive
 	// (App.Uploads.Check, on S3's event), image blocks whose verdict has not arrived check the
 	// object on the spot (App.Uploads.CheckUpload), and file
 	// reads redirect to presigned GETs. MaxUploadBytes is what a ticket then takes (default
@@ -160,7 +160,7 @@ func New(cfg Config) *App {
 	if cfg.Blobs != nil {
 		svc.Uploads = store
 		a.Uploads = &upload.Service{Store: store, Blobs: cfg.Blobs, Now: svc.Now, Logger: cfg.Logger}
-		if d, ok := cfg.Blobs.(ask.DirectBlobs); ok && cfg.DirectUploads {
+		if d, ok := cfg.Blobs.(upload.DirectBlobs); ok && cfg.DirectUploads {
 			a.Uploads.Direct, a.Uploads.MaxBytes = d, cmp.Or(cfg.MaxUploadBytes, upload.DefaultDirectMaxBytes)
 			svc.UploadCheck = a.Uploads
 		}

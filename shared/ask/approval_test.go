@@ -321,6 +321,7 @@ func TestApprovalEndsAWait(t *testing.T) {
 		{ask.Entry{Event: ask.NoticeTerminal, Text: "Answered at the terminal: allowed.", Outcome: ask.OutcomeAllowed}, ask.OutcomeAllowed, ""},
 		{ask.Entry{Event: ask.NoticeRule, Text: "Denied by your rule r.", Outcome: ask.OutcomeDenied, RuleID: "r"}, ask.OutcomeDenied, "Denied by your rule r."},
 		{ask.Entry{Event: ask.NoticeWithdrawn, Text: "gone"}, ask.OutcomeDenied, ask.WithdrawnMessage},
+		{ask.Entry{Event: ask.NoticeTerminal, Text: "Answered at the terminal."}, ask.OutcomeDenied, "Answered at the terminal. Nothing was allowed in Loopback."},
 	} {
 		c := closed(tt.e)
 		r, ok := ask.PersonsMove(c)

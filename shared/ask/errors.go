@@ -6,34 +6,30 @@ import (
 )
 
 // Stable error codes. Clients branch on them, so they never change once shipped; the HTTP status
-// for each is decided in one place (httpapi), and MCP tools turn them into tool errors.
+// for each is decided in one place (httpapi), and MCP tools turn them into tool errors. These are
+// the domain's; the codes only a transport raises (no such route, a wrong media type, a foreign
+// origin, …) are httpapi's (shared/httpapi/codes.go).
 const (
-	ENotFound         = "ask.not_found"      // no such ask in this space
-	EClosed           = "ask.closed"         // the ask is closed; nothing more can be said on it
-	EAgentsTurn       = "ask.awaiting_agent" // the person tried to move during the agent's turn
-	EHumansTurn       = "ask.awaiting_human" // the agent tried to move during the person's turn
-	EConflict         = "ask.conflict"       // the ask kept changing underneath the write
-	EAskFull          = "ask.full"           // a turn would grow the ask past what an ask may hold (ask.MaxAskSize)
-	EOpenLimit        = "ask.open_limit"     // an agent's new ask that its credential's or its space's open asks leave no room for
-	EReplyInvalid     = "reply.invalid"      // a person's reply that does not fit the ask
-	EInputInvalid     = "input.invalid"      // an agent's ask that breaks the contract's rules
-	EAnswerInvalid    = "answer.invalid"     // an agent's answer that breaks the contract's rules
-	EUnauthorized     = "auth.unauthorized"  // missing, unknown or revoked credentials
-	EForbidden        = "auth.forbidden"     // a live credential whose role may not do this (an agent's, on the person's API)
-	EOriginForbidden  = "origin.forbidden"   // a browser page of another origin (the event socket, MCP)
-	EReload           = "reload"             // the client writes a newer revision than this server
-	ERequestInvalid   = "request.invalid"    // a malformed request: query, header or path
-	ETooLarge         = "request.too_large"  // a body over its limit
-	EUploadNotFound   = "upload.not_found"   // no such upload ticket or stored upload in this space
-	EUploadGone       = "upload.gone"        // an upload ticket used already, in use, or expired
-	EUploadTooLarge   = "upload.too_large"   // more bytes than the ticket's maxBytes
-	EUploadInvalid    = "upload.invalid"     // not an image of the ticket's type, or an empty body
-	ERouteNotFound    = "route.not_found"    // no such endpoint
-	ESessionNotFound  = "session.not_found"  // an MCP session id this server did not issue: initialize again
-	EMethodNotAllowed = "method.not_allowed"
-	EMediaType        = "request.media_type"   // a body that is not application/json where only JSON is taken
-	ETooMany          = "request.rate_limited" // over a limit per credential or per address; Retry-After says when to try again
-	EInternal         = "internal"             // our fault; details are logged, not sent
+	ENotFound       = "ask.not_found"        // no such ask in this space
+	EClosed         = "ask.closed"           // the ask is closed; nothing more can be said on it
+	EAgentsTurn     = "ask.awaiting_agent"   // the person tried to move during the agent's turn
+	EHumansTurn     = "ask.awaiting_human"   // the agent tried to move during the person's turn
+	EConflict       = "ask.conflict"         // the ask kept changing underneath the write
+	EAskFull        = "ask.full"             // a turn would grow the ask past what an ask may hold (ask.MaxAskSize)
+	EOpenLimit      = "ask.open_limit"       // an agent's new ask that its credential's or its space's open asks leave no room for
+	EReplyInvalid   = "reply.invalid"        // a person's reply that does not fit the ask
+	EInputInvalid   = "input.invalid"        // an agent's ask that breaks the contract's rules
+	EAnswerInvalid  = "answer.invalid"       // an agent's answer that breaks the contract's rules
+	EUnauthorized   = "auth.unauthorized"    // missing, unknown or revoked credentials
+	EForbidden      = "auth.forbidden"       // a live credential whose role may not do this (an agent's, on the person's API)
+	ERequestInvalid = "request.invalid"      // a malformed request: query, header or path
+	ETooLarge       = "request.too_large"    // a body over its limit
+	EUploadNotFound = "upload.not_found"     // no such upload ticket or stored upload in this space
+	EUploadGone     = "upload.gone"          // an upload ticket used already, in use, or expired
+	EUploadTooLarge = "upload.too_large"     // more bytes than the ticket's maxBytes
+	EUploadInvalid  = "upload.invalid"       // not an image of the ticket's type, or an empty body
+	ETooMany        = "request.rate_limited" // over a limit per credential or per address; Retry-After says when to try again
+	EInternal       = "internal"             // our fault; details are logged, not sent
 )
 
 // Error is the one error type the domain returns. Code is stable and machine-readable; Message is

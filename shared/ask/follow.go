@@ -47,7 +47,13 @@ func PersonsMove(a *Ask) (*Reply, bool) {
 		if d := a.ApprovalDecision(); d != nil {
 			return &Reply{Outcome: d.Outcome, Message: d.Message, By: d.By}, true
 		}
-		return &Reply{Outcome: OutcomeDenied, Message: WithdrawnMessage}, true
+		msg := WithdrawnMessage
+		for _, e := range a.Thread {
+			if e.Author == AuthorLoopback && e.Event == NoticeTerminal {
+				msg = e.Text + " Nothing was allowed in Loopback."
+			}
+		}
+		return &Reply{Outcome: OutcomeDenied, Message: msg}, true
 	}
 	for i := len(a.Thread) - 1; i >= 0; i-- {
 		if e := a.Thread[i]; e.Author == AuthorHuman && e.Reply != nil {

@@ -17,10 +17,8 @@ import (
 // same write (MarkReady), and sends those asks as they are after it. Since each of the two is
 // one atomic write on the connection, every change committed after the connection was recorded
 // is either noted (and sent after the snapshot) or finds it ready (and is sent directly).
-
-// ConnectionTTL is how long a connection is kept: API Gateway ends every WebSocket after two
-// hours, and a $disconnect that never came must not keep it listed for ever.
-const ConnectionTTL = 2*time.Hour + 10*time.Minute
+//
+// How long a connection is kept (its ExpiresAt) is API Gateway's business: wsapi.ConnectionTTL.
 
 // MaxMissed bounds how many ask ids a connection that is not ready yet notes. A connection that
 // would note more is past saving (its snapshot has not gone out for that many changes): it is

@@ -252,33 +252,6 @@ type Blobs interface {
 	DeleteBlob(ctx context.Context, key BlobKey) error
 }
 
-// PresignedRequest is a request anyone holding URL may make until Expires, sending Headers as
-// they are (they are signed in).
-type PresignedRequest struct {
-	URL     string
-	Headers map[string]string
-	Expires time.Time
-}
-
-// DirectBlobs is blob storage that clients reach themselves with presigned URLs (S3 on AWS): the
-// bytes of an upload go straight to it, never through Loopback, and are checked after they arrive
-// (upload.Service.Check); a stored image is read from it the same way. Adapter: blobs3.
-type DirectBlobs interface {
-	Blobs
-
-	// PresignPut signs a PUT of the blob under key with info.ContentType, create-only (a second
-	// PUT is refused while the blob exists), for at most ttl: less when the signing credentials
-	// expire sooner. The request's Expires says when it stops working.
-	PresignPut(ctx context.Context, key BlobKey, info BlobInfo, ttl time.Duration) (*PresignedRequest, error)
-
-	// PresignGet signs a GET of the blob under key whose response says info.ContentType and names
-	// the file filename, for at most ttl.
-	PresignGet(ctx context.Context, key BlobKey, info BlobInfo, filename string, ttl time.Duration) (*PresignedRequest, error)
-
-	// StatBlob says what is under key and when it arrived (ErrBlobNotFound, wrapped, for nothing).
-	StatBlob(ctx context.Context, key BlobKey) (BlobInfo, time.Time, error)
-}
-
 // checkImages refuses image blocks that do not name a stored upload of the space. Each list is a
 // path, such as `content` or `sections[0].points[2].content`, and its blocks; the error names
 // the block, with code.

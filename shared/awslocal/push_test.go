@@ -16,6 +16,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/awstest"
 	"github.com/loopback-hq/loopback/shared/dynamo"
 	"github.com/loopback-hq/loopback/shared/push/pushtest"
+	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
 // TestDeploymentPush: Web Push through template.yaml's functions, each with only the calls its
@@ -83,17 +84,10 @@ func TestDeploymentPush(t *testing.T) {
 	}
 	ps.Gone(endpoint)
 	open("Gone?")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.Eventually(t, "the gone subscription to be forgotten", func() bool {
 		subs, err := store.PushSubscriptions(ctx, space)
-		if err == nil && len(subs) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gone subscription is kept: %v %v", subs, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil && len(subs) == 0
+	})
 	if f := ps.Failures(); len(f) != 0 {
 		t.Errorf("the push service refused: %v", f)
 	}

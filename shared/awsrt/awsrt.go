@@ -271,8 +271,9 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 }
 
 // API is the HTTP API's route table (shared/httpapi), as every api-* function serves it behind
-// API Gateway: whoami, snapshot, asks, reply, event tickets, uploads and files. API Gateway sends
-// each function only its own route; each function's role allows only what that route needs.
+// API Gateway (they all run functions/api): whoami, snapshot, asks, reply, event tickets, uploads
+// and files. API Gateway sends each function only its own route; each function's role allows only
+// what that route needs.
 // The event socket is not here: API Gateway's WebSocket API holds it (Sockets).
 func (rt *Runtime) API() http.Handler { return rt.App.API.Handler() }
 

@@ -429,8 +429,11 @@ func TestServerlessSockets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the split snapshot", func() bool { return len(d.conns.received("mine-big=")) >= 3 })
-	time.Sleep(300 * time.Millisecond)
+	// Every ask of the snapshot has arrived, in the snapshot frame or an ask.updated after it.
+	eventually(t, "the split snapshot, whole", func() bool {
+		view, list := d.frames(t, "mine-big=")
+		return len(list) >= 3 && len(view.Asks) >= len(snap.Open)+len(snap.Recent)
+	})
 	view, list := d.frames(t, "mine-big=")
 	if list[0].Type != events.TypeSnapshot {
 		t.Fatalf("first frame is %s", list[0].Type)
@@ -489,7 +492,7 @@ func TestServerlessUploads(t *testing.T) {
 		t.Fatalf("%s\n→ %v: %s", line, err, out)
 	}
 
-	// The review is sent before the event: it checks the object on the spot.
+	// The review is sent, and opens, before the event: it checks the object on the spot.
 	var req mcp.CallToolRequest
 	req.Params.Name = "request_review"
 	req.Params.Arguments = map[string]any{"title": "The fix", "project": "alpha", "content": []map[string]any{
@@ -503,9 +506,6 @@ func TestServerlessUploads(t *testing.T) {
 		}
 		review <- res
 	}()
-	time.Sleep(500 * time.Millisecond)
-	d.objectCreated(t, tk.UploadID, "sp_images")
-
 	var id string
 	eventually(t, "the review opens", func() bool {
 		snap, err := d.rt.Service.Snapshot(ctx, "sp_images")
@@ -514,6 +514,7 @@ func TestServerlessUploads(t *testing.T) {
 		}
 		return id != ""
 	})
+	d.objectCreated(t, tk.UploadID, "sp_images")
 	shown := callAPI(t, d.rt, "GET", "/api/v1/asks/"+id, token, nil)
 	var a ask.Ask
 	if json.Unmarshal(shown.Body, &a); a.Review == nil || len(a.Review.Content) != 1 || a.Review.Content[0].UploadID != tk.UploadID {
@@ -573,7 +574,10 @@ func TestServerlessUploads(t *testing.T) {
 	// Bytes sent after the ticket expired: refused, by the object's LastModified.
 	d.rt.Uploads.TTL, d.rt.Uploads.ArrivalGrace = time.Second, -1
 	late := requestUpload(t, agent)
-	time.Sleep(2500 * time.Millisecond) // LastModified is to the second
+	// S3 dates an object to the second: the PUT must come in a second after the expiry's.
+	eventually(t, "the clock past the late ticket's expiry, to the second", func() bool {
+		return time.Now().Truncate(time.Second).After(late.ExpiresAt)
+	})
 	if _, out, err := runCommand(t, late.Command, writeFile(t, dir, "late.png", png1.Bytes())); err != nil {
 		t.Fatalf("the late PUT (moto does not enforce expiry): %v %s", err, out)
 	}

@@ -33,12 +33,12 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Path != "/mcp" {
-		httpapi.Errors{Logger: h.rt.Logger}.Write(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s; MCP is at /mcp", r.Method, r.URL.Path))
+		httpapi.Errors{Logger: h.rt.Logger}.Write(w, r, ask.Errorf(httpapi.ERouteNotFound, "no such endpoint: %s %s; MCP is at /mcp", r.Method, r.URL.Path))
 		return
 	}
 	if r.Method == http.MethodGet {
 		w.Header().Set("Allow", "POST, DELETE")
-		httpapi.Errors{Logger: h.rt.Logger}.Write(w, r, ask.Errorf(ask.EMethodNotAllowed, "this MCP server offers no standalone SSE stream; send requests with POST"))
+		httpapi.Errors{Logger: h.rt.Logger}.Write(w, r, ask.Errorf(httpapi.EMethodNotAllowed, "this MCP server offers no standalone SSE stream; send requests with POST"))
 		return
 	}
 	h.rt.App.MCP.ServeHTTP(flusher{w}, r)

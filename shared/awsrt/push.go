@@ -11,6 +11,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/push"
 )
 
@@ -84,7 +85,7 @@ func (v *vapid) load(ctx context.Context, private bool) (push.Keys, error) {
 	if v.keys.PublicKey == "" {
 		pub, err := getParameter(ctx, v.client, v.prefix+"/public", false)
 		if isParameterNotFound(err) {
-			return push.Keys{}, ask.Errorf(ask.ERouteNotFound, "this deployment has no Web Push key yet: make bootstrap makes it")
+			return push.Keys{}, ask.Errorf(httpapi.ERouteNotFound, "this deployment has no Web Push key yet: make bootstrap makes it")
 		} else if err != nil {
 			return push.Keys{}, fmt.Errorf("reading the VAPID public key (make bootstrap creates it): %w", err)
 		}

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
+	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -20,6 +23,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/awsrt"
 	"github.com/loopback-hq/loopback/shared/awstest"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/httpapi/apitest"
 	"github.com/loopback-hq/loopback/shared/mcptools/mcptest"
 	"github.com/loopback-hq/loopback/shared/push/pushtest"
 	"github.com/loopback-hq/loopback/shared/samtemplate"
@@ -57,6 +61,32 @@ func (d *deployment) credentials(t *testing.T, space string) credentials {
 	return c
 }
 
+// storedUpload is an image of space's, stored as an agent stores one on AWS: request_upload as
+// token, a PUT of the bytes to the presigned URL (S3 on moto), and S3's event to the checker.
+func (d *deployment) storedUpload(t *testing.T, token, space string) string {
+	t.Helper()
+	agent, _, _ := d.agent(t, token)
+	tk := requestUpload(t, agent)
+	var img bytes.Buffer
+	png.Encode(&img, image.NewGray(image.Rect(0, 0, 2, 2)))
+	req, err := http.NewRequest("PUT", tk.UploadURL, bytes.NewReader(img.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "image/png")
+	req.Header.Set("If-None-Match", "*")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("PUT to the presigned URL: %d", res.StatusCode)
+	}
+	d.objectCreated(t, tk.UploadID, space)
+	return tk.UploadID
+}
+
 func TestServerlessRoleMatrix(t *testing.T) {
 	ctx := context.Background()
 	prefix := "/loopback/" + awstest.Name("matrix") + "/vapid"
@@ -76,83 +106,102 @@ func TestServerlessRoleMatrix(t *testing.T) {
 		}
 		return a.ID
 	}
-	pushBody := func(n int) []byte {
-		b, _ := pushtest.NewBrowser()
-		return mustJSON(t, map[string]any{"endpoint": fmt.Sprintf("https://push.invalid/matrix-%d", n), "keys": map[string]string{"p256dh": b.P256dh(), "auth": b.Auth()}})
-	}
 	subscription := func(n int) string {
+		b, _ := pushtest.NewBrowser()
+		body := mustJSON(t, map[string]any{"endpoint": fmt.Sprintf("https://push.invalid/matrix-%d", 100+n), "keys": map[string]string{"p256dh": b.P256dh(), "auth": b.Auth()}})
 		var out struct{ ID string }
-		json.Unmarshal(callAPI(t, d.rt, "POST", "/api/v1/push/subscriptions", creds.owner, pushBody(100+n)).Body, &out)
+		json.Unmarshal(callAPI(t, d.rt, "POST", "/api/v1/push/subscriptions", creds.owner, body).Body, &out)
 		return out.ID
 	}
+	pb, _ := pushtest.NewBrowser()
+	pushBody := mustJSON(t, map[string]any{"endpoint": "https://push.invalid/matrix", "keys": map[string]string{"p256dh": pb.P256dh(), "auth": pb.Auth()}})
 	readable := fresh()
-	// Every route API Gateway's HTTP API has in template.yaml: the status each role gets, in the
-	// order of roles. A route without a row fails the test, so a new one cannot be left out.
-	type row struct {
-		path, body string
-		want       [5]int
-	}
-	rows := map[string]row{
-		"GET /api/v1/whoami":              {"/api/v1/whoami", "", [5]int{200, 200, 200, 401, 200}},
-		"GET /api/v1/snapshot":            {"/api/v1/snapshot", "", [5]int{200, 200, 403, 401, 200}},
-		"GET /api/v1/asks":                {"/api/v1/asks", "", [5]int{200, 200, 403, 401, 200}},
-		"GET /api/v1/asks/{id}":           {"/api/v1/asks/" + readable, "", [5]int{200, 200, 403, 401, 404}},
-		"POST /api/v1/asks/{id}/reply":    {"/api/v1/asks/{fresh}/reply", `{"outcome":"answered","selected":[],"text":"yes"}`, [5]int{200, 200, 403, 401, 404}},
-		"POST /api/v1/events/tickets":     {"/api/v1/events/tickets", "", [5]int{201, 201, 403, 401, 201}},
-		"GET /api/v1/files/{uploadId}":    {"/api/v1/files/up_nope", "", [5]int{404, 404, 403, 401, 404}},
-		"GET /api/v1/push/key":            {"/api/v1/push/key", "", [5]int{200, 200, 403, 401, 200}},
-		"POST /api/v1/push/subscriptions": {"/api/v1/push/subscriptions", "{push}", [5]int{201, 201, 403, 401, 201}},
-		// The owner's device: the teammate may not remove it (a subscription is its credential's).
-		"DELETE /api/v1/push/subscriptions/{id}": {"/api/v1/push/subscriptions/{subscription}", "", [5]int{204, 404, 403, 401, 404}},
-		"HEAD /api/v1/files/{uploadId}":          {"/api/v1/files/up_nope", "", [5]int{404, 404, 403, 401, 404}},
-		"HEAD /api/v1/push/key":                  {"/api/v1/push/key", "", [5]int{200, 200, 403, 401, 200}},
-		// Everything else: route.not_found, to anyone.
-		"ANY $default": {"/api/v2/snapshot", "", [5]int{404, 404, 404, 404, 404}},
-	}
+	stored := d.storedUpload(t, creds.agent, space)
+
+	// The role matrix (apitest.Matrix, the table the local binary runs too): every route API
+	// Gateway's HTTP API has in template.yaml, the WebSocket API's $connect and MCP on the
+	// function URL.
 	tmpl, err := samtemplate.Load(filepath.Join("..", "..", "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := 0
+	keys := []string{"GET /api/v1/events", "POST /mcp"}
 	for _, f := range tmpl.Functions {
 		for _, ev := range f.Events {
-			rt, ok := rows[ev.Key()]
-			if !ok {
-				t.Errorf("the role matrix has no row for %s (%s)", ev.Key(), f.ID)
-				continue
-			}
-			seen++
-			for i, role := range roles {
-				path := rt.path
-				path = strings.ReplaceAll(path, "{fresh}", fresh())
-				if strings.Contains(path, "{subscription}") {
-					path = strings.ReplaceAll(path, "{subscription}", subscription(i))
-				}
-				var body []byte
-				switch rt.body {
-				case "":
-				case "{push}":
-					body = pushBody(i)
-				default:
-					body = []byte(rt.body)
-				}
-				method := ev.Method
-				if method == "ANY" {
-					method = "GET"
-				}
-				res := callAPI(t, d.rt, method, path, role.token, body, "Content-Type", "application/json")
-				if res.Status != rt.want[i] {
-					t.Errorf("%s as %s: %d %s, want %d", ev.Key(), role.name, res.Status, res.Body, rt.want[i])
-				}
-				if res.Status == 403 && !strings.Contains(string(res.Body), `"code":"auth.forbidden"`) {
-					t.Errorf("%s as %s: %s", ev.Key(), role.name, res.Body)
-				}
-			}
+			keys = append(keys, ev.Key())
 		}
 	}
-	if seen != len(rows) {
-		t.Errorf("template.yaml routes %d of the matrix's %d rows", seen, len(rows))
-	}
+	sockets := d.rt.Sockets()
+	apitest.RoleMatrix(t, apitest.Deployment{
+		Routes: keys,
+		Elsewhere: map[string]string{
+			"PUT /api/v1/uploads/{spaceId}/{token}": "on AWS an upload ticket is a presigned S3 PUT; this path falls through to $default (below)",
+		},
+		OK: map[string]int{
+			// A file read redirects to a presigned GET of the object (through CloudFront's /uploads/*).
+			"GET /api/v1/files/{uploadId}":  http.StatusFound,
+			"HEAD /api/v1/files/{uploadId}": http.StatusFound,
+			// API Gateway answers the handshake (101) when $connect says 200.
+			"GET /api/v1/events": http.StatusOK,
+		},
+		Call: func(t *testing.T, key string, rt apitest.Row, i int) (int, []byte) {
+			role := roles[i]
+			method, _, _ := strings.Cut(key, " ")
+			path, id := rt.Path, ""
+			if strings.Contains(path, "{fresh}") {
+				id = fresh()
+				path = strings.Replace(path, "{fresh}", id, 1)
+			}
+			path = strings.Replace(path, "{ask}", readable, 1)
+			path = strings.Replace(path, "{upload}", stored, 1)
+			if strings.Contains(path, "{subscription}") { // a new one for each call
+				sub := subscription(i)
+				path = strings.Replace(path, "{subscription}", sub, 1)
+			}
+			var body []byte
+			switch rt.Body {
+			case "":
+			case "{push}":
+				body = pushBody
+			default:
+				body = []byte(rt.Body)
+			}
+			switch key {
+			case "GET /api/v1/events":
+				resp, err := sockets.Connect(ctx, wsEvent("$connect", "matrix-"+string(rune('a'+i))+"=", map[string]string{
+					"Sec-WebSocket-Protocol": "loopback.v1", "Authorization": "Bearer " + role.token}, ""))
+				if err != nil {
+					t.Fatalf("$connect as %s: %v", role.name, err)
+				}
+				return resp.StatusCode, []byte(resp.Body)
+			case "POST /mcp":
+				req, _ := http.NewRequest("POST", "https://abc123.lambda-url.us-east-1.on.aws/mcp", strings.NewReader(
+					`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"matrix","version":"1"}}}`))
+				req.Header.Set("Authorization", "Bearer "+role.token)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				res, err := newFunctionURL(d.rt, inboxHost).RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res.Body.Close()
+				b, _ := io.ReadAll(res.Body)
+				return res.StatusCode, b
+			}
+			if method == "ANY" {
+				method = "GET"
+			}
+			res := callAPI(t, d.rt, method, path, role.token, body, "Content-Type", "application/json")
+			if id != "" && res.Status != 200 {
+				// A refused reply wrote nothing.
+				a, err := d.rt.Service.Find(ctx, space, id)
+				if err != nil || a.Status != ask.AwaitingHuman || len(a.Thread) != 0 {
+					t.Errorf("a reply refused to %s changed the ask: %+v %v", role.name, a, err)
+				}
+			}
+			return res.Status, res.Body
+		},
+	})
 	// The local binary's upload route has no function on AWS (the URL is the credential there, a
 	// presigned S3 PUT): it falls through to $default, this same handler, which knows no ticket of
 	// S3's: 404, whoever's token comes with it.
@@ -167,36 +216,6 @@ func TestServerlessRoleMatrix(t *testing.T) {
 	json.Unmarshal(callAPI(t, d.rt, "POST", "/api/v1/asks/"+fresh()+"/reply", creds.teammate, []byte(`{"outcome":"answered","selected":[],"text":"mine"}`)).Body, &replied)
 	if n := len(replied.Thread); n == 0 || replied.Thread[n-1].By == nil || replied.Thread[n-1].By.Name != "grace" {
 		t.Errorf("the teammate's reply: %+v", replied.Thread)
-	}
-	// $connect by bearer token: persons only.
-	sockets := d.rt.Sockets()
-	for i, want := range []int{200, 200, 403, 401, 200} {
-		resp, err := sockets.Connect(ctx, wsEvent("$connect", "matrix-"+string(rune('a'+i))+"=", map[string]string{
-			"Sec-WebSocket-Protocol": "loopback.v1", "Authorization": "Bearer " + roles[i].token}, ""))
-		if err != nil || resp.StatusCode != want {
-			t.Errorf("$connect as %s = %d %s, want %d", roles[i].name, resp.StatusCode, resp.Body, want)
-		}
-	}
-	// MCP on the function URL: any live credential; the printed agent's included.
-	for _, role := range roles {
-		fu := newFunctionURL(d.rt, inboxHost)
-		req, _ := http.NewRequest("POST", "https://abc123.lambda-url.us-east-1.on.aws/mcp", strings.NewReader(
-			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"matrix","version":"1"}}}`))
-		req.Header.Set("Authorization", "Bearer "+role.token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		res, err := fu.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		want := 200
-		if role.name == "revoked" {
-			want = 401
-		}
-		if res.StatusCode != want {
-			t.Errorf("MCP initialize as %s: %d, want %d", role.name, res.StatusCode, want)
-		}
 	}
 	// Every tool × every live credential, on the mcp function.
 	client := func(token string) mcptest.Caller { c, _, _ := d.agent(t, token); return c }

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/upload"
 )
 
 // Prefix starts every object key Loopback writes, so that the bucket can hold other things
@@ -110,7 +111,7 @@ func (b *Blobs) OpenBlob(ctx context.Context, key ask.BlobKey) (io.ReadCloser, a
 	return out.Body, ask.BlobInfo{ContentType: aws.ToString(out.ContentType), Size: aws.ToInt64(out.ContentLength)}, nil
 }
 
-var _ ask.DirectBlobs = (*Blobs)(nil)
+var _ upload.DirectBlobs = (*Blobs)(nil)
 
 // credentialMargin is how long before its credentials expire a presigned URL stops: S3 refuses a
 // URL once the credentials that signed it are gone, so a URL must not promise longer.
@@ -140,7 +141,7 @@ func (b *Blobs) presignTTL(ctx context.Context, ttl time.Duration) (time.Duratio
 // otherwise be used again and again until it expires). An info.Size above zero is signed in as
 // the exact Content-Length; an upload ticket cannot know it, and its size is checked after the
 // PUT (upload.Service.Check). S3 does not check the bytes either.
-func (b *Blobs) PresignPut(ctx context.Context, key ask.BlobKey, info ask.BlobInfo, ttl time.Duration) (*ask.PresignedRequest, error) {
+func (b *Blobs) PresignPut(ctx context.Context, key ask.BlobKey, info ask.BlobInfo, ttl time.Duration) (*upload.PresignedRequest, error) {
 	name, err := objectKey(key)
 	if err != nil {
 		return nil, err
@@ -168,7 +169,7 @@ func (b *Blobs) PresignPut(ctx context.Context, key ask.BlobKey, info ask.BlobIn
 // metadata says, is shown inline under filename, and is kept only by the browser that asked.
 // S3 cannot add X-Content-Type-Options or a Content-Security-Policy: the deployment's CloudFront
 // adds them on the path these URLs are served at (template.yaml, docs/design/uploads.md).
-func (b *Blobs) PresignGet(ctx context.Context, key ask.BlobKey, info ask.BlobInfo, filename string, ttl time.Duration) (*ask.PresignedRequest, error) {
+func (b *Blobs) PresignGet(ctx context.Context, key ask.BlobKey, info ask.BlobInfo, filename string, ttl time.Duration) (*upload.PresignedRequest, error) {
 	name, err := objectKey(key)
 	if err != nil {
 		return nil, err
@@ -191,7 +192,7 @@ func (b *Blobs) PresignGet(ctx context.Context, key ask.BlobKey, info ask.BlobIn
 
 // presigned is a request with the headers its sender must send: the signed ones but Host (the
 // URL's) and Content-Length (the body's).
-func presigned(url string, signed http.Header, expires time.Time) *ask.PresignedRequest {
+func presigned(url string, signed http.Header, expires time.Time) *upload.PresignedRequest {
 	h := map[string]string{}
 	for k, vs := range signed {
 		if len(vs) == 0 || strings.EqualFold(k, "Host") || strings.EqualFold(k, "Content-Length") {
@@ -199,7 +200,7 @@ func presigned(url string, signed http.Header, expires time.Time) *ask.Presigned
 		}
 		h[http.CanonicalHeaderKey(k)] = vs[0]
 	}
-	return &ask.PresignedRequest{URL: url, Headers: h, Expires: expires}
+	return &upload.PresignedRequest{URL: url, Headers: h, Expires: expires}
 }
 
 // StatBlob reads the object's head: its type, size and when S3 received it (LastModified, to the

@@ -151,12 +151,12 @@ func (h *Handler) errors() httpapi.Errors { return httpapi.Errors{Logger: h.Logg
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != Path {
-		h.errors().Write(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s; Claude Code's hooks POST to %s", r.Method, r.URL.Path, Path))
+		h.errors().Write(w, r, ask.Errorf(httpapi.ERouteNotFound, "no such endpoint: %s %s; Claude Code's hooks POST to %s", r.Method, r.URL.Path, Path))
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		h.errors().Write(w, r, ask.Errorf(ask.EMethodNotAllowed, "%s takes a hook's JSON with POST", Path))
+		h.errors().Write(w, r, ask.Errorf(httpapi.EMethodNotAllowed, "%s takes a hook's JSON with POST", Path))
 		return
 	}
 	cred, err := h.Gate.Check(gate.FromRequest(r), gate.BearerToken(r.Header.Get("Authorization")))
@@ -172,7 +172,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
-		h.errors().Write(w, r, ask.Errorf(ask.EMediaType, "a hook's body is JSON: send Content-Type: application/json"))
+		h.errors().Write(w, r, ask.Errorf(httpapi.EMediaType, "a hook's body is JSON: send Content-Type: application/json"))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))

@@ -99,7 +99,7 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	// The API takes JSON only: a body sent as anything else is refused, not guessed at.
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return nil, ask.Errorf(ask.EMediaType, "send the body as JSON, with Content-Type: application/json")
+		return nil, ask.Errorf(EMediaType, "send the body as JSON, with Content-Type: application/json")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	var tooBig *http.MaxBytesError

@@ -26,47 +26,54 @@ import (
 	"github.com/loopback-hq/loopback/web"
 )
 
-// wantStatus is the contract's status for every error code the domain has. A code added to
-// shared/ask without a row here fails TestEveryCodeHasItsStatus: decide its status, then add it.
+// wantStatus is the contract's status for every error code there is: the domain's (shared/ask)
+// and the transports' (codes.go here). A code added to either without a row here fails
+// TestEveryCodeHasItsStatus: decide its status, then add it.
 var wantStatus = map[string]int{
-	ask.ENotFound:         404,
-	ask.ERouteNotFound:    404,
-	ask.ESessionNotFound:  404,
-	ask.EUploadNotFound:   404,
-	ask.EClosed:           409,
-	ask.EAgentsTurn:       409,
-	ask.EHumansTurn:       409,
-	ask.EConflict:         409,
-	ask.EAskFull:          409,
-	ask.EOpenLimit:        409,
-	ask.EReload:           409,
-	ask.EReplyInvalid:     422,
-	ask.EInputInvalid:     422,
-	ask.EAnswerInvalid:    422,
-	ask.EPushInvalid:      422,
-	ask.ERuleInvalid:      422,
-	ask.ERuleLimit:        409,
-	ask.EUploadInvalid:    422,
-	ask.EUnauthorized:     401,
-	ask.EForbidden:        403,
-	ask.EOriginForbidden:  403,
-	ask.ERequestInvalid:   400,
-	ask.ETooLarge:         413,
-	ask.EUploadTooLarge:   413,
-	ask.EUploadGone:       410,
-	ask.EMethodNotAllowed: 405,
-	ask.EMediaType:        415,
-	ask.ETooMany:          429,
-	ask.EInternal:         500,
+	ask.ENotFound:             404,
+	httpapi.ERouteNotFound:    404,
+	httpapi.ESessionNotFound:  404,
+	ask.EUploadNotFound:       404,
+	ask.EClosed:               409,
+	ask.EAgentsTurn:           409,
+	ask.EHumansTurn:           409,
+	ask.EConflict:             409,
+	ask.EAskFull:              409,
+	ask.EOpenLimit:            409,
+	httpapi.EReload:           409,
+	ask.EReplyInvalid:         422,
+	ask.EInputInvalid:         422,
+	ask.EAnswerInvalid:        422,
+	ask.EPushInvalid:          422,
+	ask.ERuleInvalid:          422,
+	ask.ERuleLimit:            409,
+	ask.EUploadInvalid:        422,
+	ask.EUnauthorized:         401,
+	ask.EForbidden:            403,
+	httpapi.EOriginForbidden:  403,
+	ask.ERequestInvalid:       400,
+	ask.ETooLarge:             413,
+	ask.EUploadTooLarge:       413,
+	ask.EUploadGone:           410,
+	httpapi.EMethodNotAllowed: 405,
+	httpapi.EMediaType:        415,
+	ask.ETooMany:              429,
+	ask.EInternal:             500,
 }
 
-// askCodes reads every error code shared/ask declares: its string constants named E….
-func askCodes(t *testing.T) map[string]string {
+// allCodes reads every error code declared in shared/ask and in this package (codes.go): their
+// string constants named E…, by qualified name (ask.ENotFound, httpapi.ERouteNotFound).
+func allCodes(t *testing.T) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob("../ask/*.go")
+	domain, err := filepath.Glob("../ask/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
+	transport, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := append(domain, transport...)
 	codes := map[string]string{}
 	fset := token.NewFileSet()
 	for _, path := range files {
@@ -77,6 +84,7 @@ func askCodes(t *testing.T) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		pkg := f.Name.Name
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.CONST {
@@ -89,27 +97,27 @@ func askCodes(t *testing.T) map[string]string {
 						continue
 					}
 					if lit, ok := v.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						codes[name.Name], _ = strconv.Unquote(lit.Value)
+						codes[pkg+"."+name.Name], _ = strconv.Unquote(lit.Value)
 					}
 				}
 			}
 		}
 	}
 	if len(codes) < len(wantStatus) {
-		t.Fatalf("found %d codes in shared/ask, fewer than the %d this test knows", len(codes), len(wantStatus))
+		t.Fatalf("found %d codes in shared/ask and httpapi, fewer than the %d this test knows", len(codes), len(wantStatus))
 	}
 	return codes
 }
 
 func TestEveryCodeHasItsStatus(t *testing.T) {
-	for name, code := range askCodes(t) {
+	for name, code := range allCodes(t) {
 		want, ok := wantStatus[code]
 		if !ok {
-			t.Errorf("ask.%s (%q) has no status in this test's table", name, code)
+			t.Errorf("%s (%q) has no status in this test's table", name, code)
 			continue
 		}
 		if got := httpapi.StatusOf(code); got != want {
-			t.Errorf("StatusOf(ask.%s) = %d, want %d", name, got, want)
+			t.Errorf("StatusOf(%s) = %d, want %d", name, got, want)
 		}
 		rec := httptest.NewRecorder()
 		httpapi.WriteError(rec, httptest.NewRequest("GET", "/", nil), ask.Errorf(code, "why"))

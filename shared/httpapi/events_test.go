@@ -216,7 +216,7 @@ func TestSocketOrigin(t *testing.T) {
 	for _, origin := range []string{"http://inbox.example.com", "https://evil.example.com", "https://inbox.example.com:8443", "null", "inbox.example.com"} {
 		_, err := eventstest.Dial(context.Background(), s.url, eventstest.Options{Token: s.token, Origin: origin})
 		var ref *eventstest.Refusal
-		if !errors.As(err, &ref) || ref.Status != 403 || ref.Code != ask.EOriginForbidden {
+		if !errors.As(err, &ref) || ref.Status != 403 || ref.Code != httpapi.EOriginForbidden {
 			t.Errorf("Origin %q: %v", origin, err)
 		}
 	}
@@ -243,7 +243,7 @@ func TestSocketNotAHandshake(t *testing.T) {
 		{"old version", "GET", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "8", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": "loopback.v1"}, 400, ask.ERequestInvalid},
 		{"bad key", "GET", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "short", "Sec-WebSocket-Protocol": "loopback.v1"}, 400, ask.ERequestInvalid},
 		{"two tickets", "GET", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": "loopback.v1, loopback.ticket.a, loopback.ticket.b"}, 400, ask.ERequestInvalid},
-		{"POST", "POST", nil, 405, ask.EMethodNotAllowed},
+		{"POST", "POST", nil, 405, httpapi.EMethodNotAllowed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tc.method, s.url+"/api/v1/events", nil)

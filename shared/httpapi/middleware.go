@@ -32,7 +32,7 @@ func (s *Server) revisions(next http.Handler) http.Handler {
 				return
 			}
 			if n > buildinfo.Revision {
-				s.writeError(w, r, ask.Errorf(ask.EReload, "this server writes revision %d, older than your revision %d: reload to get the matching client", buildinfo.Revision, n))
+				s.writeError(w, r, ask.Errorf(EReload, "this server writes revision %d, older than your revision %d: reload to get the matching client", buildinfo.Revision, n))
 				return
 			}
 		}
@@ -93,7 +93,7 @@ func (s *Server) authenticated(who audience, next http.Handler) http.Handler {
 func (s *Server) refuseUncleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; p != CleanPath(p) {
-			s.writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s", r.Method, r.URL.EscapedPath()))
+			s.writeError(w, r, ask.Errorf(ERouteNotFound, "no such endpoint: %s %s", r.Method, r.URL.EscapedPath()))
 			return
 		}
 		next.ServeHTTP(w, r)

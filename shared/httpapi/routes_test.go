@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-
-	"github.com/loopback-hq/loopback/shared/ask"
 )
 
 // TestRouteMethodsOnOnePath: the route table may hold several methods on one path. Each method
@@ -53,8 +51,8 @@ func TestRouteMethodsOnOnePath(t *testing.T) {
 		if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
 			t.Fatalf("%s %s: not a Problem: %q", tc.method, tc.path, w.Body.String())
 		}
-		if w.Code != 405 || w.Header().Get("Allow") != tc.allow || p.Code != ask.EMethodNotAllowed {
-			t.Errorf("%s %s: %d, Allow %q, code %q; want 405, Allow %q, %s", tc.method, tc.path, w.Code, w.Header().Get("Allow"), p.Code, tc.allow, ask.EMethodNotAllowed)
+		if w.Code != 405 || w.Header().Get("Allow") != tc.allow || p.Code != EMethodNotAllowed {
+			t.Errorf("%s %s: %d, Allow %q, code %q; want 405, Allow %q, %s", tc.method, tc.path, w.Code, w.Header().Get("Allow"), p.Code, tc.allow, EMethodNotAllowed)
 		}
 		if want := tc.method + " is not allowed here; use " + tc.allow; p.Message != want {
 			t.Errorf("%s %s: message %q, want %q", tc.method, tc.path, p.Message, want)

@@ -132,7 +132,7 @@ func (s *Server) Handler() http.Handler {
 	// Everything else under /api/ (another version, a typo) is a Problem too, never net/http's
 	// plain-text 404.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, ask.Errorf(ask.ERouteNotFound, "no such endpoint: %s %s (the API is under /api/v1)", r.Method, r.URL.Path))
+		s.writeError(w, r, ask.Errorf(ERouteNotFound, "no such endpoint: %s %s (the API is under /api/v1)", r.Method, r.URL.Path))
 	})
 	return reqlog.Middleware(s.Logger, "api", s.recoverer(s.revisions(s.refuseUncleanPaths(mux))))
 }
@@ -169,6 +169,6 @@ func (s *Server) route(mux *http.ServeMux, entries []routeEntry) {
 func (s *Server) methodNotAllowed(allowed string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allowed)
-		s.writeError(w, r, ask.Errorf(ask.EMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allowed))
+		s.writeError(w, r, ask.Errorf(EMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allowed))
 	})
 }

@@ -92,7 +92,7 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.sameOrigin(r.Header.Get("Origin")) {
-		s.writeError(w, r, ask.Errorf(ask.EOriginForbidden, "the event socket only opens to pages of %s", s.PublicURL))
+		s.writeError(w, r, ask.Errorf(EOriginForbidden, "the event socket only opens to pages of %s", s.PublicURL))
 		return
 	}
 	ticket, token, err := SocketOffer(r.Header)

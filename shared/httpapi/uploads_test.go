@@ -165,7 +165,7 @@ func TestUploadRoutes(t *testing.T) {
 		r = httptest.NewRequest("GET", "/", nil)
 		r.URL.Path = p
 		r.Header.Set("Authorization", "Bearer "+a.token)
-		if w := a.serve(t, r); w.Code != http.StatusNotFound || problemCode(t, w) != ask.ERouteNotFound {
+		if w := a.serve(t, r); w.Code != http.StatusNotFound || problemCode(t, w) != httpapi.ERouteNotFound {
 			t.Errorf("%s: %d %s, want 404 route.not_found", p, w.Code, w.Body)
 		}
 	}

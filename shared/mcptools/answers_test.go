@@ -166,11 +166,14 @@ func TestOnlyItsAgentActs(t *testing.T) {
 		t.Fatalf("the ask's own agent: %+v", tr)
 	}
 	p = startTool(t, a, "answer_follow_up", map[string]any{"askId": id, "answer": "yes"})
+	// Wait for the agent's turn itself: the ask may still show the earlier await_reply's wait.
+	var stored *ask.Ask
+	eventually(t, "the agent's answer is stored", func() bool {
+		var err error
+		stored, err = d.Service.Find(context.Background(), testSpace, id)
+		return err == nil && stored.Thread[len(stored.Thread)-1].Author == ask.AuthorAgent
+	})
 	d.waitFor(t, id, true)
-	stored, err := d.Service.Find(context.Background(), testSpace, id)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if last := stored.Thread[len(stored.Thread)-1]; last.Author != ask.AuthorAgent || last.CredentialID != aCred {
 		t.Fatalf("the agent's turn records credential %q, want %q", last.CredentialID, aCred)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/httpapi"
 )
 
 // TestSessionsBelongToTheirCredential: a session id works only with the credential that began
@@ -55,9 +56,9 @@ func TestSessionsBelongToTheirCredential(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"a teammate", teammate, 404, ask.ESessionNotFound},
-		{"another agent of the space", agent, 404, ask.ESessionNotFound},
-		{"another space's owner", otherSpace, 404, ask.ESessionNotFound},
+		{"a teammate", teammate, 404, httpapi.ESessionNotFound},
+		{"another agent of the space", agent, 404, httpapi.ESessionNotFound},
+		{"another space's owner", otherSpace, 404, httpapi.ESessionNotFound},
 		{"a revoked credential", revokedToken, 401, ask.EUnauthorized},
 	} {
 		for _, msg := range [][]byte{cancel, list} {

@@ -120,7 +120,7 @@ func (h *Handler) checkMethod(q *request) bool {
 		return true
 	}
 	q.w.Header().Set("Allow", "GET, POST, DELETE")
-	h.refuse(q, ask.Errorf(ask.EMethodNotAllowed, "%s is not part of MCP's streamable HTTP transport: POST a JSON-RPC message", q.r.Method))
+	h.refuse(q, ask.Errorf(httpapi.EMethodNotAllowed, "%s is not part of MCP's streamable HTTP transport: POST a JSON-RPC message", q.r.Method))
 	return false
 }
 
@@ -130,7 +130,7 @@ func (h *Handler) checkMethod(q *request) bool {
 func (h *Handler) checkOrigin(q *request) bool {
 	q.public = h.cfg.PublicURL(q.r)
 	if !httpapi.SameOrigin(q.public, q.r.Header.Get("Origin")) {
-		h.refuse(q, ask.Errorf(ask.EOriginForbidden, "this Origin may not use this MCP server"))
+		h.refuse(q, ask.Errorf(httpapi.EOriginForbidden, "this Origin may not use this MCP server"))
 		return false
 	}
 	return true
@@ -153,7 +153,7 @@ func (h *Handler) checkCredential(q *request) bool {
 // checkMediaType: a POST is a JSON-RPC message, sent as application/json.
 func (h *Handler) checkMediaType(q *request) bool {
 	if q.r.Method == http.MethodPost && !isJSON(q.r.Header.Get("Content-Type")) {
-		h.refuse(q, ask.Errorf(ask.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
+		h.refuse(q, ask.Errorf(httpapi.EMediaType, "an MCP message is JSON: send Content-Type: application/json"))
 		return false
 	}
 	return true
@@ -166,7 +166,7 @@ func (h *Handler) checkMediaType(q *request) bool {
 // see the request (and so the credential) that validates an id.
 func (h *Handler) checkSessionOwner(q *request) bool {
 	if id := q.r.Header.Get(mcp.HeaderSessionID); id != "" && validSessionID(id) && !sessionOwnedBy(id, q.cred.ID) {
-		h.refuse(q, ask.Errorf(ask.ESessionNotFound,
+		h.refuse(q, ask.Errorf(httpapi.ESessionNotFound,
 			"this Mcp-Session-Id was not issued to this credential (a session belongs to the token that sent initialize); send initialize to start a session of your own"))
 		return false
 	}
@@ -259,7 +259,7 @@ func (h *Handler) checkSession(q *request) bool {
 			"missing Mcp-Session-Id header: send initialize first, then carry the session id it returned on every request"))
 		return false
 	case !validSessionID(id):
-		h.refuse(q, ask.Errorf(ask.ESessionNotFound,
+		h.refuse(q, ask.Errorf(httpapi.ESessionNotFound,
 			"unknown Mcp-Session-Id: this server did not issue it; send initialize to start a new session"))
 		return false
 	}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -313,11 +315,7 @@ func TestCheckpointsInTheBackground(t *testing.T) {
 	}
 	seed(t, d, "s", 300, 0) // about 100 pages, in the WAL when the transaction commits
 	before := size()
-	deadline := time.Now().Add(5 * time.Second)
-	for size() <= before {
-		if time.Now().After(deadline) {
-			t.Fatalf("the database file stayed at %d bytes: nothing checkpointed the WAL", before)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Eventually(t, "a checkpoint to grow the database file from its "+strconv.FormatInt(before, 10)+" bytes", func() bool {
+		return size() > before
+	})
 }

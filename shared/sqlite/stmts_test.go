@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
 // Closing the store while a transaction holds the writer and a call waits for it ends: the
@@ -29,10 +31,18 @@ func TestCloseWhileWritesAreInFlight(t *testing.T) {
 		_, err := d.w.ExecContext(ctx, q, "s", "b", "h")
 		waiting <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	testwait.Eventually(t, "the call to wait for the writer", func() bool { return d.w.Stats().WaitCount >= 1 })
 	closed := make(chan error, 1)
 	go func() { closed <- d.Close() }()
-	time.Sleep(50 * time.Millisecond)
+	// Close has taken the kept statements to close them: the pool holds none now (or, as before
+	// the fix, Close holds the pool's lock while it closes them).
+	testwait.Eventually(t, "Close to take the kept statements", func() bool {
+		if !d.w.mu.TryLock() {
+			return true
+		}
+		defer d.w.mu.Unlock()
+		return len(d.w.stmts) == 0
+	})
 	committed := make(chan error, 1)
 	go func() { // the transaction goes on: a kept statement, then its commit
 		if _, err := tx.ExecContext(ctx, q, "s", "c", "h"); err != nil {

@@ -21,6 +21,33 @@ import (
 // shows an upload until it is stored, and an image block naming one whose verdict has not arrived
 // checks it on the spot (CheckUpload, ask.Service.UploadCheck). See docs/design/uploads.md.
 
+// PresignedRequest is a request anyone holding URL may make until Expires, sending Headers as
+// they are (they are signed in).
+type PresignedRequest struct {
+	URL     string
+	Headers map[string]string
+	Expires time.Time
+}
+
+// DirectBlobs is blob storage that clients reach themselves with presigned URLs (S3 on AWS): the
+// bytes of an upload go straight to it, never through Loopback, and are checked after they arrive
+// (Service.Check); a stored image is read from it the same way. Adapter: blobs3.
+type DirectBlobs interface {
+	ask.Blobs
+
+	// PresignPut signs a PUT of the blob under key with info.ContentType, create-only (a second
+	// PUT is refused while the blob exists), for at most ttl: less when the signing credentials
+	// expire sooner. The request's Expires says when it stops working.
+	PresignPut(ctx context.Context, key ask.BlobKey, info ask.BlobInfo, ttl time.Duration) (*PresignedRequest, error)
+
+	// PresignGet signs a GET of the blob under key whose response says info.ContentType and names
+	// the file filename, for at most ttl.
+	PresignGet(ctx context.Context, key ask.BlobKey, info ask.BlobInfo, filename string, ttl time.Duration) (*PresignedRequest, error)
+
+	// StatBlob says what is under key and when it arrived (ask.ErrBlobNotFound, wrapped, for nothing).
+	StatBlob(ctx context.Context, key ask.BlobKey) (ask.BlobInfo, time.Time, error)
+}
+
 // DefaultDirectMaxBytes is what a ticket takes on AWS unless the deployment says otherwise
 // (template.yaml's MaxUploadBytes): the bytes no longer pass through a Lambda's 6 MB payload, and
 // an image within MaxImagePixels rarely needs more.

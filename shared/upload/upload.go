@@ -45,7 +45,7 @@ type Service struct {
 	// Direct, when set (S3 on AWS), is where a ticket sends the bytes: its URL is a presigned PUT
 	// straight to it, the bytes are checked after they arrive (Check), and reads redirect to a
 	// presigned GET (Link). Nil: the bytes go through Put, as locally. See direct.go.
-	Direct ask.DirectBlobs
+	Direct DirectBlobs
 	// ArrivalGrace is how long after its ticket's expiry an object may have arrived (Check);
 	// default DefaultArrivalGrace, negative: none.
 	ArrivalGrace time.Duration

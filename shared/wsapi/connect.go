@@ -28,6 +28,11 @@ import (
 	"github.com/loopback-hq/loopback/shared/httpapi"
 )
 
+// ConnectionTTL is how long a connection is kept (ask.Connection's ExpiresAt): API Gateway ends
+// every WebSocket after two hours, and a $disconnect that never came must not keep it listed for
+// ever.
+const ConnectionTTL = 2*time.Hour + 10*time.Minute
+
 // ErrGone is what a Poster returns when API Gateway answers 410: the connection is gone (or, in
 // the first moments after $connect, not open yet).
 var ErrGone = errors.New("wsapi: the connection is gone")
@@ -113,7 +118,7 @@ func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketPro
 		return refused(ask.Errorf(ask.ERequestInvalid, "offer the subprotocol %s", httpapi.Subprotocol))
 	}
 	if !s.sameOrigin(h.Get("Origin"), h.Get(HostHeader)) {
-		return refused(ask.Errorf(ask.EOriginForbidden, "the event socket only opens to pages of this deployment"))
+		return refused(ask.Errorf(httpapi.EOriginForbidden, "the event socket only opens to pages of this deployment"))
 	}
 	ticket, token, err := httpapi.SocketOffer(h)
 	if err != nil {
@@ -128,7 +133,7 @@ func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketPro
 	now := s.now()
 	c := &ask.Connection{
 		ID: req.RequestContext.ConnectionID, Space: cred.Space, Actor: cred.Actor, CredentialID: cred.ID,
-		ConnectedAt: now, ExpiresAt: now.Add(ask.ConnectionTTL),
+		ConnectedAt: now, ExpiresAt: now.Add(ConnectionTTL),
 	}
 	if err := s.Conns.PutConnection(ctx, c); err != nil {
 		return refused(fmt.Errorf("recording the connection: %w", err))

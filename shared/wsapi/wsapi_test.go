@@ -111,7 +111,7 @@ func connect(t *testing.T, store *dynamo.Store, space, id string) *ask.Connectio
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &ask.Connection{ID: id, Space: space, Actor: ada, CredentialID: cred.ID, ConnectedAt: now, ExpiresAt: now.Add(ask.ConnectionTTL)}
+	c := &ask.Connection{ID: id, Space: space, Actor: ada, CredentialID: cred.ID, ConnectedAt: now, ExpiresAt: now.Add(wsapi.ConnectionTTL)}
 	if err := store.PutConnection(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}

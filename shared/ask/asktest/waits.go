@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
 // testWaitStore runs the conformance suite for ask.WaitStore. Each test uses credentials of its
@@ -150,7 +151,7 @@ func testWaitsCancel(t *testing.T, s ask.WaitStore) {
 	if n, err := s.CancelWaits(ctx, "cred_"+ask.NewID()[:12], mine.Call, now); err != nil || n != 0 {
 		t.Fatalf("another credential's cancel: %d, %v", n, err)
 	}
-	waitFor(t, "the cancel is seen", func() bool {
+	testwait.Eventually(t, "the cancel to be seen", func() bool {
 		c, err := s.WaitCancelled(ctx, cred, mine.Holder)
 		return err == nil && c
 	})
@@ -163,17 +164,5 @@ func testWaitsCancel(t *testing.T, s ask.WaitStore) {
 	}
 	if c, err := s.WaitCancelled(ctx, cred, "holder_none"); err != nil || c {
 		t.Fatalf("a wait not found: cancelled %v, %v", c, err)
-	}
-}
-
-// waitFor polls cond (an eventually consistent read) for up to 5 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 5 s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -1,16 +1,17 @@
 // Starts the real loopback binary for the browser tests: a temporary data folder, a random owner
-// token in LOOPBACK_TOKEN, a free port on 127.0.0.1 (the address is read from the `API:` line it
-// prints), and a restart on the same address and folder.
+// token in LOOPBACK_TOKEN, a free port on 127.0.0.1 (the address is read from the file it writes
+// with --ready-file once it listens), and a restart on the same address and folder.
 
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
+import { waitFor } from '../../../../e2e/lib/server.mjs';
 import { TARGET, serverCommand, tokenCommand } from '../../../../e2e/lib/target.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -50,51 +51,50 @@ export class Server {
 
   async #spawn(addr) {
     const command = await serverCommand(this, addr);
-    const child = spawn(BIN, command.args, {
+    // Where the server says it listens, once it does (`--ready-file`: JSON with addr, url, api and
+    // mcp, no token); a file left by an earlier run is removed first.
+    const readyFile = join(this.dataDir, 'web-e2e-ready.json');
+    await rm(readyFile, { force: true });
+    const child = spawn(BIN, [...command.args, '--ready-file', readyFile], {
       env: { ...process.env, ...command.env, LOOPBACK_TOKEN: this.token },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     running.add(child);
     child.exited = new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
     child.exited.then(() => running.delete(child));
-    return new Promise((resolve, reject) => {
-      let done = false;
-      const timer = setTimeout(() => fail(new Error('loopback did not print its API address in 15 s')), 15_000);
-      const fail = (err) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        child.kill('SIGKILL');
-        reject(new Error(`${err.message}\n${this.log.slice(-30).join('\n')}`));
+    const onData = (stream) => {
+      let buf = '';
+      return (chunk) => {
+        buf += chunk;
+        let i;
+        while ((i = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, i);
+          buf = buf.slice(i + 1);
+          // Never keep the token in the log a failing test prints.
+          this.log.push(`[${stream}] ${line.split(this.token).join('<token>')}`);
+        }
       };
-      const onData = (stream) => {
-        let buf = '';
-        return (chunk) => {
-          buf += chunk;
-          let i;
-          while ((i = buf.indexOf('\n')) >= 0) {
-            const line = buf.slice(0, i);
-            buf = buf.slice(i + 1);
-            // Never keep the token in the log a failing test prints.
-            this.log.push(`[${stream}] ${line.split(this.token).join('<token>')}`);
-            const m = /^\s*API:\s+(\S+)\s*$/.exec(line);
-            if (m && !done) {
-              done = true;
-              clearTimeout(timer);
-              const api = new URL(m[1]);
-              this.origin = api.origin;
-              this.addr = api.host;
-              this.child = child;
-              resolve();
-            }
-          }
-        };
-      };
-      child.stdout.setEncoding('utf8').on('data', onData('stdout'));
-      child.stderr.setEncoding('utf8').on('data', onData('stderr'));
-      child.once('error', fail);
-      child.exited.then(({ code, signal }) => fail(new Error(`loopback exited (code ${code}, signal ${signal})`)));
-    });
+    };
+    child.stdout.setEncoding('utf8').on('data', onData('stdout'));
+    child.stderr.setEncoding('utf8').on('data', onData('stderr'));
+    let gone = null;
+    child.exited.then(({ code, signal }) => (gone = `loopback exited (code ${code}, signal ${signal})`));
+    const failed = new Promise((_, reject) => child.once('error', reject));
+    try {
+      const ready = await Promise.race([
+        failed,
+        waitFor('loopback to write its ready file', async () => {
+          if (gone) throw new Error(gone);
+          return JSON.parse(await readFile(readyFile, 'utf8').catch(() => 'null'));
+        }, { timeout: 15_000, interval: 20 }),
+      ]);
+      this.origin = new URL(ready.url).origin;
+      this.addr = ready.addr;
+      this.child = child;
+    } catch (err) {
+      child.kill('SIGKILL');
+      throw new Error(`${err.message}\n${this.log.slice(-30).join('\n')}`);
+    }
   }
 
   async stop() {
