@@ -124,17 +124,17 @@ func postHook(ctx context.Context, body []byte, client string, timeoutSeconds in
 	if res.StatusCode != http.StatusOK {
 		var p struct{ Code, Message string }
 		if json.Unmarshal(answer, &p) == nil && p.Code != "" {
-			return nil, fmt.Errorf("Loopback refused the hook (%d %s): %s", res.StatusCode, p.Code, p.Message)
+			return nil, fmt.Errorf("refused (%d %s): %s", res.StatusCode, p.Code, p.Message)
 		}
-		return nil, fmt.Errorf("Loopback answered %s", res.Status)
+		return nil, fmt.Errorf("the hook endpoint answered %s", res.Status)
 	}
 	var out hooks.Output
 	// The answer may start with the spaces that kept a long wait alive: JSON allows them.
 	if err := json.Unmarshal(answer, &out); err != nil {
-		return nil, fmt.Errorf("Loopback's answer is not a hook's JSON: %v", err)
+		return nil, fmt.Errorf("the answer is not a hook's JSON: %v", err)
 	}
 	if d := out.HookSpecificOutput; d != nil && d.Decision != nil && d.Decision.Behavior != "allow" && d.Decision.Behavior != "deny" {
-		return nil, fmt.Errorf("Loopback's answer has an unknown behavior %q", d.Decision.Behavior)
+		return nil, fmt.Errorf("the answer has an unknown behavior %q", d.Decision.Behavior)
 	}
 	return &out, nil
 }

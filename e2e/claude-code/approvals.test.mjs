@@ -9,7 +9,7 @@
 //   - interactive claude under tmux, answered at its terminal.
 //
 // Run: make build && cd e2e/claude-code && npm ci && npm test
-// On aws-local: LOOPBACK_E2E_TARGET=aws-local (npm run test:aws).
+// On aws-local: npm run test:aws (LOOPBACK_E2E_TARGET=aws-local; moto_server on PATH).
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

@@ -111,9 +111,6 @@ type Wait struct {
 	// ClaudeCodeMaxWait bounds a call from Claude Code (see mcptools.Waiter).
 	ClaudeCodeMaxWait time.Duration
 	TaskPoll          time.Duration // the poll interval a task suggests to its client
-	// HookMaxWait bounds a PermissionRequest hook's wait whatever its ?timeout= says (the
-	// Lambda's 15 minutes on AWS); zero: hooks.DefaultMaxWait unless the hook says more.
-	HookMaxWait time.Duration
 }
 
 // App is one wired Loopback. Its handlers are what a deployment serves: API at /api/, MCP at /mcp.
@@ -188,7 +185,6 @@ func New(cfg Config) *App {
 	})
 	a.Hooks = &hooks.Handler{
 		Approvals: hooks.Domain{Service: svc, Waiter: a.Waiter}, Gate: a.Gate, Logger: cfg.Logger,
-		MaxWait: cfg.Wait.HookMaxWait,
 	}
 	return a
 }

@@ -42,11 +42,6 @@ type Handler struct {
 	Approvals Approvals
 	Gate      *gate.Gate
 	Logger    *slog.Logger
-	// MaxWait bounds a PermissionRequest's wait whatever the hook's URL asks (the Lambda's
-	// 15 minutes less a margin on AWS); zero: DefaultMaxWait bounds it.
-	MaxWait time.Duration
-	// Drain runs after each request (the Lambda's wait bookkeeping); nil: nothing.
-	Drain func()
 }
 
 // Event is the part of a Claude Code hook's JSON that Loopback reads. Claude Code adds fields
@@ -155,9 +150,6 @@ func (h *Handler) errors() httpapi.Errors { return httpapi.Errors{Logger: h.Logg
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.Drain != nil {
-		defer h.Drain()
-	}
 	if r.URL.Path != Path {
 		h.errors().Write(w, r, ask.Errorf(httpapi.ERouteNotFound, "no such endpoint: %s %s; Claude Code's hooks POST to %s", r.Method, r.URL.Path, Path))
 		return
@@ -224,7 +216,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // limit is how long a PermissionRequest waits: the hook's timeout (?timeout=SECONDS, as in the
-// hook's settings) less Margin, else DefaultMaxWait; never more than MaxWait.
+// hook's settings) less Margin, else DefaultMaxWait. The waiter's own bound (its MaxWait: 1 h
+// locally, 14 min 30 s on AWS, under the Lambda's 15 minutes) caps it further.
 func (h *Handler) limit(r *http.Request) (time.Duration, error) {
 	limit := DefaultMaxWait
 	if s := r.URL.Query().Get("timeout"); s != "" {
@@ -233,9 +226,6 @@ func (h *Handler) limit(r *http.Request) (time.Duration, error) {
 			return 0, ask.Errorf(ask.ERequestInvalid, "timeout must be the hook's timeout in whole seconds, such as 600")
 		}
 		limit = max(time.Duration(n)*time.Second-Margin, time.Second)
-	}
-	if h.MaxWait > 0 {
-		limit = min(limit, h.MaxWait)
 	}
 	return limit, nil
 }
