@@ -103,7 +103,7 @@ matcher = "Bash"
 
 [[hooks.PermissionRequest.hooks]]
 type = "command"
-command = ${JSON.stringify(`"${BIN}" hook --client codex --timeout 120`)}
+command = ${JSON.stringify(`"${BIN}" hook --client codex --timeout 120 --no-decision deny`)}
 timeout = 120
 `;
 }
