@@ -80,7 +80,8 @@ func serveFloor(ready string) {
 	}
 	base := "http://" + ln.Addr().String()
 	b, _ := json.Marshal(lbserver.Ready{Addr: ln.Addr().String(), URL: base, API: base + "/api/v1", MCP: base + "/mcp"})
-	if err := os.WriteFile(ready+".new", b, 0o600); err == nil {
+	err = os.WriteFile(ready+".new", b, 0o600)
+	if err == nil {
 		err = os.Rename(ready+".new", ready)
 	}
 	if err != nil {
