@@ -151,6 +151,7 @@ LAMBDA_DIRS = \
   ApiTicketsFunction=api \
   ApiFilesFunction=api \
   ApiPushFunction=api \
+  ApiRulesFunction=api \
   ApiDefaultFunction=api \
   WsConnectFunction=ws-connect \
   WsDisconnectFunction=ws-disconnect \

@@ -10,7 +10,9 @@
 //     projects the enum of versions whole), so a later revision's value may appear in it;
 //   - loopback.json, the JSON Schema bundle, is unversioned (the JSON Schema emitter ignores
 //     @versioned): it is the newest revision's, so it may hold more definitions than a frozen
-//     one, but every definition the frozen bundle has must be there, unchanged.
+//     one, but every definition the frozen bundle has must be there, unchanged, except that a
+//     union (`anyOf`) or an enum (`enum`) may have gained variants after its frozen ones, in order:
+//     a later revision's `@added` variants, as in revision 3's `approval` kind and replies.
 // Everything else, a revision's OpenAPI document above all, must be emitted exactly as it shipped.
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
@@ -24,6 +26,23 @@ const emitted = JSON.parse(readFileSync(emittedPath, "utf8"));
 function asOfRevision(schema) {
   if (!schema || !Array.isArray(schema.enum)) return schema;
   return { ...schema, enum: schema.enum.filter((v) => Number(v) <= rev) };
+}
+
+/**
+ * The emitted definition with any variants a later revision appended to its union or enum cut off,
+ * when the frozen ones are still its first ones, in order; otherwise the emitted definition as it is.
+ */
+function withoutLaterVariants(frozenDef, now) {
+  if (!frozenDef || !now) return now;
+  let out = now;
+  for (const key of ["anyOf", "enum"]) {
+    const was = frozenDef[key];
+    const is = out[key];
+    if (!Array.isArray(was) || !Array.isArray(is) || is.length <= was.length) continue;
+    if (!isDeepStrictEqual(was, is.slice(0, was.length))) continue;
+    out = { ...out, [key]: is.slice(0, was.length) };
+  }
+  return out;
 }
 
 function fail(what, a, b) {
@@ -43,7 +62,7 @@ if (emitted.openapi !== undefined) {
 } else {
   const defs = emitted.$defs ?? {};
   for (const [name, def] of Object.entries(frozen.$defs ?? {})) {
-    const now = name === "Revisions" ? asOfRevision(defs[name]) : defs[name];
+    const now = withoutLaterVariants(def, name === "Revisions" ? asOfRevision(defs[name]) : defs[name]);
     if (now === undefined) fail(`$defs.${name}`, def, "(no longer emitted)");
     if (!isDeepStrictEqual(def, now)) fail(`$defs.${name}`, def, now);
   }

@@ -116,7 +116,9 @@ func main() {
 	dir, _ := os.MkdirTemp("", "loopback-reach-")
 	cleanups = append(cleanups, func() { os.RemoveAll(dir) })
 	s := &lbserver.Server{Bin: *bin, Dir: dir, Addr: "127.0.0.1:0", Token: token,
-		Args: []string{"--progress", "5s", "--max-waits", "100000", "--max-auth-failures", "0"}}
+		Args: []string{"--progress", "5s", "--max-waits", "100000", "--max-auth-failures", "0",
+			// every agent asks on the one agent token: reach is measured, not the open-ask budgets
+			"--max-open-asks", "100000", "--max-open-bytes", "2000000000", "--max-space-open-bytes", "2000000000"}}
 	if *store == "dynamodb" {
 		endpoint := os.Getenv("AWS_ENDPOINT_URL")
 		if endpoint == "" {

@@ -36,6 +36,7 @@ type Storage interface {
 	ask.TaskStore
 	ask.UploadStore
 	ask.PushStore
+	ask.RuleStore
 }
 
 // Config is what differs between deployments. Storage and Logger are required.
@@ -136,6 +137,7 @@ func New(cfg Config) *App {
 	}
 	svc.Leases = store
 	svc.Bounds = cfg.OpenAsks
+	svc.Rules = store
 	var publishers ask.Publishers
 	if cfg.Hub != nil {
 		publishers = append(publishers, cfg.Hub)

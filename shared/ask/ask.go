@@ -17,6 +17,7 @@ const (
 	KindQuestion Kind = "question"
 	KindReview   Kind = "review"
 	KindBriefing Kind = "briefing"
+	// KindApproval is in approval.go.
 )
 
 // Status says where an ask stands: while it is open, it is either the person's move or the agent's.
@@ -77,7 +78,8 @@ type BriefingPrompt struct {
 }
 
 // Ask is something an agent needs from a person: a prompt, then a thread of turns that ends with a
-// reply that closes it. Exactly one of Question, Review and Briefing is set, matching Kind.
+// reply that closes it. Exactly one of Question, Review, Briefing and Approval is set, matching
+// Kind.
 type Ask struct {
 	ID     string
 	Kind   Kind
@@ -93,6 +95,7 @@ type Ask struct {
 	Question *QuestionPrompt
 	Review   *ReviewPrompt
 	Briefing *BriefingPrompt
+	Approval *ApprovalPrompt
 
 	// Revises is the id of the review this review revises.
 	Revises string
@@ -121,9 +124,17 @@ const (
 	AuthorAgent Author = "agent"
 )
 
-// Entry is one turn in an ask's thread after it was opened: a person's reply, or an agent's answer.
+// Entry is one turn in an ask's thread after it was opened: a person's reply, an agent's answer,
+// or Loopback's notice of what ended an approval without a reply in Loopback.
 type Entry struct {
 	Author Author
+
+	// Loopback's notice (AuthorLoopback): what happened, in words (Text), what was decided when
+	// something was, and the rule that decided.
+	Event   NoticeEvent
+	Text    string
+	Outcome Outcome
+	RuleID  string
 
 	// A person's turn.
 	Reply *Reply

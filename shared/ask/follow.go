@@ -33,9 +33,27 @@ type LeaseStore interface {
 // the latest reply in the thread while it is the agent's move or the ask is closed. A waiting
 // agent returns it, with Reply.By naming who gave it; while the ask awaits the person, there is
 // none.
+//
+// An approval that closed without a reply in Loopback (a rule, the terminal, the agent gone)
+// ends a wait too: its decision as a reply (allowed, or denied with the words the agent is
+// told), or, withdrawn, a denial saying that no one decided. A caller that must tell "no
+// decision" from a denial (a hook, which then leaves it to the terminal) reads
+// Ask.ApprovalDecision, which is nil for it.
 func PersonsMove(a *Ask) (*Reply, bool) {
 	if a.Status == AwaitingHuman {
 		return nil, false
+	}
+	if a.Kind == KindApproval && a.Status == Closed {
+		if d := a.ApprovalDecision(); d != nil {
+			return &Reply{Outcome: d.Outcome, Message: d.Message, By: d.By}, true
+		}
+		msg := WithdrawnMessage
+		for _, e := range a.Thread {
+			if e.Author == AuthorLoopback && e.Event == NoticeTerminal {
+				msg = e.Text + " Nothing was allowed in Loopback."
+			}
+		}
+		return &Reply{Outcome: OutcomeDenied, Message: msg}, true
 	}
 	for i := len(a.Thread) - 1; i >= 0; i-- {
 		if e := a.Thread[i]; e.Author == AuthorHuman && e.Reply != nil {

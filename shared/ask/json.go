@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The contract's unions (Block, Reply, Entry, Ask) are flat Go structs with a discriminator. Their
@@ -267,6 +268,8 @@ var replyFields = map[Outcome][]string{
 	OutcomeFollowUp:         {"outcome", "question"},
 	OutcomeDismissed:        {"outcome"},
 	OutcomeResponded:        {"outcome", "points"},
+	OutcomeAllowed:          {"outcome", "remember"},
+	OutcomeDenied:           {"outcome", "message", "remember"},
 }
 
 func (r Reply) MarshalJSON() ([]byte, error) {
@@ -288,6 +291,15 @@ func (r Reply) MarshalJSON() ([]byte, error) {
 		o.field("question", r.Question)
 	case OutcomeResponded:
 		o.field("points", r.Points)
+	case OutcomeAllowed:
+		if r.Remember != nil {
+			o.field("remember", r.Remember)
+		}
+	case OutcomeDenied:
+		o.str("message", r.Message)
+		if r.Remember != nil {
+			o.field("remember", r.Remember)
+		}
 	}
 	return o.bytes()
 }
@@ -305,7 +317,7 @@ func (r *Reply) UnmarshalJSON(data []byte) error {
 	}
 	allowed, ok := replyFields[v.Outcome]
 	if !ok {
-		return fmt.Errorf("reply.outcome must be one of answered, approved, changes_requested, follow_up, dismissed, responded (got %q)", v.Outcome)
+		return fmt.Errorf("reply.outcome must be one of answered, approved, changes_requested, follow_up, dismissed, responded, allowed, denied (got %q)", v.Outcome)
 	}
 	what := string(v.Outcome)
 	if err := f.only(what, allowed...); err != nil {
@@ -337,12 +349,54 @@ func (r *Reply) UnmarshalJSON(data []byte) error {
 		if err = f.get(what, "points", &raw, true); err == nil {
 			v.Points, err = decodePointReplies(raw)
 		}
+	case OutcomeAllowed:
+		v.Remember, err = decodeRemember(f, what)
+	case OutcomeDenied:
+		err = f.get(what, "message", &v.Message, false)
+		if err == nil {
+			if _, given := f["message"]; given && Blank(v.Message) {
+				err = fmt.Errorf("denied.message must not be empty: leave it out, or say what the agent should do instead")
+			} else if n := utf8.RuneCountInString(v.Message); n > MaxDenyMessageRunes {
+				err = fmt.Errorf("denied.message is %d characters; at most %d are allowed", n, MaxDenyMessageRunes)
+			}
+		}
+		if err == nil {
+			v.Remember, err = decodeRemember(f, what)
+		}
 	}
 	if err != nil {
 		return err
 	}
 	*r = v
 	return nil
+}
+
+// decodeRemember reads a reply's remember: a RuleScope, strictly (no field it does not know).
+func decodeRemember(f fields, what string) (*RuleScope, error) {
+	raw, ok := f["remember"]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	rf, err := decodeFields(raw, what+".remember")
+	if err != nil {
+		return nil, err
+	}
+	p := what + ".remember"
+	if err := rf.only(p, "tool", "commandPrefix", "pathPattern", "domain", "project", "agent"); err != nil {
+		return nil, err
+	}
+	var sc RuleScope
+	if err := firstError(
+		rf.get(p, "tool", &sc.Tool, true),
+		rf.get(p, "commandPrefix", &sc.CommandPrefix, false),
+		rf.get(p, "pathPattern", &sc.PathPattern, false),
+		rf.get(p, "domain", &sc.Domain, false),
+		rf.get(p, "project", &sc.Project, false),
+		rf.get(p, "agent", &sc.Agent, false),
+	); err != nil {
+		return nil, err
+	}
+	return &sc, nil
 }
 
 func decodePointReplies(raw []json.RawMessage) ([]PointReply, error) {
@@ -396,6 +450,11 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		if len(e.Points) > 0 {
 			o.field("points", e.Points)
 		}
+	case AuthorLoopback:
+		o.field("event", e.Event)
+		o.field("text", e.Text)
+		o.str("outcome", string(e.Outcome))
+		o.str("ruleId", e.RuleID)
 	}
 	o.time("at", e.At)
 	return o.bytes()
@@ -429,8 +488,18 @@ func (e *Entry) UnmarshalJSON(data []byte) error {
 			f.get("agent entry", "point", &v.Point, false),
 			f.get("agent entry", "points", &v.Points, false),
 		)
+	case AuthorLoopback:
+		if err := f.only("notice entry", "author", "event", "text", "outcome", "ruleId", "at"); err != nil {
+			return err
+		}
+		err = firstError(
+			f.get("notice entry", "event", &v.Event, true),
+			f.get("notice entry", "text", &v.Text, true),
+			f.get("notice entry", "outcome", &v.Outcome, false),
+			f.get("notice entry", "ruleId", &v.RuleID, false),
+		)
 	default:
-		return fmt.Errorf("entry.author must be human or agent (got %q)", v.Author)
+		return fmt.Errorf("entry.author must be human, agent or loopback (got %q)", v.Author)
 	}
 	if err == nil {
 		err = f.time("entry", "at", &v.At, true)
@@ -470,6 +539,19 @@ func (a Ask) MarshalJSON() ([]byte, error) {
 		o.str("revises", a.Revises)
 	case KindBriefing:
 		o.field("prompt", a.Briefing)
+	case KindApproval:
+		p := a.Approval
+		if p != nil && (p.Suggestions == nil || p.Content == nil) {
+			c := *p
+			if c.Suggestions == nil {
+				c.Suggestions = []RuleScope{}
+			}
+			if c.Content == nil {
+				c.Content = []Block{}
+			}
+			p = &c
+		}
+		o.field("prompt", p)
 	}
 	o.field("id", a.ID)
 	o.field("status", a.Status)
@@ -536,8 +618,10 @@ func (a *Ask) UnmarshalJSON(data []byte) error {
 		err = json.Unmarshal(w.Prompt, &v.Review)
 	case KindBriefing:
 		err = json.Unmarshal(w.Prompt, &v.Briefing)
+	case KindApproval:
+		err = json.Unmarshal(w.Prompt, &v.Approval)
 	default:
-		return fmt.Errorf("ask.kind must be question, review or briefing (got %q)", w.Kind)
+		return fmt.Errorf("ask.kind must be question, review, briefing or approval (got %q)", w.Kind)
 	}
 	if err != nil {
 		return fmt.Errorf("ask.prompt: %s", typeMessage(err))

@@ -144,6 +144,9 @@ func NoticeFor(ch Change) (*PushNotice, bool) {
 	}
 	n := &PushNotice{AskID: a.ID, Tag: "ask-" + a.ID, URL: "/asks/" + a.ID}
 	switch {
+	case ch.Opened && a.Kind == KindApproval:
+		// The command itself (or the file, the URL, the tool): what the person decides on.
+		n.Title, n.Body = who+" asks permission", askSummary(a)
 	case ch.Opened:
 		n.Title, n.Body = who+" asks", askSummary(a)
 	case len(a.Thread) > 0 && a.Thread[len(a.Thread)-1].Author == AuthorAgent && a.Thread[len(a.Thread)-1].At.Equal(a.UpdatedAt):
@@ -156,7 +159,10 @@ func NoticeFor(ch Change) (*PushNotice, bool) {
 	default:
 		return nil, false
 	}
-	n.Body = cut(strings.Join(strings.Fields(plainText(n.Body)), " "), maxNoticeBody)
+	if a.Kind != KindApproval {
+		n.Body = plainText(n.Body)
+	} // an approval's title is a command or a path, not markdown: shown exactly as it runs
+	n.Body = cut(strings.Join(strings.Fields(n.Body), " "), maxNoticeBody)
 	return n, true
 }
 
@@ -183,6 +189,8 @@ func askSummary(a *Ask) string {
 		return a.Review.Title
 	case a.Briefing != nil:
 		return a.Briefing.Title
+	case a.Approval != nil:
+		return a.Approval.Title
 	}
 	return ""
 }

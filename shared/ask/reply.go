@@ -10,6 +10,7 @@ const (
 	OutcomeFollowUp         Outcome = "follow_up"
 	OutcomeDismissed        Outcome = "dismissed"
 	OutcomeResponded        Outcome = "responded"
+	// OutcomeAllowed and OutcomeDenied, for approvals, are in approval.go.
 )
 
 // Reply is what a person replies. Only the fields of its Outcome are meaningful; JSON decoding
@@ -23,6 +24,8 @@ type Reply struct {
 	Feedback string   // changes_requested
 	Question string   // follow_up
 	Points   []PointReply
+	Message  string     // denied: what the agent is told
+	Remember *RuleScope // allowed, denied: the rule to make from now on
 
 	// By is who gave the reply, as the thread records it (Entry.By): PersonsMove sets it, so that
 	// the waiting agent is told whose answer it is. It is never part of the reply's JSON (the

@@ -33,6 +33,13 @@ type Service struct {
 	// Bounds are the open-ask budgets (Bounds); zero fields take the defaults.
 	Bounds Bounds
 
+	// Rules keeps the rules that decide approvals without asking (contract revision 3); nil
+	// where the deployment keeps none: then every approval is put to the person, and the rules
+	// routes answer that there are none to keep.
+	Rules RuleStore
+	// MaxRules bounds a space's rules; zero takes MaxRulesPerSpace.
+	MaxRules int
+
 	// Changes hears of every committed change, after the commit. Local: the in-process hub that
 	// wakes waiters and feeds sockets. On AWS it is nil: the DynamoDB stream carries changes.
 	Changes Publisher
@@ -90,8 +97,13 @@ func (s *Service) create(ctx context.Context, a *Ask, f *Follow) (*Ask, error) {
 }
 
 // NewService returns a Service on a store with the real clock and random ids.
+// When the store keeps rules too (RuleStore), they decide approvals.
 func NewService(store Store) *Service {
-	return &Service{Store: store, Now: func() time.Time { return Truncate(time.Now()) }, NewID: NewID}
+	s := &Service{Store: store, Now: func() time.Time { return Truncate(time.Now()) }, NewID: NewID}
+	if rs, ok := store.(RuleStore); ok {
+		s.Rules = rs
+	}
+	return s
 }
 
 // NewID returns a random ask id: 128 bits, base32, lower case.
@@ -153,9 +165,22 @@ func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) 
 
 // Reply records a person's reply, and returns the replied ask in the contract's JSON as the
 // store wrote it (encoded once, for the store and the response alike). Two replies racing on one
-// ask never both win: the loser is judged against the ask as the winner left it.
+// ask never both win: the loser is judged against the ask as the winner left it. A reply that
+// remembers a rule (an approval's) makes the rule first (replyRemembering).
 func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
-	a, wire, err := s.change(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
+	var a *Ask
+	var wire json.RawMessage
+	write := func() error {
+		var err error
+		a, wire, err = s.change(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
+		return err
+	}
+	var err error
+	if r.Remember != nil {
+		err = s.replyRemembering(ctx, space, id, r, by, write)
+	} else {
+		err = write()
+	}
 	if err != nil {
 		return WireAsk{}, err
 	}

@@ -49,6 +49,10 @@ func ApplyReply(a *Ask, r Reply, by *Actor, now Clock) error {
 		default:
 			return Errorf(EReplyInvalid, "a briefing takes responded or dismissed, not %s", r.Outcome)
 		}
+	case KindApproval:
+		if err := checkApprovalReply(a.Approval, r); err != nil {
+			return err
+		}
 	}
 	t := now()
 	a.Thread = append(a.Thread, Entry{Author: AuthorHuman, Reply: &r, By: by, At: t})
@@ -180,12 +184,19 @@ func DeriveStatus(a *Ask) Status {
 	replayed := *a
 	replayed.Thread = nil
 	for _, e := range a.Thread {
+		if e.Author == AuthorLoopback && e.Event == NoticeTooLate {
+			// A decision that came too late is noted after the turn that closed the ask, and
+			// changes nothing.
+			continue
+		}
 		if status == Closed {
 			// Nothing may follow the turn that closed the ask: no status fits such a thread.
 			return ""
 		}
 		replayed.Thread = append(replayed.Thread, e)
 		switch {
+		case e.Author == AuthorLoopback:
+			status = Closed // a rule, the terminal, or the agent gone: each ends the approval
 		case e.Author == AuthorAgent:
 			status = AwaitingHuman
 		case e.Reply == nil:
@@ -249,6 +260,7 @@ func (r *Reply) checkText() error {
 	c.multiLine("note", r.Note)
 	c.multiLine("feedback", r.Feedback)
 	c.multiLine("question", r.Question)
+	c.multiLine("message", r.Message)
 	for i, p := range r.Points {
 		c.multiLine(fmt.Sprintf("points[%d].text", i), p.Text)
 	}

@@ -108,10 +108,10 @@ func TestToolSchemaUnion(t *testing.T) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Type != "object" || len(s.AnyOf) != 6 {
+	if s.Type != "object" || len(s.AnyOf) != 8 {
 		t.Errorf("type %q, %d variants: %s", s.Type, len(s.AnyOf), raw)
 	}
-	for _, name := range []string{"Answered", "Approved", "ChangesRequested", "FollowUp", "Dismissed", "Responded", "PointReply"} {
+	for _, name := range []string{"Answered", "Approved", "ChangesRequested", "FollowUp", "Dismissed", "Responded", "PointReply", "Allowed", "Denied", "RuleScope"} {
 		if _, ok := s.Defs[name]; !ok {
 			t.Errorf("$defs has no %s: %v", name, keys(s.Defs))
 		}

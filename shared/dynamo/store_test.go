@@ -275,6 +275,14 @@ func TestItemsRecordRevision(t *testing.T) {
 	if err := s.MarkUploadStored(ctx, space, stored.ID, 10, now); err != nil {
 		t.Fatal(err)
 	}
+	rule := &ask.Rule{ID: "rule_1", Space: space, RuleInput: ask.RuleInput{Effect: ask.EffectAllow, RuleScope: ask.RuleScope{Tool: "Read"}},
+		CreatedBy: ask.Actor{ID: "ada"}, CreatedAt: now, UpdatedAt: now}
+	if err := s.CreateRule(ctx, rule, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CountRuleMatch(ctx, space, rule.ID, now); err != nil {
+		t.Fatal(err)
+	}
 
 	// A Scan here is the test looking at the whole table, not a request path.
 	out, err := moto.DynamoDB().Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(s.Table())})
@@ -317,7 +325,7 @@ func TestItemsRecordRevision(t *testing.T) {
 	}
 	same(t, "the items by type", map[string]int{
 		"ask": 2, "open": 1, "closed": 1, "credential": 1, "token": 1, "ticket": 1, "task": 1, "lease": 1,
-		"upload": 2, "uploadToken": 2, "uploadBlob": 2,
+		"upload": 2, "uploadToken": 2, "uploadBlob": 2, "rule": 1, "rules": 1,
 	}, types_)
 
 	// The ticket's TTL is its expiry rounded up to the second.

@@ -28,6 +28,8 @@ var statusByCode = map[string]int{
 	ask.EReplyInvalid:   http.StatusUnprocessableEntity,
 	ask.EInputInvalid:   http.StatusUnprocessableEntity,
 	ask.EPushInvalid:    http.StatusUnprocessableEntity,
+	ask.ERuleInvalid:    http.StatusUnprocessableEntity,
+	ask.ERuleLimit:      http.StatusConflict,
 	ask.EAnswerInvalid:  http.StatusUnprocessableEntity,
 	ask.EUnauthorized:   http.StatusUnauthorized,
 	ask.EForbidden:      http.StatusForbidden,

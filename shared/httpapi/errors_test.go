@@ -45,6 +45,8 @@ var wantStatus = map[string]int{
 	ask.EInputInvalid:         422,
 	ask.EAnswerInvalid:        422,
 	ask.EPushInvalid:          422,
+	ask.ERuleInvalid:          422,
+	ask.ERuleLimit:            409,
 	ask.EUploadInvalid:        422,
 	ask.EUnauthorized:         401,
 	ask.EForbidden:            403,

@@ -117,6 +117,10 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "GET", "/api/v1/push/key", s.pushKey, s.Push != nil),
 		gated(personsOnly, "POST", "/api/v1/push/subscriptions", s.subscribePush, s.Push != nil),
 		gated(personsOnly, "DELETE", "/api/v1/push/subscriptions/{id}", s.unsubscribePush, s.Push != nil),
+		gated(personsOnly, "GET", "/api/v1/rules", s.listRules, true),
+		gated(personsOnly, "POST", "/api/v1/rules", s.createRule, true),
+		gated(personsOnly, "PUT", "/api/v1/rules/{id}", s.updateRule, true),
+		gated(personsOnly, "DELETE", "/api/v1/rules/{id}", s.deleteRule, true),
 	}
 }
 

@@ -364,6 +364,8 @@ func askTitle(a *ask.Ask) string {
 		t = a.Briefing.Title
 	case a.Question != nil:
 		t, _, _ = strings.Cut(strings.TrimSpace(a.Question.Question), "\n")
+	case a.Approval != nil:
+		t = a.Approval.Title
 	}
 	if r := []rune(t); len(r) > maxTitle {
 		t = string(r[:maxTitle-1]) + "…"

@@ -165,7 +165,11 @@ func TestRevision(t *testing.T) {
 	if _, err := d.ClaimUpload(ctx, "s", up.ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.w.ExecContext(ctx, `UPDATE tasks SET revision = 0; UPDATE leases SET revision = 0; UPDATE uploads SET revision = 0`); err != nil {
+	rule := &ask.Rule{ID: "rule", Space: "s", RuleInput: ask.RuleInput{Effect: ask.EffectAllow, RuleScope: ask.RuleScope{Tool: "Read"}}, CreatedBy: ask.Actor{ID: "o"}}
+	if err := d.CreateRule(ctx, rule, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.w.ExecContext(ctx, `UPDATE tasks SET revision = 0; UPDATE leases SET revision = 0; UPDATE uploads SET revision = 0; UPDATE rules SET revision = 0`); err != nil {
 		t.Fatal(err)
 	}
 	// Writes after the first must stamp the revision again.
@@ -181,7 +185,10 @@ func TestRevision(t *testing.T) {
 	if err := d.MarkUploadStored(ctx, "s", up.ID, 5, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"asks", "credentials", "tickets", "leases", "tasks", "uploads"} {
+	if err := d.UpdateRule(ctx, rule); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"asks", "credentials", "tickets", "leases", "tasks", "uploads", "rules"} {
 		var n, bad int
 		q := fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE revision <> %d) FROM %s", buildinfo.Revision, table)
 		if err := d.r.QueryRowContext(ctx, q).Scan(&n, &bad); err != nil {

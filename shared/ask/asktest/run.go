@@ -7,7 +7,7 @@ import (
 )
 
 // Stores is every port a store adapter keeps for a deployment: asks, credentials, tickets,
-// leases, tasks, uploads and push subscriptions. Both adapters (sqlite, dynamo) are one value
+// leases, tasks, uploads, push subscriptions and rules. Both adapters (sqlite, dynamo) are one value
 // that is all of them.
 type Stores interface {
 	ask.Store
@@ -17,6 +17,7 @@ type Stores interface {
 	ask.TaskStore
 	ask.UploadStore
 	ask.PushStore
+	ask.RuleStore
 }
 
 // Backend is what a store adapter hands Run.
@@ -58,6 +59,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("TaskStore", func(t *testing.T) { testTaskStore(t, func(t *testing.T) ask.TaskStore { return b.Open(t) }) })
 	t.Run("UploadStore", func(t *testing.T) { testUploadStore(t, func(t *testing.T) ask.UploadStore { return b.Open(t) }) })
 	t.Run("PushStore", func(t *testing.T) { testPushStore(t, func(t *testing.T) ask.PushStore { return b.Open(t) }) })
+	t.Run("RuleStore", func(t *testing.T) { testRuleStore(t, b.Open) })
 	t.Run("WaitStore", func(t *testing.T) {
 		if b.Waits == nil {
 			t.Skip("this backend serves one process and keeps no ask.WaitStore")

@@ -65,6 +65,14 @@ var Matrix = map[string]Row{
 	"DELETE /api/v1/push/subscriptions/{id}": {Path: "/api/v1/push/subscriptions/{subscription}", OK: 204, Want: [5]int{OK, 404, 403, 401, 404}},
 	// No bearer gate: the upload URL is the credential, whoever else's token comes with it.
 	"PUT /api/v1/uploads/{spaceId}/{token}": {Path: "{ticket}", OK: 201, Want: [5]int{OK, OK, OK, OK, OK}},
+	// Rules (revision 3): a person's, any person's of the space; an agent never reads, makes,
+	// changes or deletes one. A rule that no space holds is 404 to every person (what a rule
+	// does when it exists is shared/httpapi's rules tests).
+	"GET /api/v1/rules":         {Path: "/api/v1/rules", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/rules":        {Path: "/api/v1/rules", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"POST /api/v1/rules":        {Path: "/api/v1/rules", Body: `{"effect":"allow","tool":"Read","pathPattern":"docs/**"}`, OK: 201, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/rules/{id}":    {Path: "/api/v1/rules/rule_none", Body: `{"effect":"deny","tool":"Bash","commandPrefix":"rm"}`, OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"DELETE /api/v1/rules/{id}": {Path: "/api/v1/rules/rule_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
 	// The event socket, by bearer token: persons only.
 	"GET /api/v1/events": {Path: "/api/v1/events", OK: 101, Want: [5]int{OK, OK, 403, 401, OK}},
 	// MCP: every live credential may ask (a person trying it alone included).
