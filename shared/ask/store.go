@@ -40,10 +40,10 @@ type Store interface {
 	// do", for one small read instead of decoding the ask.
 	AskWaiting(ctx context.Context, space, id string) (bool, error)
 
-	// OpenAsks returns every open ask of a space, newest first, decoded: for the domain to read
-	// what the contract JSON does not carry or a caller decides on (list_open_asks filters by the
-	// credential that raised each ask and reports its move and waiting flag). A snapshot takes
-	// OpenAsksWire instead.
+	// OpenAsks returns every open ask of a space, newest first, decoded: for the domain to decide
+	// on fields the contract JSON does not all carry (list_open_asks and the search for an open
+	// approval filter by the credential that raised each ask; SettleWaiting reads the waiting
+	// flag). A snapshot takes OpenAsksWire instead.
 	OpenAsks(ctx context.Context, space string) ([]*Ask, error)
 
 	// ClosedAsksBy returns up to limit asks of a space raised with the credential credentialID
