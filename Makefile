@@ -75,8 +75,11 @@ e2e/node_modules/.package-lock.json: e2e/package-lock.json
 	cd e2e && npm ci --no-audit --no-fund
 
 ## test-claude-code: the real Claude Code CLI (pinned in e2e/claude-code) against bin/loopback, a stand-in model API
+# Asks and approvals on `loopback serve`; approvals on `loopback aws-local` too (all but the
+# interactive case, which is the same code on both).
 test-claude-code: build e2e/claude-code/node_modules/.package-lock.json
 	cd e2e/claude-code && npm test
+	cd e2e/claude-code && npm run test:aws
 
 # e2e/claude-code/node_modules (Claude Code's native binary, about 400 MB): only for this target.
 e2e/claude-code/node_modules/.package-lock.json: e2e/claude-code/package-lock.json

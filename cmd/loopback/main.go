@@ -7,6 +7,7 @@
 //	loopback token list [--data DIR]
 //	loopback token revoke ID [--data DIR]
 //	loopback token rotate [--data DIR]
+//	loopback hook [--client claude-code|codex|cursor] [--timeout SECONDS]
 //	loopback version
 package main
 
@@ -26,7 +27,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, errUsage) {
+		if !errors.Is(err, errUsage) && !errors.Is(err, errHookFailed) {
 			fmt.Fprintln(os.Stderr, "loopback:", err)
 		}
 		os.Exit(1)
@@ -48,11 +49,16 @@ Usage:
   loopback token list [--data DIR]                       credentials: role, name, created, last used
   loopback token revoke ID [--data DIR]                  revoke a credential; what it opened ends too
   loopback token rotate [--data DIR]                     a new owner token; the old one is revoked
+  loopback hook [--client claude-code|codex|cursor]      a client's permission hook: reads its JSON on stdin,
+                                                         prints the person's decision (LOOPBACK_URL and
+                                                         LOOPBACK_AGENT_TOKEN); never allows on its own
   loopback version                                       the contract revision and build
 
 Environment:
   LOOPBACK_TOKEN   the owner's token, at least 32 characters; when unset, one is generated on first
                    run and kept in DIR. Changing it retires the old one.
+  LOOPBACK_URL, LOOPBACK_AGENT_TOKEN
+                   loopback hook: where Loopback is, and an agent's token (never a person's)
 `
 
 // run is main without the process: the end-to-end tests call it with their own context and output.
@@ -68,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return awsLocal(ctx, args[1:], stdout, stderr)
 	case "token":
 		return token(ctx, args[1:], stdout, stderr)
+	case "hook":
+		return hook(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "loopback revision %d build %s\n", buildinfo.Revision, buildinfo.Build)
 		return nil

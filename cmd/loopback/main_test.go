@@ -222,9 +222,20 @@ func TestEndToEnd(t *testing.T) {
 	agentToken := s.agentToken(t)
 	for _, want := range []string{"Inbox:", "#token=" + ownerToken, "/mcp", "claude mcp add --transport http",
 		`"loopback": {"url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + agentToken + `"}}`,
-		`"loopback": {"type": "http", "url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + agentToken + `"}}`} {
+		`"loopback": {"type": "http", "url": "` + s.base + `/mcp", "headers": {"Authorization": "Bearer ` + agentToken + `"}}`,
+		// The Claude Code plugin's lines carry the agent's token, never the person's.
+		"export LOOPBACK_URL=" + s.base + " LOOPBACK_AGENT_TOKEN=" + agentToken + "\n",
+		"claude plugin marketplace add ", "claude plugin install loopback@loopback"} {
 		if !strings.Contains(s.out.String(), want) {
 			t.Errorf("the welcome does not mention %q:\n%s", want, s.out.String())
+		}
+	}
+	// The marketplace it names is there to install, wherever the binary runs (a test's binary
+	// is built outside the checkout: the copy it carries is written into the data folder).
+	if _, after, ok := strings.Cut(s.out.String(), "claude plugin marketplace add "); ok {
+		dir, _, _ := strings.Cut(after, "\n")
+		if _, err := os.Stat(filepath.Join(dir, ".claude-plugin", "marketplace.json")); err != nil {
+			t.Errorf("the plugin marketplace the welcome names is not there: %v", err)
 		}
 	}
 

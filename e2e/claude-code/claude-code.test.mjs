@@ -12,28 +12,16 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 
-import { LoopbackServer, waitFor as waitUntil } from '../lib/server.mjs';
+import { LoopbackServer } from '../lib/server.mjs';
+import { CLAUDE, alive, api, blocksText, sse, waitFor } from './harness.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const CLAUDE = join(here, 'node_modules/.bin/claude');
 const CASE_TIMEOUT_MS = 50_000;
 
 // --- the stand-in Messages API --------------------------------------------------------------------
-
-/** The text Claude Code shows the model for content blocks, tool results flattened to their text. */
-function blocksText(content) {
-  if (typeof content === 'string') return content;
-  return (content ?? []).map((b) => {
-    if (b.type === 'text') return b.text;
-    if (b.type === 'tool_result') return blocksText(b.content);
-    return '';
-  }).join('\n');
-}
 
 /**
  * A Messages API on 127.0.0.1 whose "model" asks the person once (ask_question with `question`),
@@ -107,39 +95,7 @@ async function startFakeApi(question) {
   };
 }
 
-/** A streamed Messages API response with one content block. */
-function sse(res, n, block, stop) {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const send = (event, data) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
-  send('message_start', { message: { id: `msg_${n}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
-  if (block.type === 'text') {
-    send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
-    send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: block.text } });
-  } else {
-    send('content_block_start', { index: 0, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
-    send('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
-  }
-  send('content_block_stop', { index: 0 });
-  send('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } });
-  send('message_stop', {});
-  res.end();
-}
-
 // --- helpers --------------------------------------------------------------------------------------
-
-/** waitFor with this suite's longer defaults: Claude Code starts and thinks in seconds. */
-const waitFor = (what, fn, options = {}) => waitUntil(what, fn, { timeout: 30_000, interval: 50, ...options });
-
-/** Calls the HTTP API with `token`; returns { status, body }. */
-async function api(server, token, method, path, body) {
-  const res = await fetch(server.api + path, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text };
-}
 
 /** The open ask with `question`, once an agent waits on it. */
 function waitedAsk(server, token, question) {
@@ -262,15 +218,6 @@ async function runClaudeInteractive({ mcpUrl, agentToken, apiUrl, prompt, connec
     // Claude Code writes its state on the way out: remove the folder once it is gone.
     if (pid) await waitFor(`claude (pid ${pid}) to exit`, () => !alive(pid), { timeout: 10_000 }).catch(() => {});
     await rm(home, { recursive: true, force: true, maxRetries: 5 });
-  }
-}
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

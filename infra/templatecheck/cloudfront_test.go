@@ -2,10 +2,13 @@ package templatecheck
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loopback-hq/loopback/shared/contract"
+	"github.com/loopback-hq/loopback/shared/hooks"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/samtemplate"
 )
@@ -127,7 +131,7 @@ func TestInboxRouteFunction(t *testing.T) {
 	for _, f := range files {
 		reqs = append(reqs, cfRequest{Method: "GET", URI: f})
 	}
-	pages := []string{"/", "/history", "/asks/kjr4xxjnqm4i4wuld3i6xnuzpe"}
+	pages := []string{"/", "/history", "/rules", "/asks/kjr4xxjnqm4i4wuld3i6xnuzpe"}
 	missing := []string{"/api", "/nope.js", "/assets/../index.html", "/mcp/x", "/.sources-sha256", "/icons/"}
 	for _, p := range append(pages, missing...) {
 		reqs = append(reqs, cfRequest{Method: "GET", URI: p})
@@ -146,5 +150,53 @@ func TestInboxRouteFunction(t *testing.T) {
 	}
 	for i, p := range missing {
 		checkProblem(t, p, out[len(pages)+i], 404, httpapi.ERouteNotFound)
+	}
+}
+
+// TestHooksReachTheMCPFunction: Claude Code's hooks (/hooks/claude-code) reach the MCP function
+// URL, whose Lambda serves them (awsrt.MCP) and may hold a PermissionRequest for ten minutes: the
+// HTTP API would cut it at 30 s. The behaviour takes POST and runs the same viewer function as
+// /mcp (X-Loopback-Host).
+func TestHooksReachTheMCPFunction(t *testing.T) {
+	if !strings.HasPrefix(hooks.Path, "/hooks/") {
+		t.Fatalf("hooks.Path is %s: the /hooks/* behaviour would not take it", hooks.Path)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	dist := samtemplate.Get(samtemplate.Get(samtemplate.Get(samtemplate.Get(doc.Content[0], "Resources"), "Distribution"), "Properties"), "DistributionConfig")
+	byPath := map[string]*yaml.Node{}
+	for _, cb := range samtemplate.Items(samtemplate.Get(dist, "CacheBehaviors")) {
+		byPath[samtemplate.Scalar(samtemplate.Get(cb, "PathPattern"))] = cb
+	}
+	hooksCB, mcpCB := byPath["/hooks/*"], byPath["/mcp"]
+	if hooksCB == nil || mcpCB == nil {
+		t.Fatalf("template.yaml: the Distribution needs CacheBehaviors /hooks/* and /mcp (have %v)", slices.Collect(maps.Keys(byPath)))
+	}
+	origin := samtemplate.Scalar(samtemplate.Get(hooksCB, "TargetOriginId"))
+	if want := samtemplate.Scalar(samtemplate.Get(mcpCB, "TargetOriginId")); origin != want {
+		t.Errorf("template.yaml: /hooks/* goes to origin %q, want /mcp's %q (the MCP function URL)", origin, want)
+	}
+	var methods []string
+	for _, m := range samtemplate.Items(samtemplate.Get(hooksCB, "AllowedMethods")) {
+		methods = append(methods, samtemplate.Scalar(m))
+	}
+	if !slices.Contains(methods, "POST") {
+		t.Errorf("template.yaml: /hooks/* allows %v: a hook POSTs", methods)
+	}
+	fn := func(cb *yaml.Node) string {
+		items := samtemplate.Items(samtemplate.Get(cb, "FunctionAssociations"))
+		if len(items) == 0 {
+			return ""
+		}
+		return samtemplate.Get(items[0], "FunctionARN").Value + fmt.Sprint(samtemplate.Get(items[0], "FunctionARN").Tag)
+	}
+	if fn(hooksCB) != fn(mcpCB) {
+		t.Errorf("template.yaml: /hooks/* runs viewer function %q, want /mcp's %q", fn(hooksCB), fn(mcpCB))
 	}
 }

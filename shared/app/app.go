@@ -19,6 +19,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/hooks"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/mcptools"
@@ -121,6 +122,7 @@ type App struct {
 	Waiter      *mcptools.Waiter
 	API         *httpapi.Server
 	MCP         *mcptools.Handler
+	Hooks       *hooks.Handler // Claude Code's hooks, /hooks/claude-code (approvals)
 
 	cfg Config
 }
@@ -181,6 +183,9 @@ func New(cfg Config) *App {
 		PublicURL: a.PublicURL, TaskPollInterval: cfg.Wait.TaskPoll, Logger: cfg.Logger,
 		Waits: waits(cfg), Streams: perKey(cfg.Limits.StreamsPerCredential),
 	})
+	a.Hooks = &hooks.Handler{
+		Approvals: hooks.Domain{Service: svc, Waiter: a.Waiter}, Gate: a.Gate, Logger: cfg.Logger,
+	}
 	return a
 }
 
@@ -201,12 +206,14 @@ func (a *App) Sockets(poster wsapi.Poster, conns ask.ConnectionStore) *wsapi.Soc
 
 // Handler is the deployment on one port: the API at /api and under /api/ (before the mux could clean a path:
 // the API answers dot segments and doubled slashes with a Problem, so an upload URL with `..` in
-// it is refused, never followed), MCP at /mcp, and rest (the inbox; nil: nothing) at /.
+// it is refused, never followed), MCP at /mcp, Claude Code's hooks under /hooks/, and rest (the
+// inbox; nil: nothing) at /.
 func (a *App) Handler(rest http.Handler) http.Handler {
 	api := a.API.Handler()
 	mux := http.NewServeMux()
 	mux.Handle("/api/", api)
 	mux.Handle("/mcp", a.MCP)
+	mux.Handle("/hooks/", a.Hooks)
 	if rest != nil {
 		mux.Handle("/", rest)
 	}

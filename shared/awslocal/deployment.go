@@ -274,13 +274,14 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 const InstancesPath = "/_aws-local/mcp-instances"
 
 // Handler serves the deployment's paths on one address, as CloudFront's behaviours route them:
-// the event socket to the WebSocket API, the rest of /api/ to the HTTP API, /mcp to the MCP
-// function URL, and everything else to inbox (S3 behind CloudFront on AWS).
+// the event socket to the WebSocket API, the rest of /api/ to the HTTP API, /mcp and /hooks/ to the
+// MCP function URL, and everything else to inbox (S3 behind CloudFront on AWS).
 func (d *Deployment) Handler(inbox http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/events", d.Events)
 	mux.Handle("/api/", d.API)
 	mux.Handle("/mcp", d.MCP)
+	mux.Handle("/hooks/", d.MCP) // CloudFront's /hooks/* behaviour: the MCP function URL
 	if d.mcp != nil {
 		// Not part of the deployment: what Lambda's console would show, for tests and people
 		// watching waits hold and free the MCP function's reserved executions.

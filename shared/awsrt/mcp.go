@@ -2,12 +2,14 @@ package awsrt
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 )
 
-// MCP is the mcp function's handler: /mcp on a Lambda function URL with response streaming
+// MCP is the mcp function's handler: /mcp (and Claude Code's hooks, /hooks/claude-code, which wait
+// as its calls do) on a Lambda function URL with response streaming
 // (lambdaurl), the same MCP server as the local binary (shared/mcptools) with three Lambda
 // differences:
 //
@@ -24,6 +26,12 @@ func (rt *Runtime) MCP() http.Handler { return &mcpHandler{rt: rt} }
 type mcpHandler struct{ rt *Runtime }
 
 func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/hooks/") {
+		// Claude Code's hooks: a PermissionRequest waits for the person as an MCP call does.
+		h.rt.App.Hooks.ServeHTTP(flusher{w}, r)
+		h.rt.App.Waiter.Drain()
+		return
+	}
 	if r.URL.Path != "/mcp" {
 		httpapi.Errors{Logger: h.rt.Logger}.Write(w, r, ask.Errorf(httpapi.ERouteNotFound, "no such endpoint: %s %s; MCP is at /mcp", r.Method, r.URL.Path))
 		return

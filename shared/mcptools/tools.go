@@ -40,6 +40,9 @@ type toolSpec struct {
 	follows bool
 
 	answer toolAnswer
+	// textOnly: the answer is the result's one text block, with no structuredContent (and so no
+	// outputSchema): Claude Code's permission prompt tool takes nothing else (request_approval).
+	textOnly bool
 }
 
 // toolAnswer runs a tool that answers at once: its structured result, or an error the agent is
@@ -63,12 +66,14 @@ func (h *Handler) toolTable() []toolSpec {
 			description: fmt.Sprintf(`Answer the person on the points of a briefing they wrote on (every such point, once each), optionally breaking a point into sub-points (numbered beneath it, at most %s levels deep). Use it only when the briefing awaits you. Then waits for the person's next reply.`, numberWord(ask.MaxPointDepth))},
 		{name: "answer_follow_up", title: "Answer a question the person asked back", input: inputSchema("FollowUpInput"), start: h.answerFollowUp, follows: true,
 			description: `Answer the question the person asked back (a follow_up) on a question or review. Use it only when the ask awaits you. Then waits for the person's next reply.`},
-		{name: "await_reply", title: "Wait for the person's reply", input: awaitInputSchema(), readOnly: true, start: h.awaitReply,
+		{name: "await_reply", title: "Wait for the person's reply", input: inputSchema("AwaitReplyInput"), readOnly: true, start: h.awaitReply,
 			description: `Wait for the person's reply on an ask you made earlier: after a call ended with "no reply yet", after a restart, or to pick up a reply that came while you were doing something else. Returns at once if the person has already replied.`},
-		{name: "list_open_asks", title: "List your open asks", input: listOpenInputSchema(), output: listOpenOutputSchema(), readOnly: true, answer: h.listOpenAsks,
+		{name: "list_open_asks", title: "List your open asks", input: inputSchema("ListOpenAsksInput"), output: contract.MustToolSchema("OpenAskList"), readOnly: true, answer: h.listOpenAsks,
 			description: `The asks you raised (with this credential) that are still open, newest first, each with its askId, kind, title, project, whose move it is and when it was asked; and in recent, those that closed in the last hour. Use it to pick up an ask whose call ended without a reply — a client timeout, a restart — and then call await_reply with its askId (when it is the person's move, or it closed: the reply is returned at once) or answer it (answer_follow_up, answer_briefing: when it is yours). Pass project to see one project's asks only.`},
 		{name: "get_inbox_link", title: "Link to the inbox", input: inputSchema("InboxRequest"), output: contract.MustToolSchema("InboxLink"), readOnly: true, answer: h.inboxLink,
 			description: `The address of the person's inbox, or of one ask in it. Give it to the person when they ask where to answer.`},
+		{name: "request_approval", title: "Ask permission for a tool use", input: inputSchema("ApprovalRequest"), answer: h.requestApproval, textOnly: true,
+			description: requestApprovalDescription},
 		{name: "request_upload", title: "Upload an image", input: inputSchema("UploadRequest"), output: contract.MustToolSchema("UploadTicket"), answer: h.requestUpload,
 			description: fmt.Sprintf(`Get a one-time address to upload an image (png, jpeg, webp or gif; at most maxBytes, %d MiB) that you want to show the person: a screenshot, a chart, a before/after. Run the returned command with FILE replaced by the image's path; it sends the file with PUT, needs no credentials, and exits non-zero printing why if the upload is refused. The address works once, for %d minutes. Then show the image with an image block, {"type": "image", "uploadId": "<uploadId>", "caption": "..."}, in request_review, send_briefing, answer_briefing or answer_follow_up.`, h.cfg.Uploads.Limit()>>20, int(ask.UploadTTL/time.Minute))},
 	}
@@ -97,7 +102,7 @@ func (h *Handler) addTools() {
 	h.tools = map[string]toolSpec{}
 	for _, t := range h.toolTable() {
 		h.tools[t.name] = t
-		description, output, handler := t.description, t.output, h.answering(t.answer)
+		description, output, handler := t.description, t.output, h.answering(t.answer, t.textOnly)
 		var tasks []mcp.ToolOption
 		if t.blocking() {
 			description, output, handler = description+waitNote, reply, h.blockingHandler(t.name)
@@ -122,7 +127,7 @@ func (h *Handler) addTools() {
 // answering is the one wrapper of the tools that answer at once: their arguments in, their
 // structured result out (as JSON text too), and an error as the tool error the agent reads,
 // logged once when it is internal (toolError).
-func (h *Handler) answering(answer toolAnswer) server.ToolHandlerFunc {
+func (h *Handler) answering(answer toolAnswer, textOnly bool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		v, err := answer(ctx, rawArguments(req))
 		if err != nil {
@@ -131,6 +136,9 @@ func (h *Handler) answering(answer toolAnswer) server.ToolHandlerFunc {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return h.toolError(ctx, err), nil
+		}
+		if textOnly {
+			return mcp.NewToolResultText(string(b)), nil
 		}
 		var structured map[string]any
 		_ = json.Unmarshal(b, &structured)

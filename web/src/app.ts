@@ -23,7 +23,7 @@ export const startingPushFacts: PushFacts = initialPushFacts(permission);
 export const store = createStore(
   initialState({
     project: readProject(),
-    route: parseRoute(location.pathname),
+    route: parseRoute(location.pathname, location.search),
     notifications: permission,
     push: derivePushState(startingPushFacts),
   }),

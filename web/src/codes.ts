@@ -15,6 +15,8 @@ export const SERVER_CODES = [
   'reply.invalid',
   'input.invalid',
   'answer.invalid',
+  'rule.invalid',
+  'rule.limit',
   'auth.unauthorized',
   'auth.forbidden',
   'origin.forbidden',

@@ -409,6 +409,11 @@ export interface components {
          * @enum {string}
          */
         AskStatus: "awaiting_human" | "awaiting_agent" | "closed";
+        /** @description Where to resume waiting: `await_reply`'s arguments. */
+        AwaitReplyInput: {
+            /** @description The id of the ask to wait on, as a blocking call or an earlier result named it. */
+            askId: string;
+        };
         /** @description One piece of what is shown to the person. */
         Block: components["schemas"]["MarkdownBlock"] | components["schemas"]["CodeBlock"] | components["schemas"]["DiffBlock"] | components["schemas"]["ImageBlock"];
         /**
@@ -628,12 +633,22 @@ export interface components {
             /** @description An ask to open directly. Leave it out for the inbox itself. */
             askId?: string;
         };
+        /** @description Which of your asks to list: `list_open_asks`' arguments. */
+        ListOpenAsksInput: {
+            /** @description Only asks of this project: the name of the repository's root folder. */
+            project?: string;
+        };
         /** @description Prose, copy or a plan, as GitHub-flavoured markdown. */
         MarkdownBlock: {
             text: string;
             /** @enum {string} */
             type: "markdown";
         };
+        /**
+         * @description Whose move an ask is: `person` (call `await_reply`), `agent` (answer it), or `none` (closed: `await_reply` returns the reply).
+         * @enum {string}
+         */
+        Move: "person" | "agent" | "none";
         /** @description Something that happened to an ask that no one replied in Loopback, said in words. */
         NoticeEntry: {
             /** Format: date-time */
@@ -659,6 +674,27 @@ export interface components {
          * @enum {string}
          */
         NoticeEvent: "rule" | "terminal" | "withdrawn" | "too_late";
+        /** @description One of your asks, as `list_open_asks` lists it. */
+        OpenAskLine: {
+            /** Format: date-time */
+            askedAt: string;
+            askId: string;
+            kind: components["schemas"]["AskKind"];
+            move: components["schemas"]["Move"];
+            project?: string;
+            status: components["schemas"]["AskStatus"];
+            /** @description The review's or briefing's title, the question's first line, or the approval's title. */
+            title: string;
+            /** @description Whether an agent follows it right now. */
+            waiting: boolean;
+        };
+        /** @description Your asks: `list_open_asks`' result. */
+        OpenAskList: {
+            /** @description Open asks, newest first. */
+            asks: components["schemas"]["OpenAskLine"][];
+            /** @description Asks closed in the last hour, most recently closed first: `await_reply` returns their reply. */
+            recent: components["schemas"]["OpenAskLine"][];
+        };
         /**
          * @description A decision on a tool use, in the form Claude Code's permission prompt tool reads: `allow` with
          *     the input to run (`updatedInput`, the input as asked), or `deny` with what to tell the model.

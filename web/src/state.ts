@@ -13,6 +13,7 @@
 //   effects/notifications.ts  the unseen count and the page's own notifications
 //   effects/webpush.ts        the bell: Web Push on this device
 //   effects/help.ts           the shortcuts dialog following the store's `help`
+//   effects/rules.ts          the space's rules: read, made, changed, deleted
 
 import { startRouter } from './effects/router';
 import { startSession } from './effects/session';
@@ -27,6 +28,7 @@ export { closeHelp, followHelp, openHelp } from './effects/help';
 export { enableNotifications } from './effects/notifications';
 export { navigate, requestDetailFocus, takeDetailFocus } from './effects/router';
 export { checkToken, fragmentChanged, resolveChoice, setNotice, signIn, signOut, start } from './effects/session';
+export { deleteRule, loadRules, saveRule } from './effects/rules';
 export { retryLive } from './effects/socket';
 export { toast } from './effects/toasts';
 export { checkPush, turnPushOff, turnPushOn } from './effects/webpush';

@@ -6,9 +6,9 @@ import type { ConnState } from './live';
 import { isNewer, mergeAsk, mergeAsks, mergeFrame, needsPerson, type AskMap } from './merge';
 import type { PushState } from './push';
 import { compareTimes } from './time';
-import type { Ask, AskPage, Whoami } from './types';
+import type { Ask, AskPage, Rule, Whoami } from './types';
 
-export type Route = { name: 'inbox' } | { name: 'history' } | { name: 'ask'; id: string };
+export type Route = { name: 'inbox' } | { name: 'history' } | { name: 'ask'; id: string } | { name: 'rules'; focus?: string };
 
 export interface HistoryState {
   /** Closed asks read page by page, by id. */
@@ -18,6 +18,15 @@ export interface HistoryState {
   /** closedAt of the oldest ask paged so far (null before the first page). */
   oldest: string | null;
   loading: boolean;
+  error: string | null;
+}
+
+/** The space's rules (the Rules page), read when it is opened. */
+export interface RulesState {
+  /** Newest first, as the server lists them; null before the first read. */
+  items: Rule[] | null;
+  loading: boolean;
+  /** Why the last read failed, in words. */
   error: string | null;
 }
 
@@ -67,6 +76,7 @@ export interface AppState {
   push: PushState;
   /** Why the bell's last step failed, shown in its menu until the next. */
   pushNote: string | null;
+  rules: RulesState;
 }
 
 export type Patch = Partial<AppState> | ((s: AppState) => Partial<AppState>);
@@ -135,15 +145,24 @@ export function initialState(env: Surroundings): AppState {
     notifications: env.notifications,
     push: env.push,
     pushNote: null,
+    rules: initialRules(),
   };
+}
+
+export function initialRules(): RulesState {
+  return { items: null, loading: false, error: null };
 }
 
 // ---------------------------------------------------------------------------------------- routes --
 
-export function parseRoute(pathname: string): Route {
+export function parseRoute(pathname: string, search = ''): Route {
   const m = /^\/asks\/([^/]+)\/?$/.exec(pathname);
   if (m) return { name: 'ask', id: decodeURIComponent(m[1]) };
   if (/^\/history\/?$/.test(pathname)) return { name: 'history' };
+  if (/^\/rules\/?$/.test(pathname)) {
+    const focus = new URLSearchParams(search).get('rule');
+    return focus ? { name: 'rules', focus } : { name: 'rules' };
+  }
   return { name: 'inbox' };
 }
 
@@ -153,6 +172,8 @@ export function routePath(r: Route): string {
       return '/asks/' + encodeURIComponent(r.id);
     case 'history':
       return '/history';
+    case 'rules':
+      return r.focus ? '/rules?rule=' + encodeURIComponent(r.focus) : '/rules';
     default:
       return '/';
   }
@@ -194,6 +215,7 @@ export function signedOut(message: string | null): Partial<AppState> {
     unseen: 0,
     pushNote: null,
     help: false,
+    rules: initialRules(),
   };
 }
 
@@ -266,6 +288,29 @@ export function historyPage(s: AppState, page: AskPage): Partial<AppState> {
 
 export function historyFailed(s: AppState, error: string): Partial<AppState> {
   return { history: { ...s.history, loading: false, error } };
+}
+
+export function rulesLoading(s: AppState): Partial<AppState> {
+  return { rules: { ...s.rules, loading: true, error: null } };
+}
+
+export function rulesRead(items: Rule[]): Partial<AppState> {
+  return { rules: { items, loading: false, error: null } };
+}
+
+export function rulesFailed(s: AppState, error: string): Partial<AppState> {
+  return { rules: { ...s.rules, loading: false, error } };
+}
+
+/** A rule made or changed: in its place, or first (the list is newest first). */
+export function ruleSaved(s: AppState, r: Rule): Partial<AppState> {
+  const items = s.rules.items ?? [];
+  const i = items.findIndex((x) => x.id === r.id);
+  return { rules: { ...s.rules, items: i < 0 ? [r, ...items] : items.map((x) => (x.id === r.id ? r : x)) } };
+}
+
+export function ruleRemoved(s: AppState, id: string): Partial<AppState> {
+  return { rules: { ...s.rules, items: (s.rules.items ?? []).filter((x) => x.id !== id) } };
 }
 
 export function toastShown(toast: Toast): Partial<AppState> {

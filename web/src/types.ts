@@ -30,16 +30,27 @@ export type Dismissed = Schemas['Dismissed'];
 export type PointReply = Schemas['PointReply'];
 export type Responded = Schemas['Responded'];
 export type Reply = Schemas['Reply'];
+/** Revision 3: approvals and rules. */
+export type Allowed = Schemas['Allowed'];
+export type Denied = Schemas['Denied'];
+export type RuleScope = Schemas['RuleScope'];
+export type RuleInput = Schemas['RuleInput'];
+export type Rule = Schemas['Rule'];
+export type RuleList = Schemas['RuleList'];
 
 export type Actor = Schemas['Actor'];
 
 export type HumanEntry = Schemas['HumanEntry'];
 export type AgentEntry = Schemas['AgentEntry'];
+export type NoticeEntry = Schemas['NoticeEntry'];
+export type NoticeEvent = Schemas['NoticeEvent'];
 export type Entry = Schemas['Entry'];
 
 export type QuestionAsk = Schemas['QuestionAsk'];
 export type ReviewAsk = Schemas['ReviewAsk'];
 export type BriefingAsk = Schemas['BriefingAsk'];
+export type ApprovalAsk = Schemas['ApprovalAsk'];
+export type ApprovalPrompt = Schemas['ApprovalPrompt'];
 export type Ask = Schemas['Ask'];
 
 export type Snapshot = Schemas['Snapshot'];

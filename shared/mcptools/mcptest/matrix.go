@@ -161,6 +161,23 @@ func ToolMatrix(t *testing.T, svc *ask.Service, uploads ask.UploadStore, home st
 				}
 			},
 		},
+		// Only an agent raises an approval, and only one Loopback can show as it runs: a person's
+		// credential is refused before anything else; the agent's reaches the domain, which refuses
+		// an input hiding a bidirectional control (so nothing waits, and nothing is raised).
+		"request_approval": {
+			args: func(Role, int) map[string]any {
+				return map[string]any{"tool_name": "Bash", "input": map[string]any{"command": "ls \u202egnp.exe"}, "project": "tool-matrix"}
+			},
+			check: func(r Role, _ int, res *mcp.CallToolResult) {
+				want := ask.EForbidden
+				if r.Name == "agent" {
+					want = ask.EInputInvalid
+				}
+				if !res.IsError || !strings.HasPrefix(Text(res), want) {
+					t.Errorf("request_approval as %s: %s, want %s", r.Name, Text(res), want)
+				}
+			},
+		},
 		"request_upload": {
 			args: func(Role, int) map[string]any { return map[string]any{"contentType": "image/png"} },
 			check: func(r Role, _ int, res *mcp.CallToolResult) {

@@ -6,6 +6,7 @@ import { useApp, type AppState } from '../state';
 import { AskView } from './AskView';
 import { ListPane, type Tab } from './AskList';
 import { NoticeBanner, ReloadBanner } from './Banners';
+import { RulesPage } from './Rules';
 import { Help } from './Help';
 import { InboxIcon } from './icons';
 import { lastTab, useShortcuts } from './shortcuts';
@@ -28,14 +29,20 @@ export function App() {
       <TopBar s={s} />
       {s.banner && <ReloadBanner kind={s.banner} />}
       {s.notice && <NoticeBanner text={s.notice} />}
-      <main id="main" class={`layout ${detail ? 'has-detail' : 'no-detail'}`}>
-        <aside class="pane-list" aria-label={tab === 'history' ? 'History' : 'Open asks'}>
-          <ListPane tab={tab} />
-        </aside>
-        <section class="pane-detail" aria-label="Ask">
-          {s.route.name === 'ask' ? <AskView key={s.route.id} id={s.route.id} /> : <Placeholder s={s} tab={tab} />}
-        </section>
-      </main>
+      {s.route.name === 'rules' ? (
+        <main id="main" class="layout-page">
+          <RulesPage focus={s.route.focus} />
+        </main>
+      ) : (
+        <main id="main" class={`layout ${detail ? 'has-detail' : 'no-detail'}`}>
+          <aside class="pane-list" aria-label={tab === 'history' ? 'History' : 'Open asks'}>
+            <ListPane tab={tab} />
+          </aside>
+          <section class="pane-detail" aria-label="Ask">
+            {s.route.name === 'ask' ? <AskView key={s.route.id} id={s.route.id} /> : <Placeholder s={s} tab={tab} />}
+          </section>
+        </main>
+      )}
       {s.toast && (
         <div class={`toast toast-${s.toast.kind}`} role={s.toast.kind === 'error' ? 'alert' : 'status'}>
           {s.toast.text}

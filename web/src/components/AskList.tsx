@@ -144,7 +144,14 @@ function AskRow({ ask, selected, me }: { ask: Ask; selected: boolean; me: Actor 
           <span class="spacer" />
           <Time at={ask.status === 'closed' ? (ask.closedAt ?? ask.updatedAt) : ask.createdAt} />
         </span>
-        <span class="row-title">{askTitle(ask, 160)}</span>
+        {ask.kind === 'approval' ? (
+          <span class="row-title row-command" title={ask.prompt.title}>
+            <span class="row-tool">{ask.prompt.tool}</span>
+            <code>{askTitle(ask, 160)}</code>
+          </span>
+        ) : (
+          <span class="row-title">{askTitle(ask, 160)}</span>
+        )}
         <span class="row-bottom">
           <StatusChips ask={ask} compact />
           {draft && <span class="chip chip-draft">Draft</span>}

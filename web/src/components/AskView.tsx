@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { findAsk, loadAsk, navigate, takeDetailFocus, useApp } from '../state';
 import type { Ask } from '../types';
+import { ApprovalView } from './Approval';
 import { BriefingView } from './Briefing';
 import { agentOf, askTitle, KIND_LABEL, StatusChips, Time, useNow } from './common';
 import { BackIcon, KindIcon } from './icons';
@@ -70,7 +71,12 @@ export function AskView({ id }: { id: string }) {
           {ask.client && <span class="meta-item client">via {ask.client}</span>}
         </div>
         {/* A question's words are its title; they are rendered in full as markdown below. */}
-        <h2 id={`title-${ask.id}`} class={ask.kind === 'question' ? 'ask-title sr-only' : 'ask-title'} tabIndex={-1} ref={heading}>
+        <h2
+          id={`title-${ask.id}`}
+          class={ask.kind === 'question' ? 'ask-title sr-only' : ask.kind === 'approval' ? 'ask-title mono' : 'ask-title'}
+          tabIndex={-1}
+          ref={heading}
+        >
           {askTitle(ask, 200)}
         </h2>
         <div class="head-status">
@@ -98,6 +104,8 @@ function Body({ ask }: { ask: Ask }) {
       return <ReviewView ask={ask} me={me} />;
     case 'briefing':
       return <BriefingView ask={ask} me={me} />;
+    case 'approval':
+      return <ApprovalView ask={ask} me={me} />;
     default:
       return <p class="muted">This inbox does not know this kind of ask. Reload to get a newer inbox.</p>;
   }

@@ -31,6 +31,14 @@ export function Help() {
         </dt>
         <dd>Go to open asks / history</dd>
         <dt>
+          <kbd>g</kbd> <kbd>r</kbd>
+        </dt>
+        <dd>Go to the rules</dd>
+        <dt>
+          <kbd>a</kbd> / <kbd>d</kbd>
+        </dt>
+        <dd>Allow / deny the open approval (deny sends the message, if you wrote one)</dd>
+        <dt>
           <kbd>Ctrl</kbd> <kbd>Enter</kbd>
         </dt>
         <dd>Send, while typing an answer</dd>

@@ -7,7 +7,7 @@ import { navigate, openHelp, retryLive, signOut, type AppState } from '../state'
 import type { Whoami } from '../types';
 import { Bell } from './Bell';
 import { useNow } from './common';
-import { HelpIcon, LogoIcon, SignOutIcon } from './icons';
+import { HelpIcon, LogoIcon, RulesIcon, SignOutIcon } from './icons';
 import { usePopover } from './popover';
 
 export function TopBar({ s }: { s: AppState }) {
@@ -26,6 +26,20 @@ export function TopBar({ s }: { s: AppState }) {
       </a>
       <ConnectionPill s={s} />
       <span class="spacer" />
+      <a
+        class={`nav-link ${s.route.name === 'rules' ? 'on' : ''}`}
+        href="/rules"
+        aria-current={s.route.name === 'rules' ? 'page' : undefined}
+        title="Rules that decide approvals (g r)"
+        onClick={(e) => {
+          if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+          e.preventDefault();
+          navigate({ name: 'rules' });
+        }}
+      >
+        <RulesIcon />
+        <span class="nav-label">Rules</span>
+      </a>
       <Bell s={s} />
       <button type="button" class="icon-btn" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={openHelp}>
         <HelpIcon />
@@ -79,6 +93,18 @@ function Account({ who }: { who: Whoami | null }) {
           ) : (
             <p class="account-who muted small">Signed in. Who you are shows once Loopback answers.</p>
           )}
+          <a
+            class="btn wide ghost account-rules"
+            href="/rules"
+            onClick={(e) => {
+              if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+              e.preventDefault();
+              setOpen(false);
+              navigate({ name: 'rules' });
+            }}
+          >
+            <RulesIcon /> Rules
+          </a>
           <button
             type="button"
             class="btn wide"

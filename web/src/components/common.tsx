@@ -5,7 +5,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { plainText } from '../markdown';
 import { navigate } from '../state';
 import { age, fullTime } from '../time';
-import type { Actor, Ask, Entry, Reply } from '../types';
+import { approvalClosedLabel, approvalLine, approvalOutcome, codeParts, noticeHeading, scopeWords, verdictVerb, type AgentNames } from '../approval';
+import type { Actor, Ask, Entry, NoticeEntry, Reply } from '../types';
 import { Blocks, Markdown } from './Blocks';
 
 /** Re-renders every `ms` so ages stay current. */
@@ -21,11 +22,12 @@ export function useNow(ms = 30_000): number {
 /** One line that names an ask: the review's or briefing's title (plain text), or the question's first words (markdown). */
 export function askTitle(a: Ask, max = 140): string {
   if (a.kind === 'question') return plainText(a.prompt.question, max) || 'Question';
+  if (a.kind === 'approval') return approvalLine(a, max);
   const t = a.prompt.title.replace(/\s+/g, ' ').trim();
   return t.length > max ? t.slice(0, max - 1).trimEnd() + '…' : t;
 }
 
-export const KIND_LABEL = { question: 'Question', review: 'Review', briefing: 'Briefing' } as const;
+export const KIND_LABEL = { question: 'Question', review: 'Review', briefing: 'Briefing', approval: 'Approval' } as const;
 
 export function outcomeLabel(r: Reply): string {
   switch (r.outcome) {
@@ -41,6 +43,10 @@ export function outcomeLabel(r: Reply): string {
       return 'Dismissed';
     case 'responded':
       return 'Replied';
+    case 'allowed':
+      return 'Allowed';
+    case 'denied':
+      return 'Denied';
   }
 }
 
@@ -55,6 +61,7 @@ export function closingReply(a: Ask): Reply | null {
 }
 
 export function closedLabel(a: Ask): string {
+  if (a.kind === 'approval') return approvalClosedLabel(a);
   const r = closingReply(a);
   if (!r) return 'Closed';
   if (r.outcome === 'responded') return 'All points resolved';
@@ -64,12 +71,13 @@ export function closedLabel(a: Ask): string {
 /** Whose move it is, and whether an agent is following right now. */
 export function StatusChips({ ask, compact = false }: { ask: Ask; compact?: boolean }) {
   const r = closingReply(ask);
+  const outcome = ask.kind === 'approval' ? approvalOutcome(ask) : (r?.outcome ?? 'none');
   return (
     <span class="chips">
       {ask.status === 'awaiting_human' && <span class="chip chip-you">Your move</span>}
       {ask.status === 'awaiting_agent' && <span class="chip chip-agent">Agent's move</span>}
       {ask.status === 'closed' && (
-        <span class={`chip chip-closed outcome-${r?.outcome ?? 'none'}`}>{closedLabel(ask)}</span>
+        <span class={`chip chip-closed outcome-${outcome}`}>{closedLabel(ask)}</span>
       )}
       {ask.status !== 'closed' &&
         (ask.waiting ? (
@@ -119,8 +127,43 @@ export function Words({ text }: { text: string }) {
   return <div class="words">{text}</div>;
 }
 
-/** One turn of a question's or a review's thread. */
-export function EntryView({ entry, me }: { entry: Entry; me?: Actor | null }) {
+/** What a scope covers, in words, with what is matched word for word as code. */
+export function ScopeWords({ words }: { words: string }) {
+  return (
+    <>
+      {codeParts(words).map((p, i) => (p.code ? <code key={i}>{p.text}</code> : p.text))}
+    </>
+  );
+}
+
+/** Something Loopback says happened to an approval: decided by a rule, at the terminal, withdrawn, too late. */
+export function NoticeView({ entry }: { entry: NoticeEntry }) {
+  return (
+    <li class={`entry entry-notice event-${entry.event} outcome-${entry.outcome ?? 'none'}`} data-event={entry.event}>
+      <div class="entry-head">
+        <span class="who loopback">{noticeHeading(entry)}</span> <Time at={entry.at} />
+      </div>
+      <p class="notice-text">{entry.text}</p>
+      {entry.event === 'rule' && entry.ruleId && (
+        <a
+          class="rule-link"
+          href={'/rules?rule=' + encodeURIComponent(entry.ruleId)}
+          onClick={(e) => {
+            if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+            e.preventDefault();
+            navigate({ name: 'rules', focus: entry.ruleId });
+          }}
+        >
+          See the rule
+        </a>
+      )}
+    </li>
+  );
+}
+
+/** One turn of a thread. */
+export function EntryView({ entry, me, names }: { entry: Entry; me?: Actor | null; names?: AgentNames }) {
+  if (entry.author === 'loopback') return <NoticeView entry={entry} />;
   if (entry.author === 'agent') {
     return (
       <li class="entry entry-agent">
@@ -157,6 +200,12 @@ export function EntryView({ entry, me }: { entry: Entry; me?: Actor | null }) {
         </>
       )}
       {r.outcome === 'approved' && r.note && <Words text={r.note} />}
+      {(r.outcome === 'allowed' || r.outcome === 'denied') && r.remember && (
+        <p class="remembered">
+          Rule: <ScopeWords words={scopeWords(r.remember, names)} />
+        </p>
+      )}
+      {r.outcome === 'denied' && r.message && <Words text={r.message} />}
       {r.outcome === 'changes_requested' && <Words text={r.feedback} />}
       {r.outcome === 'follow_up' && <Words text={r.question} />}
       {r.outcome === 'responded' && (
@@ -188,17 +237,20 @@ function verb(r: Reply): string {
       return 'dismissed this';
     case 'responded':
       return 'replied on points';
+    case 'allowed':
+    case 'denied':
+      return verdictVerb(r) ?? r.outcome;
   }
 }
 
-export function Thread({ ask, me }: { ask: Ask; me?: Actor | null }) {
+export function Thread({ ask, me, names }: { ask: Ask; me?: Actor | null; names?: AgentNames }) {
   if (!ask.thread.length) return null;
   return (
     <section class="thread" aria-label="Thread">
       <h3 class="section-title">Thread</h3>
       <ol class="entries">
         {ask.thread.map((e, i) => (
-          <EntryView key={i} entry={e} me={me} />
+          <EntryView key={i} entry={e} me={me} names={names} />
         ))}
       </ol>
     </section>

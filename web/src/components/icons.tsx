@@ -2,6 +2,7 @@
 // inline script or style, so the page's CSP allows them.
 
 import type { ComponentChildren } from 'preact';
+import type { AskKind } from '../types';
 
 function Icon({ children, size = 18, label }: { children: ComponentChildren; size?: number; label?: string }) {
   return (
@@ -123,6 +124,35 @@ export const InboxIcon = () => (
   </Icon>
 );
 
-export function KindIcon({ kind }: { kind: 'question' | 'review' | 'briefing' }) {
-  return kind === 'question' ? <QuestionIcon /> : kind === 'review' ? <ReviewIcon /> : <BriefingIcon />;
+/** A shield with a check: a tool use to allow or deny. */
+export const ApprovalIcon = () => (
+  <Icon>
+    <path d="M12 22s8-4 8-10V5l-8-3-8 3v7c0 6 8 10 8 10z" />
+    <path d="M9 12l2 2 4-4" />
+  </Icon>
+);
+
+/** A list of checks: the rules page. */
+export const RulesIcon = () => (
+  <Icon>
+    <path d="M9 6h11" />
+    <path d="M9 12h11" />
+    <path d="M9 18h11" />
+    <path d="M3 6l1.5 1.5L7 5" />
+    <path d="M3 12l1.5 1.5L7 11" />
+    <path d="M3 18l1.5 1.5L7 17" />
+  </Icon>
+);
+
+export function KindIcon({ kind }: { kind: AskKind }) {
+  switch (kind) {
+    case 'question':
+      return <QuestionIcon />;
+    case 'review':
+      return <ReviewIcon />;
+    case 'approval':
+      return <ApprovalIcon />;
+    default:
+      return <BriefingIcon />;
+  }
 }

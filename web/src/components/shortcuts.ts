@@ -7,7 +7,10 @@ import type { Tab } from './AskList';
 /** The list tab shown last: an ask opened from the history goes back to the history. */
 export const lastTab = { current: 'inbox' as Tab };
 
-/** j/k move through the list (and open the ask on a wide screen), Enter opens, Esc goes back, ? helps. */
+/**
+ * j/k move through the list (and open the ask on a wide screen), Enter opens, Esc goes back, ? helps,
+ * a/d allow or deny an open approval, g i / g h / g r go to the open asks, history, rules.
+ */
 export function useShortcuts() {
   useEffect(() => {
     let g = false;
@@ -21,6 +24,7 @@ export function useShortcuts() {
         g = false;
         if (e.key === 'i') return navigate({ name: 'inbox' });
         if (e.key === 'h') return navigate({ name: 'history' });
+        if (e.key === 'r') return navigate({ name: 'rules' });
       }
       switch (e.key) {
         case '?':
@@ -37,6 +41,16 @@ export function useShortcuts() {
             requestAnimationFrame(() => focusRow(st.route.name === 'ask' ? st.route.id : null));
           }
           return;
+        case 'a':
+        case 'd': {
+          // An open approval's verdict: the buttons decide (disabled while one is being sent).
+          if (st.route.name !== 'ask') return;
+          const b = document.querySelector<HTMLButtonElement>(`.approval [data-verdict="${e.key === 'a' ? 'allow' : 'deny'}"]`);
+          if (!b || b.disabled) return;
+          e.preventDefault();
+          b.click();
+          return;
+        }
         case 'j':
         case 'k': {
           e.preventDefault();

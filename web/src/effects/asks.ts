@@ -56,6 +56,10 @@ function doneMessage(r: Reply): string {
       return 'Dismissed.';
     case 'responded':
       return 'Replies sent.';
+    case 'allowed':
+      return r.remember ? 'Allowed, and the rule is made.' : 'Allowed.';
+    case 'denied':
+      return r.remember ? 'Denied, and the rule is made.' : 'Denied.';
   }
 }
 

@@ -2,6 +2,7 @@
 // and, where Web Push does not work, the page's own notifications.
 
 import { getState, setState } from '../app';
+import { approvalLine } from '../approval';
 import { plainText } from '../markdown';
 import { usesTabNotifications } from '../push';
 import { unseenAdded } from '../store';
@@ -19,11 +20,10 @@ export function announce(a: Ask, isNew: boolean): void {
   const state = getState();
   if (state.notifications !== 'granted' || !usesTabNotifications(state.push)) return;
   try {
-    const what = a.kind === 'question' ? plainText(a.prompt.question, 120) : a.prompt.title.slice(0, 120);
-    const n = new Notification(
-      `${a.project ?? 'An agent'}: ${isNew ? `new ${a.kind}` : `your move on a ${a.kind}`}`,
-      { body: what, tag: a.id },
-    );
+    const what =
+      a.kind === 'question' ? plainText(a.prompt.question, 120) : a.kind === 'approval' ? approvalLine(a, 120) : a.prompt.title.slice(0, 120);
+    const head = a.kind === 'approval' ? `wants to use ${a.prompt.tool}` : isNew ? `new ${a.kind}` : `your move on a ${a.kind}`;
+    const n = new Notification(`${a.project ?? 'An agent'}: ${head}`, { body: what, tag: a.id });
     n.onclick = () => {
       window.focus();
       navigate({ name: 'ask', id: a.id });

@@ -6,7 +6,7 @@ import { parseRoute, routed, routePath, type Route } from '../store';
 
 export function navigate(r: Route, replace = false): void {
   const path = routePath(r);
-  if (location.pathname !== path) {
+  if (location.pathname + location.search !== path) {
     if (replace) history.replaceState(null, '', path);
     else history.pushState(null, '', path);
   }
@@ -39,7 +39,7 @@ export function takeDetailFocus(): boolean {
 /** Back and Forward. */
 export function startRouter(): void {
   addEventListener('popstate', () => {
-    setState(routed(parseRoute(location.pathname)));
+    setState(routed(parseRoute(location.pathname, location.search)));
     closeDialogs();
   });
 }

@@ -9,11 +9,11 @@ import { carriesToken } from '../tokens';
 export const CACHE_PREFIX = 'loopback-shell-';
 
 /**
- * The inbox's own pages, served index.html: `/`, `/history`, `/asks/{id}`. The same rule as
+ * The inbox's own pages, served index.html: `/`, `/history`, `/rules`, `/asks/{id}`. The same rule as
  * web.IsAppRoute (web/embed.go), so offline the worker answers exactly the paths the server would.
  */
 export function isAppPath(p: string): boolean {
-  if (p === '/' || p === '/history' || p === '/history/') return true;
+  if (p === '/' || p === '/history' || p === '/history/' || p === '/rules' || p === '/rules/') return true;
   if (!p.startsWith('/asks/')) return false;
   const id = p.slice('/asks/'.length).replace(/\/$/, '');
   return id !== '' && !id.includes('/');

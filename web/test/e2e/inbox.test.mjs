@@ -51,8 +51,8 @@ after(async () => {
 });
 
 describe('serving', () => {
-  it('serves the inbox at /, /asks/{id} and /history with a strict CSP', async () => {
-    for (const path of ['/', '/asks/abc', '/history']) {
+  it('serves the inbox at /, /asks/{id}, /history and /rules with a strict CSP', async () => {
+    for (const path of ['/', '/asks/abc', '/history', '/rules']) {
       const res = await fetch(server.origin + path);
       assert.equal(res.status, 200, path);
       assert.equal(res.headers.get('content-security-policy'), CSP, path);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launch } from './lib/browser.mjs';
 import { background, png, scrollsSideways, uploadPng, waitForAsk } from './lib/helpers.mjs';
@@ -258,4 +258,86 @@ it('sign-in', async () => {
   await p.getByRole('button', { name: 'Sign in' }).waitFor();
   await shoot(p, 'phone-signin');
   await ctx.close();
+});
+
+describe('approvals (contract revision 3)', () => {
+  const LAPTOP = { width: 1440, height: 900 };
+  const ap = {};
+  before(async () => {
+    // Asked as Claude Code's PermissionRequest hook asks, with an agent's credential.
+    const token = await server.createToken('laptop-claude');
+    let session = 0;
+    const approve = async ({ tool_name, input, cwd }) => {
+      const res = await fetch(server.origin + '/hooks/claude-code', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ hook_event_name: 'PermissionRequest', session_id: `s${++session}`, cwd, permission_mode: 'default', tool_name, tool_input: input }),
+      });
+      return res.json();
+    };
+    // A rule the person made earlier, and a command it let through without asking.
+    const rule = await server.api('POST', '/rules', { effect: 'allow', tool: 'Bash', commandPrefix: 'npm test', project: 'billing-service' });
+    assert.equal(rule.status, 201, JSON.stringify(rule.body));
+    await server.api('POST', '/rules', { effect: 'deny', tool: 'Bash', commandPrefix: 'rm -rf' });
+    await server.api('POST', '/rules', { effect: 'allow', tool: 'WebFetch', domain: '*.python.org' });
+    await approve({ tool_name: 'Bash', input: { command: 'npm test -- --grep refunds' }, cwd: '/home/ada/src/billing-service' });
+    ap.byRule = (await waitForAsk(server, (a) => a.kind === 'approval' && a.prompt.input.command === 'npm test -- --grep refunds')).id;
+
+    const before = [
+      'export function retryDelay(attempt: number): number {',
+      '  return 1000;',
+      '}',
+    ].join('\n');
+    const after = [
+      'const BASE_MS = 1_000;',
+      'const CAP_MS = 120_000;',
+      '',
+      '/** Exponential backoff with full jitter, capped at two minutes. */',
+      'export function retryDelay(attempt: number, random = Math.random): number {',
+      '  const ceiling = Math.min(CAP_MS, BASE_MS * 2 ** attempt);',
+      '  return Math.floor(random() * ceiling);',
+      '}',
+    ].join('\n');
+    background(approve({ tool_name: 'Edit', input: { file_path: '/home/ada/src/billing-service/src/webhooks/retry.ts', old_string: before, new_string: after }, cwd: '/home/ada/src/billing-service' }));
+    ap.edit = (await waitForAsk(server, (a) => a.kind === 'approval' && a.prompt.tool === 'Edit')).id;
+    background(approve({
+      tool_name: 'Bash',
+      input: { command: 'npm run db:prune -- --table webhook_attempts --older-than 30d', description: 'Prune old webhook attempts' },
+      cwd: '/home/ada/src/billing-service',
+    }));
+    ap.bash = (await waitForAsk(server, (a) => a.kind === 'approval' && a.status !== 'closed' && a.prompt.tool === 'Bash')).id;
+  });
+
+  it('laptop: an approval, light and dark, with "Always allow…" open', async () => {
+    for (const colorScheme of ['light', 'dark']) {
+      const p = await page(LAPTOP, { colorScheme, path: `/asks/${ap.bash}` });
+      await p.getByRole('button', { name: 'Always allow…' }).click();
+      await p.locator('.suggestion').first().waitFor();
+      await shoot(p, `desktop-approval${colorScheme === 'dark' ? '-dark' : ''}`);
+      await p.context().close();
+    }
+  });
+
+  it('laptop: an approval decided by a rule, and the rules', async () => {
+    const p = await page(LAPTOP, { path: `/asks/${ap.byRule}` });
+    await p.locator('.entry-notice').waitFor();
+    await shoot(p, 'desktop-approval-rule');
+    await p.getByRole('link', { name: 'See the rule' }).click();
+    await p.locator('.rule-item.focused').waitFor();
+    await shoot(p, 'desktop-rules');
+    await p.context().close();
+  });
+
+  it('phone: an edit as a diff, light and dark, and the rules', async () => {
+    for (const colorScheme of ['light', 'dark']) {
+      const p = await page(PHONE, { colorScheme, deviceScaleFactor: 2, isMobile: true, path: `/asks/${ap.edit}` });
+      await p.locator('.diff-file').waitFor();
+      await shoot(p, `phone-approval${colorScheme === 'dark' ? '-dark' : ''}`);
+      await p.context().close();
+    }
+    const p = await page(PHONE, { deviceScaleFactor: 2, isMobile: true, path: '/rules' });
+    await p.locator('.rule-item').first().waitFor();
+    await shoot(p, 'phone-rules');
+    await p.context().close();
+  });
 });

@@ -1,4 +1,4 @@
-import type { Ask, BriefingAsk, Entry, PointReply, QuestionAsk } from '../../src/types';
+import type { ApprovalAsk, ApprovalPrompt, Ask, BriefingAsk, Entry, PointReply, QuestionAsk } from '../../src/types';
 
 let clock = Date.parse('2026-11-30T09:00:00Z');
 export function tick(): string {
@@ -61,3 +61,33 @@ export const agent = (point: string, answer: string, ...subTitles: string[]): En
   points: subTitles.map((title, i) => ({ id: `${point}.${i + 1}`, title })),
   at: '2026-11-30T09:02:00.000000Z',
 });
+
+/** An approval as the server (contract revision 3) shows one: `npm test -- --watch` in billing. */
+export function approval(id: string, over: Partial<ApprovalAsk> = {}, prompt: Partial<ApprovalPrompt> = {}): ApprovalAsk {
+  const t = tick();
+  return {
+    kind: 'approval',
+    id,
+    status: 'awaiting_human',
+    waiting: true,
+    project: 'billing',
+    thread: [],
+    createdAt: t,
+    updatedAt: t,
+    prompt: {
+      tool: 'Bash',
+      title: 'npm test -- --watch',
+      content: [{ type: 'code', language: 'sh', code: 'npm test -- --watch' }],
+      input: { command: 'npm test -- --watch', description: 'Run the tests' } as unknown as ApprovalPrompt['input'],
+      cwd: '/home/ada/billing',
+      session: 'sess-42',
+      agent: { id: 'agent-7', name: 'laptop-claude' },
+      suggestions: [
+        { tool: 'Bash', commandPrefix: 'npm test', project: 'billing', agent: 'agent-7' },
+        { tool: 'Bash', commandPrefix: 'npm', project: 'billing' },
+      ],
+      ...prompt,
+    },
+    ...over,
+  };
+}

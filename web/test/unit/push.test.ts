@@ -179,7 +179,7 @@ describe('the service worker’s cache', () => {
 
   it('knows the inbox’s pages as web.IsAppRoute does', () => {
     const cases: Record<string, boolean> = {
-      '/': true, '/history': true, '/history/': true, '/asks/x': true, '/asks/x/': true,
+      '/': true, '/history': true, '/history/': true, '/rules': true, '/rules/': true, '/asks/x': true, '/asks/x/': true, '/rules/x': false,
       '/asks/': false, '/asks/x/y': false, '/api/v1/snapshot': false, '/favicon.svg': false,
     };
     for (const [p, want] of Object.entries(cases)) expect(isAppPath(p), p).toBe(want);
