@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -10,13 +11,16 @@ import (
 	"sync"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/loopback-hq/loopback/bench/internal/lbserver"
 )
 
 // serveFloor is the floor's server: WebSocket connections on /api/v1/events (the subprotocol
 // selected, a first frame sent, then only the client's control frames read, one goroutine each),
 // and POST /fire, which writes its body as one prepared message to every socket, each write in
-// a goroutine of its own, and answers 200 at once. Nothing else: what any fan-out must do.
-func serveFloor() {
+// a goroutine of its own, and answers 200 at once. Nothing else: what any fan-out must do. Once
+// it listens it writes where to the file at ready, as `loopback serve --ready-file` does.
+func serveFloor(ready string) {
 	var (
 		mu    sync.Mutex
 		conns = map[*websocket.Conn]struct{}{}
@@ -74,7 +78,16 @@ func serveFloor() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("API: http://%s/api/v1\n", ln.Addr())
+	base := "http://" + ln.Addr().String()
+	b, _ := json.Marshal(lbserver.Ready{Addr: ln.Addr().String(), URL: base, API: base + "/api/v1", MCP: base + "/mcp"})
+	err = os.WriteFile(ready+".new", b, 0o600)
+	if err == nil {
+		err = os.Rename(ready+".new", ready)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	go http.Serve(ln, mux)
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt)

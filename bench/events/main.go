@@ -18,7 +18,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -41,6 +40,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/loopback-hq/loopback/bench/internal/lbserver"
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/sqlite"
 )
@@ -65,10 +65,11 @@ func main() {
 	heapProfile = flag.String("heapprofile", "", "save the server's heap profile, with every socket open and idle, to this file")
 	flag.StringVar(&clientKind, "client", "epoll", "how the clients read: epoll (one goroutine for all, Linux) or goroutines (gorilla/websocket, a goroutine each)")
 	floorServe := flag.Bool("floor-serve", false, "be the floor's bare WebSocket server (what the benchmark starts for its floor)")
+	floorReady := flag.String("ready-file", "", "with -floor-serve: once listening, write where (JSON, as loopback serve --ready-file) to this file")
 	noFloor := flag.Bool("no-floor", false, "skip the floor")
 	flag.Parse()
 	if *floorServe {
-		serveFloor()
+		serveFloor(*floorReady)
 		return
 	}
 	withFloor = !*noFloor
@@ -112,7 +113,7 @@ func run(bin string, sockets, replies, warmup int) error {
 	if err != nil {
 		return err
 	}
-	srv, err := start(bin, []string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--debug-addr", debugAddr, "--max-sockets", "100000"}, "LOOPBACK_TOKEN="+token)
+	srv, err := start(bin, []string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--debug-addr", debugAddr, "--max-sockets", "100000"}, lbserver.ReadyFile(dir), "LOOPBACK_TOKEN="+token)
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func run(bin string, sockets, replies, warmup int) error {
 	if err != nil {
 		return err
 	}
-	floor, err := start(self, []string{"-floor-serve"})
+	floor, err := start(self, []string{"-floor-serve"}, filepath.Join(dir, "floor-ready.json"))
 	if err != nil {
 		return err
 	}
@@ -177,23 +178,23 @@ type server struct {
 	once  sync.Once
 }
 
-func start(bin string, args []string, env ...string) (*server, error) {
-	cmd := exec.Command(bin, args...)
+// start runs bin with args and --ready-file ready, and waits for that file (Loopback's, or the
+// floor's, which writes one the same way) to learn where the server listens.
+func start(bin string, args []string, ready string, env ...string) (*server, error) {
+	os.Remove(ready)
+	cmd := exec.Command(bin, append(args, "--ready-file", ready)...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = io.Discard
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	s := &server{cmd: cmd}
-	if s.base, err = readBase(out); err != nil {
+	r, err := lbserver.WaitReady(ready, 30*time.Second)
+	if err != nil {
 		s.stop()
 		return nil, err
 	}
-	go io.Copy(io.Discard, out)
+	s.base = r.URL
 	return s, nil
 }
 
@@ -447,16 +448,6 @@ func pprofStats(debug string) (heap int64, goroutines int) {
 		goroutines, _ = strconv.Atoi(m[1])
 	}
 	return heap, goroutines
-}
-
-func readBase(out io.Reader) (string, error) {
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if api, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "API:"); ok {
-			return strings.TrimSuffix(strings.TrimSpace(api), "/api/v1"), nil
-		}
-	}
-	return "", fmt.Errorf("the server printed no address")
 }
 
 func freeAddr() (string, error) {

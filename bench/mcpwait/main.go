@@ -30,6 +30,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/loopback-hq/loopback/bench/internal/lbserver"
 )
 
 // serveArgs are extra flags for `loopback serve`, such as --debug-addr to profile the server. It
@@ -92,28 +94,20 @@ func start(bin string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--progress", "15s", "--max-waits", "1000000", "--quiet-max-wait", "1h"}, serveArgs...)...)
+	ready := lbserver.ReadyFile(dir)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--ready-file", ready, "--progress", "15s", "--max-waits", "1000000", "--quiet-max-wait", "1h"}, serveArgs...)...)
 	cmd.Env = append(os.Environ(), "LOOPBACK_TOKEN="+token)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = io.Discard
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	s := &server{cmd: cmd, dir: dir, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 0}}}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if api, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "API:"); ok {
-			s.base = strings.TrimSuffix(strings.TrimSpace(api), "/api/v1")
-			break
-		}
+	r, err := lbserver.WaitReady(ready, 30*time.Second)
+	if err != nil {
+		s.stop()
+		return nil, err
 	}
-	go io.Copy(io.Discard, out)
-	if s.base == "" {
-		return nil, errors.New("the server printed no address")
-	}
+	s.base = r.URL
 	return s, s.initialize()
 }
 

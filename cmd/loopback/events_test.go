@@ -95,7 +95,7 @@ func (s *server) refused(t *testing.T, o eventstest.Options, status int, code st
 }
 
 // snapshotFirst reads the first frame, which must be the snapshot.
-func snapshotFirst(t *testing.T, conn *websocket.Conn) *ask.Snapshot {
+func snapshotFirst(t *testing.T, conn *websocket.Conn) *events.DecodedSnapshot {
 	t.Helper()
 	e := eventstest.MustNext(t, conn)
 	if e.Type != events.TypeSnapshot {
@@ -726,15 +726,15 @@ func TestEventSocketStorm(t *testing.T) {
 
 	// The store's final state: every ask of the space.
 	want := map[string]string{}
-	open, _ := db.OpenAsks(ctx, LocalSpace)
-	closed, _ := db.ClosedAsks(ctx, LocalSpace, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), 1000)
+	open, _ := db.OpenAsksWire(ctx, LocalSpace)
+	closed, _ := db.ClosedAsksWire(ctx, LocalSpace, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), 1000)
 	for _, a := range append(open, closed...) {
-		want[a.ID] = eventstest.JSON(a)
+		want[a.ID] = string(a.JSON)
 	}
 	if len(want) != seeded+created {
 		t.Fatalf("the store has %d asks, want %d", len(want), seeded+created)
 	}
-	final := decode[ask.Snapshot](t, s.do(t, "GET", "/api/v1/snapshot", ownerToken, ""))
+	final := decode[events.DecodedSnapshot](t, s.do(t, "GET", "/api/v1/snapshot", ownerToken, ""))
 
 	// Each view must come to equal the store: every ask it holds as stored, and every ask of a
 	// snapshot taken now. Waiting flags settle just after the calls return, so allow a moment.

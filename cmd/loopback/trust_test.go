@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/events/eventstest"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
@@ -237,7 +238,7 @@ func TestRoleMatrix(t *testing.T) {
 		t.Errorf("%d push subscriptions of this space after the matrix, want 5", len(subs))
 	}
 	// The snapshot of another space holds none of this one's asks.
-	if snap := decode[ask.Snapshot](t, s.do(t, "GET", "/api/v1/snapshot", other, "")); len(snap.Open) != 0 {
+	if snap := decode[events.DecodedSnapshot](t, s.do(t, "GET", "/api/v1/snapshot", other, "")); len(snap.Open) != 0 {
 		t.Errorf("another space's snapshot shows %d asks of this one", len(snap.Open))
 	}
 

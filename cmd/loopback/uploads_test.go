@@ -31,6 +31,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 	"github.com/loopback-hq/loopback/shared/contract"
+	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/upload"
@@ -512,7 +513,7 @@ func TestUploads(t *testing.T) {
 		if msg := textOf(res); !res.IsError || !strings.Contains(msg, "content[2].uploadId") || !strings.Contains(msg, foreign.UploadID) {
 			t.Fatalf("an image block of another space's upload: error %v, %s", res.IsError, msg)
 		}
-		snap := decode[ask.Snapshot](t, s.do(t, "GET", "/api/v1/snapshot", ownerToken, ""))
+		snap := decode[events.DecodedSnapshot](t, s.do(t, "GET", "/api/v1/snapshot", ownerToken, ""))
 		if len(snap.Open) != 0 {
 			t.Fatalf("the refused review was stored: %d open asks", len(snap.Open))
 		}
@@ -563,7 +564,7 @@ func TestUploads(t *testing.T) {
 		call := startCall(t, mine, req)
 		var id string
 		eventually(t, "the review opens", func() bool {
-			snap := decode[ask.Snapshot](t, s.do(t, "GET", "/api/v1/snapshot", ownerToken, ""))
+			snap := decode[events.DecodedSnapshot](t, s.do(t, "GET", "/api/v1/snapshot", ownerToken, ""))
 			if len(snap.Open) == 1 {
 				id = snap.Open[0].ID
 			}

@@ -153,18 +153,6 @@ type Entry struct {
 	At time.Time
 }
 
-// Snapshot is what an inbox starts from: every open ask, newest first, and the most recently closed.
-type Snapshot struct {
-	Open   []*Ask `json:"open"`
-	Recent []*Ask `json:"recent"`
-}
-
-// AskPage is a page of closed asks, newest first. NextBefore is nil on the last page.
-type AskPage struct {
-	Items      []*Ask     `json:"items"`
-	NextBefore *time.Time `json:"-"`
-}
-
 // Whoami says which space a credential opens and who holds it.
 type Whoami struct {
 	Space string `json:"space"`

@@ -660,16 +660,3 @@ func (a *Ask) UnmarshalJSON(data []byte) error {
 	*a = v
 	return nil
 }
-
-func (p AskPage) MarshalJSON() ([]byte, error) {
-	o := newObject()
-	items := p.Items
-	if items == nil {
-		items = []*Ask{}
-	}
-	o.field("items", items)
-	if p.NextBefore != nil {
-		o.time("nextBefore", *p.NextBefore)
-	}
-	return o.bytes()
-}

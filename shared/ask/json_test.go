@@ -397,10 +397,10 @@ func TestAskPageJSON(t *testing.T) {
 		want string
 	}{
 		{"empty_last_page", ask.AskPage{}, `{"items":[]}`},
-		{"with_next", ask.AskPage{Items: []*ask.Ask{}, NextBefore: &next}, `{"items":[],"nextBefore":"2026-03-01T10:00:00.000000Z"}`},
+		{"with_next", ask.AskPage{Items: []ask.WireAsk{}, NextBefore: &next}, `{"items":[],"nextBefore":"2026-03-01T10:00:00.000000Z"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := json.Marshal(tc.page)
+			b, err := json.Marshal(&tc.page)
 			if err != nil || string(b) != tc.want {
 				t.Fatalf("JSON %s (%v), want %s", b, err, tc.want)
 			}

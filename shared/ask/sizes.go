@@ -205,20 +205,20 @@ func cutWire(list []WireAsk, budget int) ([]WireAsk, int) {
 // budget keeps them well under it), then as many of the recently closed as the rest holds, most
 // recent first. Open asks are cut only if the person's own turns grew them past it, the newest
 // kept.
-func cutSnapshot(s *WireSnapshot, size int) {
+func cutSnapshot(s *Snapshot, size int) {
 	budget := size - len(`{"open":[],"recent":[]}`)
 	s.Open, budget = cutWire(s.Open, budget)
 	s.Recent, _ = cutWire(s.Recent, budget)
 }
 
-// WirePage is an AskPage in its contract JSON: {"items":[…],"nextBefore":"…"}.
-type WirePage struct {
+// AskPage is an AskPage in its contract JSON: {"items":[…],"nextBefore":"…"}.
+type AskPage struct {
 	Items      []WireAsk
 	NextBefore *time.Time
 }
 
 // MarshalJSON splices the asks' JSON into the page, byte for byte what AskPage encodes to.
-func (p *WirePage) MarshalJSON() ([]byte, error) {
+func (p *AskPage) MarshalJSON() ([]byte, error) {
 	n := len(`{"items":[],"nextBefore":""}`) + len(FormatTime(farFuture))
 	for _, a := range p.Items {
 		n += len(a.JSON) + 1
@@ -245,7 +245,7 @@ func pageBudget(size int) int {
 // keeps it (Store.ClosedAsksWire), so that a page of big asks is neither decoded nor encoded
 // again. At most limit asks, and no more than fit in MaxResponseSize (at least one, which
 // MaxAskSize lets fit). NextBefore is set only when more asks may follow.
-func (s *Service) History(ctx context.Context, space string, before *time.Time, limit int) (*WirePage, error) {
+func (s *Service) History(ctx context.Context, space string, before *time.Time, limit int) (*AskPage, error) {
 	if err := checkPageLimit(limit); err != nil {
 		return nil, err
 	}
@@ -259,7 +259,7 @@ func (s *Service) History(ctx context.Context, space string, before *time.Time, 
 	}
 	fit, _ := cutWire(items[:min(limit, len(items))], pageBudget(s.responseSize()))
 	n := max(len(fit), min(1, len(items)))
-	page := &WirePage{Items: items[:n]}
+	page := &AskPage{Items: items[:n]}
 	if n < len(items) {
 		var last struct {
 			ClosedAt string `json:"closedAt"`

@@ -16,13 +16,13 @@ type WireAsk struct {
 	JSON    json.RawMessage
 }
 
-// WireSnapshot is a Snapshot as the contract writes it: {"open":[…],"recent":[…]}.
-type WireSnapshot struct {
+// Snapshot is a Snapshot as the contract writes it: {"open":[…],"recent":[…]}.
+type Snapshot struct {
 	Open, Recent []WireAsk
 }
 
 // MarshalJSON splices the asks' JSON into the snapshot, byte for byte what Snapshot encodes to.
-func (s *WireSnapshot) MarshalJSON() ([]byte, error) {
+func (s *Snapshot) MarshalJSON() ([]byte, error) {
 	n := len(`{"open":[],"recent":[]}`)
 	for _, list := range [][]WireAsk{s.Open, s.Recent} {
 		for _, a := range list {
@@ -57,7 +57,7 @@ func ToWire(a *Ask) (WireAsk, error) {
 // Snapshot returns every open ask, newest first, and the fifty most recently closed, in the
 // contract's JSON: spliced from the asks' JSON as the store keeps it (Store.OpenAsksWire,
 // Store.ClosedAsksWire), never decoded, and cut to MaxResponseSize (cutSnapshot).
-func (s *Service) Snapshot(ctx context.Context, space string) (*WireSnapshot, error) {
+func (s *Service) Snapshot(ctx context.Context, space string) (*Snapshot, error) {
 	open, err := s.Store.OpenAsksWire(ctx, space)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (s *Service) Snapshot(ctx context.Context, space string) (*WireSnapshot, er
 	if err != nil {
 		return nil, err
 	}
-	snap := &WireSnapshot{Open: open, Recent: recent}
+	snap := &Snapshot{Open: open, Recent: recent}
 	cutSnapshot(snap, s.responseSize())
 	return snap, nil
 }

@@ -40,22 +40,23 @@ type Store interface {
 	// do", for one small read instead of decoding the ask.
 	AskWaiting(ctx context.Context, space, id string) (bool, error)
 
-	// OpenAsks returns every open ask of a space, newest first.
+	// OpenAsks returns every open ask of a space, newest first, decoded: for the domain to decide
+	// on fields the contract JSON does not all carry (list_open_asks and the search for an open
+	// approval filter by the credential that raised each ask; SettleWaiting reads the waiting
+	// flag). A snapshot takes OpenAsksWire instead.
 	OpenAsks(ctx context.Context, space string) ([]*Ask, error)
-
-	// ClosedAsks returns up to limit closed asks of a space that closed strictly before `before`,
-	// most recently closed first.
-	ClosedAsks(ctx context.Context, space string, before time.Time, limit int) ([]*Ask, error)
 
 	// ClosedAsksBy returns up to limit asks of a space raised with the credential credentialID
 	// that closed at or after since, most recently closed first, however many other asks of the
 	// space closed meanwhile: both stores keep an index by credential and close time for it.
 	ClosedAsksBy(ctx context.Context, space, credentialID string, since time.Time, limit int) ([]*Ask, error)
 
-	// OpenAsksWire and ClosedAsksWire are OpenAsks and ClosedAsks in the asks' contract JSON,
-	// handed over as the store keeps it (its rows hold that JSON) without decoding them, so that a
-	// snapshot or a page is spliced rather than decoded and encoded again. A row the store cannot
-	// hand over as it is (written by another revision) it decodes and encodes again itself.
+	// OpenAsksWire (every open ask of a space, newest first) and ClosedAsksWire (up to limit
+	// closed asks of a space that closed strictly before `before`, most recently closed first)
+	// hand over the asks' contract JSON as the store keeps it (its rows hold that JSON), without
+	// decoding them, so that a snapshot or a history page is spliced rather than decoded and
+	// encoded again. A row the store cannot hand over as it is (written by another revision) it
+	// decodes and encodes again itself.
 	OpenAsksWire(ctx context.Context, space string) ([]WireAsk, error)
 	ClosedAsksWire(ctx context.Context, space string, before time.Time, limit int) ([]WireAsk, error)
 

@@ -583,30 +583,6 @@ func (s *Store) openIDs(ctx context.Context, space string) ([]string, error) {
 	return ids, nil
 }
 
-// ClosedAsks returns up to limit closed asks of a space that closed strictly before `before`,
-// most recently closed first: the space's close-time markers below `before`, newest first (a
-// strongly consistent Query with Limit), then the asks they name.
-func (s *Store) ClosedAsks(ctx context.Context, space string, before time.Time, limit int) ([]*ask.Ask, error) {
-	if limit < 1 || !usable(space) {
-		return nil, nil
-	}
-	ids, err := s.closedIDs(ctx, space, before, limit)
-	if err != nil {
-		return nil, err
-	}
-	found, err := s.getAsks(ctx, space, ids)
-	if err != nil {
-		return nil, err
-	}
-	var out []*ask.Ask
-	for _, id := range ids {
-		if a := found[id]; a != nil && a.ClosedAt != nil {
-			out = append(out, a)
-		}
-	}
-	return out, nil
-}
-
 // ClosedAsksBy returns up to limit asks of a space raised with the credential credentialID that
 // closed at or after since, most recently closed first: the credential's close-time markers in
 // IndexList (a Query; index reads are eventually consistent, so a close shows there a moment

@@ -19,7 +19,7 @@ import (
 type wireAsk struct {
 	ask.WireAsk
 	open      bool // as OpenAsks tells: the status is not closed
-	closed    bool // as ClosedAsks tells: it has a close time
+	closed    bool // as ClosedAsksWire tells: it has a close time
 	createdAt time.Time
 }
 
@@ -50,7 +50,10 @@ func (s *Store) OpenAsksWire(ctx context.Context, space string) ([]ask.WireAsk, 
 	return out, nil
 }
 
-// ClosedAsksWire is ClosedAsks in the contract's JSON.
+// ClosedAsksWire returns up to limit closed asks of a space that closed strictly before
+// `before`, most recently closed first, in the contract's JSON (ask.Store): the space's
+// close-time markers below `before`, newest first (a strongly consistent Query with Limit),
+// then the asks they name.
 func (s *Store) ClosedAsksWire(ctx context.Context, space string, before time.Time, limit int) ([]ask.WireAsk, error) {
 	if limit < 1 || !usable(space) {
 		return nil, nil

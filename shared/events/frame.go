@@ -19,12 +19,23 @@ const (
 // "ask.updated", Ask set). Its JSON is exactly the contract's; it does not carry the ask's Space
 // or Version, which never leave the server.
 //
-// Building frames is kept free of any transport: the local socket sends them, and the AWS stream
-// Lambda (shared/wsapi) builds the same frames from asks decoded from DynamoDB stream records.
+// The server encodes AskEvents from it (a change comes as a decoded ask); a snapshot frame it
+// splices from the asks' stored JSON (EncodeSnapshot), so Encode refuses a snapshot frame, and
+// Snapshot is set only on frames a Go client decodes. Building frames is kept free of any
+// transport: the local socket sends them, and the AWS stream Lambda (shared/wsapi) builds the
+// same frames from asks decoded from DynamoDB stream records.
 type ServerEvent struct {
 	Type     string
-	Snapshot *ask.Snapshot // Type "snapshot"
-	Ask      *ask.Ask      // Type "ask.opened" or "ask.updated"
+	Snapshot *DecodedSnapshot // Type "snapshot", as decoded
+	Ask      *ask.Ask         // Type "ask.opened" or "ask.updated"
+}
+
+// DecodedSnapshot is a snapshot as a Go client reads it (a snapshot frame, or GET
+// /api/v1/snapshot): its asks decoded. The server never builds one: it sends ask.Snapshot, the
+// asks' contract JSON spliced.
+type DecodedSnapshot struct {
+	Open   []*ask.Ask `json:"open"`
+	Recent []*ask.Ask `json:"recent"`
 }
 
 // Frame turns a committed change into its AskEvent: "ask.opened" for a new ask, "ask.updated"
@@ -37,15 +48,10 @@ func Frame(c ask.Change) ServerEvent {
 	return ServerEvent{Type: t, Ask: c.Ask}
 }
 
-// SnapshotFrame is the first frame on a socket: the state a client starts from.
-func SnapshotFrame(s *ask.Snapshot) ServerEvent {
-	return ServerEvent{Type: TypeSnapshot, Snapshot: s}
-}
-
-// EncodeSnapshot is the snapshot frame's JSON spliced from a snapshot in its contract JSON
-// (ask.WireSnapshot): byte for byte Encode(SnapshotFrame(s)) of the same asks, without decoding
-// them.
-func EncodeSnapshot(s *ask.WireSnapshot) ([]byte, error) {
+// EncodeSnapshot is the first frame on a socket, the state a client starts from:
+// {"type":"snapshot","snapshot":…}, spliced from the snapshot's asks in their contract JSON
+// (ask.Snapshot) without decoding them.
+func EncodeSnapshot(s *ask.Snapshot) ([]byte, error) {
 	snap, err := s.MarshalJSON()
 	if err != nil {
 		return nil, err
@@ -56,9 +62,10 @@ func EncodeSnapshot(s *ask.WireSnapshot) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// EncodeUpdatedWire is an ask.updated frame's JSON spliced from an ask in its contract JSON: byte
-// for byte Encode(Frame(ask.Change{Ask: a})) of the same ask, without decoding it.
-func EncodeUpdatedWire(a ask.WireAsk) []byte {
+// EncodeUpdated is an ask.updated frame's JSON spliced from an ask in its contract JSON, as a
+// store lists it (a snapshot's overflow, shared/wsapi): byte for byte Encode(Frame(ask.Change{Ask:
+// a})) of the same ask decoded, without decoding it.
+func EncodeUpdated(a ask.WireAsk) []byte {
 	const head = `{"type":"` + TypeAskUpdated + `","ask":`
 	b := make([]byte, 0, len(head)+len(a.JSON)+1)
 	b = append(b, head...)
@@ -69,25 +76,12 @@ func EncodeUpdatedWire(a ask.WireAsk) []byte {
 // Encode is the frame's JSON, the bytes a socket sends as one text message.
 func Encode(e ServerEvent) ([]byte, error) { return json.Marshal(e) }
 
-// MarshalJSON writes {"type":"snapshot","snapshot":…} or {"type":"ask.…","ask":…}, and refuses
-// a frame whose type and content do not match, so a malformed frame never goes out.
+// MarshalJSON writes {"type":"ask.…","ask":…}, and refuses a frame whose type and content do
+// not match, so a malformed frame never goes out. A snapshot frame is EncodeSnapshot's.
 func (e ServerEvent) MarshalJSON() ([]byte, error) {
 	switch e.Type {
 	case TypeSnapshot:
-		if e.Snapshot == nil || e.Ask != nil {
-			return nil, fmt.Errorf("events: a snapshot frame needs a snapshot and no ask")
-		}
-		s := *e.Snapshot
-		if s.Open == nil {
-			s.Open = []*ask.Ask{}
-		}
-		if s.Recent == nil {
-			s.Recent = []*ask.Ask{}
-		}
-		return json.Marshal(struct {
-			Type     string        `json:"type"`
-			Snapshot *ask.Snapshot `json:"snapshot"`
-		}{e.Type, &s})
+		return nil, fmt.Errorf("events: a snapshot frame is spliced (EncodeSnapshot), not encoded")
 	case TypeAskOpened, TypeAskUpdated:
 		if e.Ask == nil || e.Snapshot != nil {
 			return nil, fmt.Errorf("events: an %s frame needs an ask and no snapshot", e.Type)
@@ -103,9 +97,9 @@ func (e ServerEvent) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a frame as the contract writes it, for Go clients of the socket.
 func (e *ServerEvent) UnmarshalJSON(data []byte) error {
 	var raw struct {
-		Type     string          `json:"type"`
-		Snapshot *ask.Snapshot   `json:"snapshot"`
-		Ask      json.RawMessage `json:"ask"`
+		Type     string           `json:"type"`
+		Snapshot *DecodedSnapshot `json:"snapshot"`
+		Ask      json.RawMessage  `json:"ask"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask/asktest"
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/events"
+	"github.com/loopback-hq/loopback/shared/events/eventstest"
 	"github.com/loopback-hq/loopback/shared/sqlite"
 )
 
@@ -102,11 +103,14 @@ func TestFramesValidate(t *testing.T) {
 		}
 	}
 
-	snap, wire := asktest.SameSnapshotWire(t, svc, "s1")
-	if len(snap.Open) == 0 || len(snap.Recent) == 0 {
-		t.Fatalf("snapshot: %d open, %d recent", len(snap.Open), len(snap.Recent))
+	open, recent, snap := asktest.SameSnapshot(t, svc, "s1")
+	if len(open) == 0 || len(recent) == 0 {
+		t.Fatalf("snapshot: %d open, %d recent", len(open), len(recent))
 	}
-	body := encode(t, events.SnapshotFrame(snap))
+	body, err := events.EncodeSnapshot(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, model := range []string{"ServerEvent", "SnapshotEvent"} {
 		if err := contract.ValidateModel(model, body); err != nil {
 			t.Errorf("snapshot frame as %s: %v", model, err)
@@ -119,18 +123,30 @@ func TestFramesValidate(t *testing.T) {
 	if string(frame.Snapshot) != string(plain) {
 		t.Errorf("the snapshot frame's snapshot differs from the snapshot:\n%s\n%s", frame.Snapshot, plain)
 	}
-	// Spliced from the asks' own JSON (what the socket sends), the frame is the same bytes.
-	if spliced, err := events.EncodeSnapshot(wire); err != nil || string(spliced) != string(body) {
-		t.Errorf("the spliced snapshot frame differs (%v):\n%s\n%s", err, spliced, body)
+	// A Go client reads it back as the asks that were spliced in.
+	var back events.ServerEvent
+	if err := json.Unmarshal(body, &back); err != nil || back.Snapshot == nil {
+		t.Fatalf("the snapshot frame does not decode back: %v %+v", err, back)
+	}
+	for i, asks := range [][]*ask.Ask{open, recent} {
+		got := [][]*ask.Ask{back.Snapshot.Open, back.Snapshot.Recent}[i]
+		if len(got) != len(asks) {
+			t.Fatalf("decoded snapshot list %d: %d asks, want %d", i, len(got), len(asks))
+		}
+		for j, a := range asks {
+			if eventstest.JSON(got[j]) != eventstest.JSON(a) {
+				t.Errorf("decoded snapshot ask %s differs:\n%s\n%s", a.ID, eventstest.JSON(got[j]), eventstest.JSON(a))
+			}
+		}
 	}
 	// An ask.updated frame spliced from an ask's own JSON is the same bytes as one encoded.
-	for _, list := range [][]ask.WireAsk{wire.Open, wire.Recent} {
+	for _, list := range [][]ask.WireAsk{snap.Open, snap.Recent} {
 		for _, w := range list {
 			a, err := svc.Find(ctx, "s1", w.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := events.EncodeUpdatedWire(w), encode(t, events.Frame(ask.Change{Ask: a})); string(got) != string(want) {
+			if got, want := events.EncodeUpdated(w), encode(t, events.Frame(ask.Change{Ask: a})); string(got) != string(want) {
 				t.Errorf("the spliced ask.updated frame of %s differs:\n%s\n%s", w.ID, got, want)
 			}
 		}
@@ -142,8 +158,8 @@ func TestFramesValidate(t *testing.T) {
 		t.Errorf("a frame with an image block: %v", err)
 	}
 
-	empty := encode(t, events.SnapshotFrame(&ask.Snapshot{}))
-	if string(empty) != `{"type":"snapshot","snapshot":{"open":[],"recent":[]}}` {
+	empty, err := events.EncodeSnapshot(&ask.Snapshot{})
+	if err != nil || string(empty) != `{"type":"snapshot","snapshot":{"open":[],"recent":[]}}` {
 		t.Errorf("empty snapshot frame: %s", empty)
 	}
 	if err := contract.ValidateModel("ServerEvent", empty); err != nil {
@@ -166,9 +182,10 @@ func TestMalformedFrames(t *testing.T) {
 		"no type":              {Ask: a},
 		"unknown type":         {Type: "ask.deleted", Ask: a},
 		"snapshot without one": {Type: events.TypeSnapshot},
-		"snapshot with an ask": {Type: events.TypeSnapshot, Snapshot: &ask.Snapshot{}, Ask: a},
+		"snapshot, decoded":    {Type: events.TypeSnapshot, Snapshot: &events.DecodedSnapshot{}}, // spliced, never encoded
+		"snapshot with an ask": {Type: events.TypeSnapshot, Snapshot: &events.DecodedSnapshot{}, Ask: a},
 		"ask event without":    {Type: events.TypeAskUpdated},
-		"ask event with both":  {Type: events.TypeAskOpened, Ask: a, Snapshot: &ask.Snapshot{}},
+		"ask event with both":  {Type: events.TypeAskOpened, Ask: a, Snapshot: &events.DecodedSnapshot{}},
 	} {
 		if b, err := events.Encode(e); err == nil {
 			t.Errorf("%s: encoded as %s", name, b)
@@ -185,7 +202,7 @@ func TestMalformedFrames(t *testing.T) {
 func TestLatest(t *testing.T) {
 	v := func(id string, n int) *ask.Ask { return &ask.Ask{ID: id, Version: n} }
 	l := events.Latest{}
-	l.AdmitWire(&ask.WireSnapshot{Open: []ask.WireAsk{{ID: "a", Version: 3}}, Recent: []ask.WireAsk{{ID: "b", Version: 5}}})
+	l.AdmitSnapshot(&ask.Snapshot{Open: []ask.WireAsk{{ID: "a", Version: 3}}, Recent: []ask.WireAsk{{ID: "b", Version: 5}}})
 	for _, tc := range []struct {
 		a    *ask.Ask
 		want bool

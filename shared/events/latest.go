@@ -19,8 +19,8 @@ func (l Latest) admit(id string, version int) bool {
 	return true
 }
 
-// AdmitWire records every ask of a snapshot in its contract JSON as sent.
-func (l Latest) AdmitWire(s *ask.WireSnapshot) {
+// AdmitSnapshot records every ask of a snapshot in its contract JSON as sent.
+func (l Latest) AdmitSnapshot(s *ask.Snapshot) {
 	for _, list := range [][]ask.WireAsk{s.Open, s.Recent} {
 		for _, a := range list {
 			l.admit(a.ID, a.Version)

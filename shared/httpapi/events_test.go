@@ -122,7 +122,7 @@ func TestSlowClientIsDropped(t *testing.T) {
 
 	// The slow client reads again: what was already on its way, in order, then the close.
 	var view eventstest.View
-	view.Apply(events.SnapshotFrame(&ask.Snapshot{}))
+	view.Apply(events.ServerEvent{Type: events.TypeSnapshot, Snapshot: &events.DecodedSnapshot{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for {

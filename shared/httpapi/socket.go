@@ -131,7 +131,7 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	k.latest.AdmitWire(snap)
+	k.latest.AdmitSnapshot(snap)
 	snap = nil
 
 	conn, err := upgrader.Upgrade(hijackable{w}, r, nil)

@@ -242,18 +242,6 @@ func (d *DB) OpenAsks(ctx context.Context, space string) ([]*ask.Ask, error) {
 		ORDER BY created_at DESC, id DESC`, space)
 }
 
-// ClosedAsks returns up to limit closed asks of a space that closed strictly before `before`,
-// most recently closed first.
-func (d *DB) ClosedAsks(ctx context.Context, space string, before time.Time, limit int) ([]*ask.Ask, error) {
-	if limit < 1 {
-		return nil, nil
-	}
-	return d.queryAsks(ctx, space, `SELECT version, credential_id, turns, body FROM asks
-		WHERE space = ? AND closed_at IS NOT NULL AND closed_at < ?
-		ORDER BY closed_at DESC
-		LIMIT ?`, space, formatTime(before), limit)
-}
-
 // ClosedAsksBy returns up to limit asks of a space raised with the credential credentialID that
 // closed at or after since, most recently closed first (the index asks_closed_by).
 func (d *DB) ClosedAsksBy(ctx context.Context, space, credentialID string, since time.Time, limit int) ([]*ask.Ask, error) {
@@ -273,7 +261,8 @@ func (d *DB) OpenAsksWire(ctx context.Context, space string) ([]ask.WireAsk, err
 		ORDER BY created_at DESC, id DESC`, space)
 }
 
-// ClosedAsksWire is ClosedAsks in the contract's JSON, as the rows hold it (ask.Store).
+// ClosedAsksWire returns up to limit closed asks of a space that closed strictly before
+// `before`, most recently closed first, in the contract's JSON as the rows hold it (ask.Store).
 func (d *DB) ClosedAsksWire(ctx context.Context, space string, before time.Time, limit int) ([]ask.WireAsk, error) {
 	if limit < 1 {
 		return nil, nil

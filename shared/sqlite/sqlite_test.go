@@ -300,30 +300,6 @@ func benchQuestion(i int) ask.QuestionInput {
 	}
 }
 
-// BenchmarkSnapshot is the snapshot decoded from the store (OpenAsks, ClosedAsks): what it cost
-// before ask.Service.Snapshot spliced the stored JSON (BenchmarkSnapshotWire).
-func BenchmarkSnapshot(b *testing.B) {
-	d := openTest(b)
-	seed(b, d, "bench", 1000, 10000)
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		open, err := d.OpenAsks(ctx, "bench")
-		if err != nil {
-			b.Fatal(err)
-		}
-		recent, err := d.ClosedAsks(ctx, "bench", time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), ask.RecentLimit)
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := &ask.Snapshot{Open: open, Recent: recent}
-		if len(s.Open) != 1000 || len(s.Recent) != ask.RecentLimit {
-			b.Fatalf("snapshot of %d open and %d recent", len(s.Open), len(s.Recent))
-		}
-	}
-}
-
 // openQuestions stores one fresh open question per iteration of b, made before its timer starts.
 func openQuestions(b *testing.B, d *DB, svc *ask.Service) []*ask.Ask {
 	asks := make([]*ask.Ask, b.N)

@@ -44,7 +44,7 @@ func (s *Sockets) Greet(ctx context.Context, c *ask.Connection) error {
 	if err != nil {
 		return err
 	}
-	frames, sent, err := SnapshotFramesWire(snap, s.maxFrame())
+	frames, sent, err := SnapshotFrames(snap, s.maxFrame())
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func (s *Sockets) DisconnectCredential(ctx context.Context, c *ask.Credential) e
 	return nil
 }
 
-// SnapshotFramesWire turns a snapshot, in its contract JSON as the store keeps it
+// SnapshotFrames turns a snapshot, in its contract JSON as the store keeps it
 // (ask.Service.Snapshot), into what goes out first on a connection: a snapshot frame of at
 // most max bytes, holding as many of the snapshot's asks as fit in their order (open ones first,
 // newest first, then the recently closed), and after it an ask.updated frame for each ask that
@@ -237,7 +237,7 @@ func (s *Sockets) DisconnectCredential(ctx context.Context, c *ask.Credential) e
 // docs/design/events.md says ends up with exactly the snapshot. An ask whose own frame is over
 // max cannot go out at all and is left out (the inbox reads it over HTTP). sent maps each ask
 // that goes out to its version.
-func SnapshotFramesWire(snap *ask.WireSnapshot, max int) (frames [][]byte, sent map[string]int, err error) {
+func SnapshotFrames(snap *ask.Snapshot, max int) (frames [][]byte, sent map[string]int, err error) {
 	sent = map[string]int{}
 	whole, err := events.EncodeSnapshot(snap)
 	if err != nil {
@@ -252,7 +252,7 @@ func SnapshotFramesWire(snap *ask.WireSnapshot, max int) (frames [][]byte, sent 
 		return [][]byte{whole}, sent, nil
 	}
 	// The frame's JSON is its envelope plus each ask's JSON and a comma between neighbours.
-	first := &ask.WireSnapshot{}
+	first := &ask.Snapshot{}
 	envelope, err := events.EncodeSnapshot(first)
 	if err != nil {
 		return nil, nil, err
@@ -284,7 +284,7 @@ func SnapshotFramesWire(snap *ask.WireSnapshot, max int) (frames [][]byte, sent 
 	}
 	frames = append(frames, head)
 	for _, a := range rest {
-		b := events.EncodeUpdatedWire(a)
+		b := events.EncodeUpdated(a)
 		if len(b) > max {
 			continue
 		}

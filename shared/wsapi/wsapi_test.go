@@ -228,12 +228,11 @@ func TestSnapshotFrames(t *testing.T) {
 		a.Version = 3
 		return a
 	}
-	snap := &ask.Snapshot{
-		Open:   []*ask.Ask{mk("o1", 3000, false), mk("o2", 9000, false), mk("o3", 100, false), mk("huge", 30000, false)},
-		Recent: []*ask.Ask{mk("r1", 3000, true), mk("r2", 100, true)},
-	}
+	snap := wireOf(t,
+		[]*ask.Ask{mk("o1", 3000, false), mk("o2", 9000, false), mk("o3", 100, false), mk("huge", 30000, false)},
+		[]*ask.Ask{mk("r1", 3000, true), mk("r2", 100, true)})
 	const limit = 10_000
-	frames, sent, err := wsapi.SnapshotFramesWire(wireOf(t, snap), limit)
+	frames, sent, err := wsapi.SnapshotFrames(snap, limit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,19 +265,20 @@ func TestSnapshotFrames(t *testing.T) {
 		t.Error("an ask over the limit went out")
 	}
 	// Under the limit, it is the one snapshot frame, as the local socket sends it.
-	small := &ask.Snapshot{Open: []*ask.Ask{mk("a", 10, false)}, Recent: []*ask.Ask{}}
-	frames, _, _ = wsapi.SnapshotFramesWire(wireOf(t, small), limit)
-	want, _ := events.Encode(events.SnapshotFrame(small))
+	small := wireOf(t, []*ask.Ask{mk("a", 10, false)}, nil)
+	frames, _, _ = wsapi.SnapshotFrames(small, limit)
+	want, _ := events.EncodeSnapshot(small)
 	if len(frames) != 1 || string(frames[0]) != string(want) {
 		t.Errorf("a small snapshot = %d frames", len(frames))
 	}
 }
 
-// wireOf is a snapshot in its contract JSON, as a store hands it over (ask.Service.Snapshot).
-func wireOf(t *testing.T, snap *ask.Snapshot) *ask.WireSnapshot {
+// wireOf is a snapshot of these asks in their contract JSON, as a store hands it over
+// (ask.Service.Snapshot).
+func wireOf(t *testing.T, open, recent []*ask.Ask) *ask.Snapshot {
 	t.Helper()
-	w := &ask.WireSnapshot{}
-	for i, list := range [][]*ask.Ask{snap.Open, snap.Recent} {
+	w := &ask.Snapshot{}
+	for i, list := range [][]*ask.Ask{open, recent} {
 		for _, a := range list {
 			wa, err := ask.ToWire(a)
 			if err != nil {

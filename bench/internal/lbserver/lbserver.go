@@ -1,11 +1,11 @@
 // Package lbserver runs the loopback binary for the benchmarks that need a whole server (soak,
-// reach): it starts `loopback serve` on a data folder, reads the address and agent token it
-// prints, kills it as a crash would, and speaks to it as an agent (MCP 2026-07-28, no session) and
-// as the person (the HTTP API).
+// reach): it starts `loopback serve` on a data folder, learns its address from the ready file
+// (--ready-file) and the agent token from the data folder where the server keeps it, kills it as
+// a crash would, and speaks to it as an agent (MCP 2026-07-28, no session) and as the person (the
+// HTTP API). WaitReady is also what the other benchmarks that start a server use.
 package lbserver
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,9 +14,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Server is one loopback serve process, started again on the same folder after a Kill.
@@ -34,36 +36,62 @@ type Server struct {
 	Log   *TailBuffer // the server's log (stderr), its last lines for a failure's report
 }
 
-// Start runs the binary and reads the address and agent token it prints.
+// Start runs the binary and waits for its ready file; the agent token is the one the server
+// keeps in its data folder (agent.token), read there, not from the welcome text.
 func (s *Server) Start() error {
-	s.Cmd = exec.Command(s.Bin, append([]string{"serve", "--addr", s.Addr, "--data", s.Dir}, s.Args...)...)
+	ready := ReadyFile(s.Dir)
+	os.Remove(ready)
+	s.Cmd = exec.Command(s.Bin, append([]string{"serve", "--addr", s.Addr, "--data", s.Dir, "--ready-file", ready}, s.Args...)...)
 	s.Cmd.Env = append(append(os.Environ(), s.Env...), "LOOPBACK_TOKEN="+s.Token)
-	out, _ := s.Cmd.StdoutPipe()
 	s.Log = &TailBuffer{}
+	s.Cmd.Stdout = io.Discard
 	s.Cmd.Stderr = s.Log
 	if err := s.Cmd.Start(); err != nil {
 		return err
 	}
-	s.Agent = ""
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		line := sc.Text()
-		if api, ok := strings.CutPrefix(strings.TrimSpace(line), "API:"); ok {
-			s.Addr = strings.TrimPrefix(strings.TrimSuffix(strings.TrimSpace(api), "/api/v1"), "http://")
-		}
-		if i := strings.Index(line, "Bearer lb_"); i >= 0 && s.Agent == "" {
-			s.Agent = strings.Trim(strings.Fields(line[i+7:])[0], `"}`)
-		}
-		if strings.HasPrefix(line, "One agent token") {
-			break
-		}
-	}
-	go io.Copy(io.Discard, out)
-	if s.Agent == "" {
+	r, err := WaitReady(ready, 30*time.Second)
+	if err != nil {
 		s.Kill()
-		return fmt.Errorf("the server printed no agent token: %s", s.Log.String())
+		return fmt.Errorf("%w: %s", err, s.Log.String())
+	}
+	s.Addr = r.Addr
+	b, err := os.ReadFile(filepath.Join(s.Dir, "agent.token"))
+	if s.Agent = strings.TrimSpace(string(b)); err != nil || s.Agent == "" {
+		s.Kill()
+		return fmt.Errorf("no agent token kept in %s (%v): %s", s.Dir, err, s.Log.String())
 	}
 	return nil
+}
+
+// Ready is what `loopback serve --ready-file PATH` writes once it listens: where it is, and no
+// token.
+type Ready struct {
+	Addr string `json:"addr"` // host:port
+	URL  string `json:"url"`
+	API  string `json:"api"` // URL + /api/v1
+	MCP  string `json:"mcp"` // URL + /mcp
+}
+
+// ReadyFile is where a benchmark asks the server it starts on data folder dir to write its
+// ready file.
+func ReadyFile(dir string) string { return filepath.Join(dir, "bench-ready.json") }
+
+// WaitReady waits up to timeout for the ready file at path (the server writes it whole, by
+// renaming it into place) and reads it.
+func WaitReady(path string, timeout time.Duration) (Ready, error) {
+	var r Ready
+	for deadline := time.Now().Add(timeout); ; time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			if err := json.Unmarshal(b, &r); err != nil || r.Addr == "" {
+				return r, fmt.Errorf("the ready file %s: %q (%v)", path, b, err)
+			}
+			return r, nil
+		}
+		if time.Now().After(deadline) {
+			return r, fmt.Errorf("the server wrote no ready file in %v", timeout)
+		}
+	}
 }
 
 // Kill ends the process at once, as a crash would, and waits for it.

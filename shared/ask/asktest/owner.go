@@ -50,7 +50,7 @@ func testClosedAsksBy(t *testing.T, s ask.Store) {
 	if _, err := svc.AskQuestion(ctx, question("still open"), mine); err != nil { // open: never listed
 		t.Fatal(err)
 	}
-	latest, err := s.ClosedAsks(ctx, space, at(time.Hour), 50)
+	latest, err := closedAsks(t, ctx, s, space, at(time.Hour), 50)
 	if err != nil {
 		t.Fatal(err)
 	}

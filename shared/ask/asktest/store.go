@@ -32,10 +32,10 @@ func testStore(t *testing.T, open func(t *testing.T) ask.Store) {
 		{"OpenBudgets", testOpenBudgets},
 		{"AskFull", testAskFull},
 		{"BigSpace", testBigSpace},
-		{"ClosedAsks", testClosedAsks},
+		{"ClosedAsksWire", testClosedAsks},
 		{"UniqueCloseTimes", testUniqueCloseTimes},
 		{"UniqueCloseTimesConcurrent", testUniqueCloseTimesConcurrent},
-		{"SnapshotWire", testSnapshotWire},
+		{"SnapshotWire", testSnapshotSpliced},
 		{"ClosedAsksBy", testClosedAsksBy},
 		{"OwnAsks", testOwnAsks},
 	}
@@ -197,7 +197,7 @@ func testRefusedChange(t *testing.T, s ask.Store) {
 		t.Fatalf("ChangeAsk with fn refusing: got %v, want fn's error as it is", err)
 	}
 	same(t, "the stored ask after a refused change", first, find(t, s, space, a.ID))
-	closedList, err := s.ClosedAsks(ctx, space, at(1000*time.Hour), 10)
+	closedList, err := closedAsks(t, ctx, s, space, at(1000*time.Hour), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func testClosedAsks(t *testing.T, s ask.Store) {
 		{base, 10, nil},
 	}
 	for _, c := range cases {
-		got, err := s.ClosedAsks(ctx, space, c.before, c.limit)
+		got, err := closedAsks(t, ctx, s, space, c.before, c.limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -428,7 +428,7 @@ func testClosedAsks(t *testing.T, s ask.Store) {
 			same(t, what+" item "+a.ID, find(t, s, space, a.ID), a)
 		}
 	}
-	got, err := s.ClosedAsks(ctx, newSpace(), far, 10)
+	got, err := closedAsks(t, ctx, s, newSpace(), far, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -581,19 +581,41 @@ func replied(t testing.TB, s ask.Store, space string, w ask.WireAsk) *ask.Ask {
 	return a
 }
 
-// encodedPage is a history page of space, its asks decoded from the store (ClosedAsks, as many
+// closedAsks is the store's ClosedAsksWire decoded, each ask checked byte for byte against the
+// ask as FindAsk reads it (replied).
+func closedAsks(t testing.TB, ctx context.Context, s ask.Store, space string, before time.Time, limit int) ([]*ask.Ask, error) {
+	t.Helper()
+	list, err := s.ClosedAsksWire(ctx, space, before, limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []*ask.Ask
+	for _, w := range list {
+		out = append(out, replied(t, s, space, w))
+	}
+	return out, nil
+}
+
+// encodedPage is a history page of space, its asks decoded from the store (ClosedAsksWire, as many
 // as page holds) and encoded again: what the spliced page must be byte for byte.
-func encodedPage(t testing.TB, s ask.Store, space string, before *time.Time, page *ask.WirePage) []byte {
+func encodedPage(t testing.TB, s ask.Store, space string, before *time.Time, page *ask.AskPage) []byte {
 	t.Helper()
 	b := farFuture
 	if before != nil {
 		b = *before
 	}
-	items, err := s.ClosedAsks(context.Background(), space, b, max(1, len(page.Items)))
+	items, err := closedAsks(t, context.Background(), s, space, b, max(1, len(page.Items)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := json.Marshal(ask.AskPage{Items: items[:len(page.Items)], NextBefore: page.NextBefore})
+	encoded := struct {
+		Items      []*ask.Ask `json:"items"`
+		NextBefore string     `json:"nextBefore,omitempty"`
+	}{Items: append([]*ask.Ask{}, items[:len(page.Items)]...)}
+	if page.NextBefore != nil {
+		encoded.NextBefore = ask.FormatTime(*page.NextBefore)
+	}
+	out, err := json.Marshal(encoded)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -603,49 +625,45 @@ func encodedPage(t testing.TB, s ask.Store, space string, before *time.Time, pag
 // farFuture stands for "no before": every closed ask closed before it.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// SameSnapshotWire fails t unless the snapshot of space (Service.Snapshot, spliced from the
-// store's rows) is byte for byte the same asks decoded from the store (OpenAsks, ClosedAsks) and
-// encoded again; it returns both.
-func SameSnapshotWire(t testing.TB, svc *ask.Service, space string) (*ask.Snapshot, *ask.WireSnapshot) {
+// SameSnapshot fails t unless the snapshot of space (Service.Snapshot, spliced from the
+// store's rows) is byte for byte the same asks decoded from the store (OpenAsks, and each closed
+// ask by FindAsk) and encoded again; it returns the decoded lists and the snapshot.
+func SameSnapshot(t testing.TB, svc *ask.Service, space string) (open, recent []*ask.Ask, snap *ask.Snapshot) {
 	t.Helper()
 	ctx := context.Background()
 	open, err := svc.Store.OpenAsks(ctx, space)
 	if err != nil {
 		t.Fatal(err)
 	}
-	recent, err := svc.Store.ClosedAsks(ctx, space, farFuture, ask.RecentLimit)
+	recent, err = closedAsks(t, ctx, svc.Store, space, farFuture, ask.RecentLimit)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &ask.Snapshot{Open: open, Recent: recent}
-	if snap.Open == nil {
-		snap.Open = []*ask.Ask{}
-	}
-	if snap.Recent == nil {
-		snap.Recent = []*ask.Ask{}
-	}
-	want, err := json.Marshal(snap)
+	want, err := json.Marshal(struct {
+		Open   []*ask.Ask `json:"open"`
+		Recent []*ask.Ask `json:"recent"`
+	}{append([]*ask.Ask{}, open...), append([]*ask.Ask{}, recent...)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wire, err := svc.Snapshot(ctx, space)
+	snap, err = svc.Snapshot(ctx, space)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := json.Marshal(wire)
+	got, err := json.Marshal(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != string(want) {
 		t.Fatalf("the spliced snapshot differs from the encoded one:\n%s\n%s", got, want)
 	}
-	return snap, wire
+	return open, recent, snap
 }
 
-// testSnapshotWire: the snapshot spliced from a store's rows (Store.OpenAsksWire and
+// testSnapshotSpliced: the snapshot spliced from a store's rows (Store.OpenAsksWire and
 // ClosedAsksWire) is byte for byte the snapshot decoded and encoded again, with every ask's version;
 // including asks that changed after they were created (waiting, a thread, closed).
-func testSnapshotWire(t *testing.T, s ask.Store) {
+func testSnapshotSpliced(t *testing.T, s ask.Store) {
 	ctx := context.Background()
 	space := newSpace()
 	clk := newClock(base)
@@ -668,9 +686,9 @@ func testSnapshotWire(t *testing.T, s ask.Store) {
 			}
 		}
 	}
-	snap, wire := SameSnapshotWire(t, svc, space)
-	for i, list := range [][]ask.WireAsk{wire.Open, wire.Recent} {
-		asks := [][]*ask.Ask{snap.Open, snap.Recent}[i]
+	open, recent, snap := SameSnapshot(t, svc, space)
+	for i, list := range [][]ask.WireAsk{snap.Open, snap.Recent} {
+		asks := [][]*ask.Ask{open, recent}[i]
 		for j, w := range list {
 			if w.ID != asks[j].ID || w.Version != asks[j].Version {
 				t.Errorf("wire ask %d: %s v%d, want %s v%d", j, w.ID, w.Version, asks[j].ID, asks[j].Version)
