@@ -49,6 +49,8 @@ type parking struct {
 
 	key     string // among the parked calls, for notifications/cancelled
 	removed bool   // its wait ended: it is no longer among them (guarded by parkedCalls.mu)
+	// cancelledEarly: its client cancelled before its wait began (guarded by parkedCalls.mu).
+	cancelledEarly bool
 
 	mu     sync.Mutex
 	parked bool
@@ -68,11 +70,27 @@ func parkedKey(credential string, r *http.Request, id json.RawMessage) string {
 	return credential + "\x00" + r.Header.Get(mcp.HeaderSessionID) + "\x00" + string(bytes.TrimSpace(id))
 }
 
-// add puts p among the parked calls, unless its wait has ended already (remove came first).
-func (c *parkedCalls) add(p *parking, cancel func(error)) {
+// reserve puts p among the parked calls before its wait begins, with no way to end it yet: a
+// cancel that arrives meanwhile (its client saw the ask waiting and gave up at once) is kept for
+// it, and add ends the wait as soon as there is one.
+func (c *parkedCalls) reserve(p *parking) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[string]map[*parking]func(error){}
+	}
+	if c.calls[p.key] == nil {
+		c.calls[p.key] = map[*parking]func(error){}
+	}
+	c.calls[p.key][p] = nil
+}
+
+// add gives p's place among the parked calls the way to end its wait, unless the wait has ended
+// already (remove came first); a cancel kept for it ends the wait now.
+func (c *parkedCalls) add(p *parking, cancel func(error)) {
+	c.mu.Lock()
 	if p.removed {
+		c.mu.Unlock()
 		return
 	}
 	if c.calls == nil {
@@ -82,6 +100,11 @@ func (c *parkedCalls) add(p *parking, cancel func(error)) {
 		c.calls[p.key] = map[*parking]func(error){}
 	}
 	c.calls[p.key][p] = cancel
+	early := p.cancelledEarly
+	c.mu.Unlock()
+	if early {
+		cancel(context.Canceled)
+	}
 }
 
 func (c *parkedCalls) remove(p *parking) {
@@ -98,7 +121,11 @@ func (c *parkedCalls) remove(p *parking) {
 func (c *parkedCalls) cancel(key string) {
 	c.mu.Lock()
 	var cancels []func(error)
-	for _, cancel := range c.calls[key] {
+	for p, cancel := range c.calls[key] {
+		if cancel == nil {
+			p.cancelledEarly = true // reserved: its wait has not begun (add ends it)
+			continue
+		}
 		cancels = append(cancels, cancel)
 	}
 	c.mu.Unlock()
@@ -199,6 +226,7 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 	w := p.h.cfg.Waiter
 	done := w.Track()
 	limit := w.limitOf(ctx)
+	p.h.parked.reserve(p)
 	cancel := w.Begin(ctx, gate.CredentialFrom(ctx), askID, followed, progress, func(reply *ask.Reply, err error) {
 		defer done()
 		defer p.release()
