@@ -218,6 +218,8 @@ type EndInput struct {
 	Input   []byte
 	Event   NoticeEvent
 	Outcome Outcome
+	// Text, when given, says in words how it ended, instead of the event's usual words.
+	Text string
 }
 
 // EndApproval closes an open approval that ended outside Loopback, with a notice saying how in
@@ -246,6 +248,9 @@ func (s *Service) EndApproval(ctx context.Context, cred *Credential, in EndInput
 		text = "The agent stopped waiting before anyone decided."
 	default:
 		return nil, Errorf(EInputInvalid, "event must be terminal or withdrawn (got %q)", in.Event)
+	}
+	if in.Text != "" {
+		text = in.Text
 	}
 	id := in.AskID
 	if id == "" {
