@@ -311,6 +311,27 @@ func (s *Service) ApprovalTooLate(ctx context.Context, cred *Credential, askID s
 	return a, err
 }
 
+// StopWaiting withdraws the approval askID, whose agent stopped waiting at ended with no decision
+// handed to it, saying so in text. When a decision in Loopback (a person's, a rule's) closed it
+// first, in the race between the end of the wait and this, the approval is left decided and its
+// thread says the decision came too late: the agent was not told of it.
+func (s *Service) StopWaiting(ctx context.Context, cred *Credential, askID string, ended time.Time, text string) (*Ask, error) {
+	a, err := s.EndApproval(ctx, cred, EndInput{AskID: askID, Event: NoticeWithdrawn, Text: text})
+	if err != nil || a == nil || a.ClosedAt == nil {
+		return a, err
+	}
+	dec := a.ApprovalDecision()
+	if dec == nil || dec.Event == NoticeTerminal {
+		return a, nil // withdrawn now, or ended at the terminal already
+	}
+	// Whenever it was made, the decision never reached the agent: the wait had ended. A decision
+	// stamped in the same instant as the end (the clock's microsecond) is still too late.
+	if !a.ClosedAt.After(ended) {
+		ended = a.ClosedAt.Add(-time.Microsecond)
+	}
+	return s.ApprovalTooLate(ctx, cred, askID, ended)
+}
+
 // --- rules ---
 
 // ListRules lists the credential's space's rules, newest first.

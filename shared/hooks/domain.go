@@ -71,28 +71,7 @@ const StoppedWaitingText = "The agent stopped waiting before anyone decided here
 
 // StopWaiting implements Approvals.
 func (d Domain) StopWaiting(ctx context.Context, cred *ask.Credential, askID string, ended time.Time) error {
-	return StopWaiting(ctx, d.Service, cred, askID, ended, StoppedWaitingText)
-}
-
-// StopWaiting withdraws the approval askID, whose agent stopped waiting at ended with no decision
-// handed to it, saying so in text. When a decision in Loopback (a person's, a rule's) closed it
-// first, in the race between the end of the wait and this, the approval is left decided and its
-// thread says the decision came too late: the agent was not told of it.
-func StopWaiting(ctx context.Context, svc *ask.Service, cred *ask.Credential, askID string, ended time.Time, text string) error {
-	a, err := svc.EndApproval(ctx, cred, ask.EndInput{AskID: askID, Event: ask.NoticeWithdrawn, Text: text})
-	if err != nil || a == nil || a.ClosedAt == nil {
-		return err
-	}
-	dec := a.ApprovalDecision()
-	if dec == nil || dec.Event == ask.NoticeTerminal {
-		return nil // withdrawn now, or ended at the terminal already
-	}
-	// Whenever it was made, the decision never reached the agent: the wait had ended. A decision
-	// stamped in the same instant as the end (the clock's microsecond) is still too late.
-	if !a.ClosedAt.After(ended) {
-		ended = a.ClosedAt.Add(-time.Microsecond)
-	}
-	_, err = svc.ApprovalTooLate(ctx, cred, askID, ended)
+	_, err := d.Service.StopWaiting(ctx, cred, askID, ended, StoppedWaitingText)
 	return err
 }
 

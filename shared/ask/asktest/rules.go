@@ -267,6 +267,40 @@ func testApprovals(t *testing.T, open func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("StopWaiting", func(t *testing.T) {
+		svc, c := service(t)
+		space := newSpace()
+		agent, person := agentCred(space, "cred_agent"), personCred(space, "cred_owner")
+		// Undecided when the wait ends: withdrawn, in the caller's words.
+		a, _, err := svc.RequestApproval(ctx, agent, bash("make a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := svc.StopWaiting(ctx, agent, a.ID, c.Now(), "gave up")
+		if err != nil || got.Status != ask.Closed || got.ApprovalDecision() != nil {
+			t.Fatalf("withdrawn: %v %+v", err, got)
+		}
+		if last := got.Thread[len(got.Thread)-1]; last.Event != ask.NoticeWithdrawn || last.Text != "gave up" {
+			t.Fatalf("the withdrawn notice: %+v", last)
+		}
+		// Decided in the race (in the same instant as the end of the wait): kept, and too late.
+		b, _, err := svc.RequestApproval(ctx, agent, bash("make b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended := c.Now()
+		if _, err := svc.Reply(ctx, space, b.ID, ask.Reply{Outcome: ask.OutcomeAllowed}, &person.Actor); err != nil {
+			t.Fatal(err)
+		}
+		got, err = svc.StopWaiting(ctx, agent, b.ID, ended, "gave up")
+		if err != nil || got.ApprovalDecision() == nil || got.ApprovalDecision().Outcome != ask.OutcomeAllowed {
+			t.Fatalf("decided in the race: %v %+v", err, got)
+		}
+		if last := got.Thread[len(got.Thread)-1]; last.Event != ask.NoticeTooLate {
+			t.Fatalf("the race's last entry: %+v, want the too-late notice", last)
+		}
+	})
+
 	t.Run("RememberThenRuleDecides", func(t *testing.T) {
 		svc, c := service(t)
 		space := newSpace()
