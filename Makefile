@@ -14,7 +14,7 @@ export CGO_ENABLED = 0
 # The project's own tools first: cfn-lint and moto_server from .venv (make setup).
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: build dev aws-local setup test test-e2e test-e2e-aws test-claude-code test-python test-soak test-reach web test-web lint spec spec-check bench clean
+.PHONY: build dev aws-local setup test test-e2e test-e2e-aws test-claude-code test-codex test-python test-soak test-reach web test-web lint spec spec-check bench clean
 
 ## build: the local binary at bin/loopback
 build:
@@ -44,6 +44,7 @@ test: setup
 	$(MAKE) test-e2e
 	$(MAKE) test-e2e-aws
 	$(MAKE) test-claude-code
+	$(MAKE) test-codex
 	$(MAKE) test-python
 	$(MAKE) test-web
 	$(MAKE) test-soak
@@ -84,6 +85,14 @@ test-claude-code: build e2e/claude-code/node_modules/.package-lock.json
 # e2e/claude-code/node_modules (Claude Code's native binary, about 400 MB): only for this target.
 e2e/claude-code/node_modules/.package-lock.json: e2e/claude-code/package-lock.json
 	cd e2e/claude-code && npm ci --no-audit --no-fund
+
+## test-codex: the real Codex CLI (pinned in e2e/codex) against bin/loopback, a stand-in Responses API: approvals through `loopback hook`
+# About 2 s once installed; npm ci fetches Codex's native binary (about 390 MB) from npm only.
+test-codex: build e2e/codex/node_modules/.package-lock.json
+	cd e2e/codex && npm test
+
+e2e/codex/node_modules/.package-lock.json: e2e/codex/package-lock.json
+	cd e2e/codex && npm ci --no-audit --no-fund
 
 ## test-python: the official Python MCP SDK (pinned in e2e/python/requirements.txt, in .venv-mcp) against bin/loopback
 MCP_VENV = .venv-mcp

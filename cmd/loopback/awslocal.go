@@ -125,7 +125,7 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer stopRun()
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(run) }()
-	printWelcome(stdout, base, token, agentToken)
+	printWelcome(stdout, base, token, agentToken, pluginMarketplace(*data))
 	unannounce, err := announce(*readyFile, listening(ln, base), nil)
 	if err != nil {
 		ln.Close()

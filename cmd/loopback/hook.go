@@ -42,7 +42,12 @@ func hook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.SetOutput(stderr)
 	client := fs.String("client", "", "the client whose hook runs this: claude-code, codex or cursor (default: from the JSON; claude-code)")
 	timeout := fs.Int("timeout", int(hooks.ClaudeCodeTimeout/time.Second), "the hook's timeout in seconds, as configured in the client: Loopback answers before it")
+	noDecision := fs.String("no-decision", "pass", "when no one decides a permission request (a timeout, an error): pass (print nothing: the client's own prompt decides) or deny (for a client whose fallback is not a person, such as codex exec --approve-for-me)")
 	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *noDecision != "pass" && *noDecision != "deny" {
+		fmt.Fprintln(stderr, "loopback hook: --no-decision must be pass or deny")
 		return errUsage
 	}
 	if *client != "" && !slices.Contains(hookClients, *client) {
@@ -67,6 +72,17 @@ func hook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return cursorHook(ctx, body, probe.Event, *timeout, stdout, stderr)
 	}
 	out, err := postHook(ctx, body, *client, *timeout)
+	if *noDecision == "deny" && probe.Event == "PermissionRequest" && (err != nil || out.HookSpecificOutput == nil) {
+		// A person decides, or nothing runs: never leave the choice to a client's own model.
+		why := "no one decided in Loopback in time"
+		if err != nil {
+			fmt.Fprintf(stderr, "loopback hook: %v (denied: --no-decision deny)\n", err)
+			why = "Loopback could not be reached"
+		}
+		out = &hooks.Output{HookSpecificOutput: &hooks.SpecificOutput{HookEventName: "PermissionRequest", Decision: &hooks.HookDecision{
+			Behavior: "deny", Message: "Denied because " + why + ": the person has not allowed this. Ask again later, or ask the person what to do instead."}}}
+		err = nil
+	}
 	if err != nil {
 		return hookFailed(stdout, stderr, *client, err)
 	}

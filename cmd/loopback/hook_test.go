@@ -159,3 +159,32 @@ func TestHookFailures(t *testing.T) {
 		t.Errorf("refused hooks made %d approvals", len(open))
 	}
 }
+
+// TestHookNoDecisionDeny: with --no-decision deny, a permission request no one decided (here,
+// Loopback unreachable) is denied in words, never left to a client's own model; other events
+// still print nothing.
+func TestHookNoDecisionDeny(t *testing.T) {
+	newHookRig(t)
+	t.Setenv(URLEnv, "")
+	out, errOut, err := runHook(t, codexRequest, "--client", "codex", "--no-decision", "deny")
+	if err != nil || !strings.Contains(errOut, URLEnv) {
+		t.Fatalf("no URL, deny: %v, stderr %q", err, errOut)
+	}
+	var got struct {
+		HookSpecificOutput struct {
+			HookEventName string `json:"hookEventName"`
+			Decision      struct{ Behavior, Message string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.HookSpecificOutput.HookEventName != "PermissionRequest" ||
+		got.HookSpecificOutput.Decision.Behavior != "deny" || !strings.Contains(got.HookSpecificOutput.Decision.Message, "could not be reached") {
+		t.Errorf("no URL, deny: %v %s", err, out)
+	}
+	post := strings.Replace(codexRequest, `"PermissionRequest"`, `"PostToolUse"`, 1)
+	if out, _, err := runHook(t, post, "--no-decision", "deny"); !errors.Is(err, errHookFailed) || out != "" {
+		t.Errorf("PostToolUse, deny: %v %q", err, out)
+	}
+	if _, _, err := runHook(t, codexRequest, "--no-decision", "allow"); !errors.Is(err, errUsage) {
+		t.Errorf("--no-decision allow: %v", err)
+	}
+}

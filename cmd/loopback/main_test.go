@@ -229,6 +229,14 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("the welcome does not mention %q:\n%s", want, s.out.String())
 		}
 	}
+	// The marketplace it names is there to install, wherever the binary runs (a test's binary
+	// is built outside the checkout: the copy it carries is written into the data folder).
+	if _, after, ok := strings.Cut(s.out.String(), "claude plugin marketplace add "); ok {
+		dir, _, _ := strings.Cut(after, "\n")
+		if _, err := os.Stat(filepath.Join(dir, ".claude-plugin", "marketplace.json")); err != nil {
+			t.Errorf("the plugin marketplace the welcome names is not there: %v", err)
+		}
+	}
 
 	otherToken, _, err := gate.Issue(ctx, db, ask.Credential{Space: "other", Role: ask.RoleOwner, Actor: ask.Actor{ID: "eve"}, Person: ask.Actor{ID: "eve"}})
 	if err != nil {

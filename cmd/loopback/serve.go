@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	claudecode "github.com/loopback-hq/loopback/integrations/claude-code"
 	"github.com/loopback-hq/loopback/shared/app"
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/events"
@@ -149,7 +150,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	}
 	// The log line first: whoever waits for the welcome finds the log already saying where.
 	logger.Info("serving", "addr", ln.Addr().String(), "data", *data, "store", stored.where)
-	printWelcome(stdout, base, token, agentToken)
+	printWelcome(stdout, base, token, agentToken, pluginMarketplace(*data))
 	// A database file deleted or replaced under the server stops it, loudly (datafiles.go).
 	ctx, stopServing := context.WithCancelCause(ctx)
 	defer stopServing(nil)
@@ -271,7 +272,7 @@ func defaultDataDir() string {
 // printWelcome tells the person where everything is. The inbox link carries the person's token
 // in the URL fragment, which a browser never sends to a server; the lines for agents carry the
 // agent's token, which opens /mcp and nothing else. Never hand an agent the inbox link.
-func printWelcome(w io.Writer, base, token, agentToken string) {
+func printWelcome(w io.Writer, base, token, agentToken, marketplace string) {
 	fmt.Fprintf(w, `Loopback is running.
 
   Inbox:  %[1]s/#token=%[2]s
@@ -298,12 +299,13 @@ and hooks that send its permission prompts here (they run this binary: keep loop
 
 One agent token per machine or agent: loopback token create --name NAME; a teammate: loopback token create --person --name NAME.
 
-`, base, token, agentToken, pluginMarketplace())
+`, base, token, agentToken, marketplace)
 }
 
 // pluginMarketplace is where the Claude Code plugin's marketplace is: integrations/claude-code of
-// the checkout this binary was built in (bin/loopback beside it), or else a placeholder for it.
-func pluginMarketplace() string {
+// the checkout this binary was built in (bin/loopback beside it), or else the copy the binary
+// carries, written into the data folder so that it installs wherever the binary runs.
+func pluginMarketplace(dataDir string) string {
 	if exe, err := os.Executable(); err == nil {
 		if exe, err = filepath.EvalSymlinks(exe); err == nil {
 			dir := filepath.Join(filepath.Dir(filepath.Dir(exe)), "integrations", "claude-code")
@@ -312,5 +314,12 @@ func pluginMarketplace() string {
 			}
 		}
 	}
-	return "<your Loopback checkout>/integrations/claude-code"
+	dir, err := filepath.Abs(filepath.Join(dataDir, "claude-code-plugin"))
+	if err == nil {
+		dir, err = claudecode.WriteTo(dir)
+	}
+	if err != nil {
+		return "<your Loopback checkout>/integrations/claude-code"
+	}
+	return dir
 }
