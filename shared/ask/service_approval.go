@@ -3,8 +3,12 @@ package ask
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -78,24 +82,63 @@ func (s *Service) RequestApproval(ctx context.Context, cred *Credential, in Appr
 			return s.decideByRule(ctx, a, r)
 		}
 	}
+	// The first approval of this use takes an id derived from the use itself, so that two first
+	// calls racing each other meet at the store: one creates it, the other is refused and joins.
+	random := a.ID
+	a.ID = ApprovalID(cred.Space, cred.ID, a.Approval.Session, a.Approval.Tool, a.Approval.Input)
+	created, err := s.create(ctx, a, in.Follow)
+	if err == nil {
+		return created, nil, nil
+	}
+	if !errors.Is(err, ErrAlreadyStored) {
+		return nil, nil, err
+	}
+	if first, err := s.Store.FindAsk(ctx, cred.Space, a.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, nil, err
+	} else if first != nil && first.Status != Closed && agentOrigin(cred, "", nil).Owns(first) {
+		return s.joinApproval(ctx, first, in.Follow)
+	}
+	// An earlier identical use was decided already: this one is asked again, under a random id,
+	// joining an open one of the same use if there is one by then.
 	if open, err := s.findOpenApproval(ctx, cred, a.Approval.Session, a.Approval.Tool, a.Approval.Input); err != nil {
 		return nil, nil, err
 	} else if open != nil {
-		if in.Follow != nil {
-			if err := s.Follow(ctx, open.Space, open.ID, in.Follow.Holder, in.Follow.TTL); err != nil {
-				return nil, nil, err
-			}
-			if again, err := s.Find(ctx, open.Space, open.ID); err == nil {
-				open = again
-			}
-		}
-		return open, open.ApprovalDecision(), nil
+		return s.joinApproval(ctx, open, in.Follow)
 	}
+	a.ID = random
 	a, err = s.create(ctx, a, in.Follow)
 	if err != nil {
 		return nil, nil, err
 	}
 	return a, nil, nil
+}
+
+// joinApproval joins an open approval of the same use: with f, the caller's lease is taken and
+// the approval marked waiting. It is returned as it is by then, with its decision if it has one.
+func (s *Service) joinApproval(ctx context.Context, open *Ask, f *Follow) (*Ask, *Decision, error) {
+	if f != nil {
+		if err := s.Follow(ctx, open.Space, open.ID, f.Holder, f.TTL); err != nil {
+			return nil, nil, err
+		}
+		if again, err := s.Find(ctx, open.Space, open.ID); err == nil {
+			open = again
+		}
+	}
+	return open, open.ApprovalDecision(), nil
+}
+
+// ApprovalID is the id of the first approval of a tool use: a hash of the space, the credential,
+// the session, the tool and the canonical input, in the shape of NewID's (26 characters of lower
+// case base32).
+func ApprovalID(space, credentialID, session, tool string, canonicalInput []byte) string {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte("loopback approval v1"), []byte(space), []byte(credentialID), []byte(session), []byte(tool), canonicalInput} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write(part)
+	}
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)[:16]))
 }
 
 // mustObject decodes an input already checked to be a JSON object.
@@ -175,6 +218,8 @@ type EndInput struct {
 	Input   []byte
 	Event   NoticeEvent
 	Outcome Outcome
+	// Text, when given, says in words how it ended, instead of the event's usual words.
+	Text string
 }
 
 // EndApproval closes an open approval that ended outside Loopback, with a notice saying how in
@@ -203,6 +248,9 @@ func (s *Service) EndApproval(ctx context.Context, cred *Credential, in EndInput
 		text = "The agent stopped waiting before anyone decided."
 	default:
 		return nil, Errorf(EInputInvalid, "event must be terminal or withdrawn (got %q)", in.Event)
+	}
+	if in.Text != "" {
+		text = in.Text
 	}
 	id := in.AskID
 	if id == "" {
@@ -261,6 +309,27 @@ func (s *Service) ApprovalTooLate(ctx context.Context, cred *Credential, askID s
 		return nil
 	})
 	return a, err
+}
+
+// StopWaiting withdraws the approval askID, whose agent stopped waiting at ended with no decision
+// handed to it, saying so in text. When a decision in Loopback (a person's, a rule's) closed it
+// first, in the race between the end of the wait and this, the approval is left decided and its
+// thread says the decision came too late: the agent was not told of it.
+func (s *Service) StopWaiting(ctx context.Context, cred *Credential, askID string, ended time.Time, text string) (*Ask, error) {
+	a, err := s.EndApproval(ctx, cred, EndInput{AskID: askID, Event: NoticeWithdrawn, Text: text})
+	if err != nil || a == nil || a.ClosedAt == nil {
+		return a, err
+	}
+	dec := a.ApprovalDecision()
+	if dec == nil || dec.Event == NoticeTerminal {
+		return a, nil // withdrawn now, or ended at the terminal already
+	}
+	// Whenever it was made, the decision never reached the agent: the wait had ended. A decision
+	// stamped in the same instant as the end (the clock's microsecond) is still too late.
+	if !a.ClosedAt.After(ended) {
+		ended = a.ClosedAt.Add(-time.Microsecond)
+	}
+	return s.ApprovalTooLate(ctx, cred, askID, ended)
 }
 
 // --- rules ---

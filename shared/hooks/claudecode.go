@@ -248,16 +248,22 @@ func (h *Handler) permissionRequest(ctx context.Context, w http.ResponseWriter, 
 	// then a decision or {}.
 	ka := &spaces{w: w}
 	d, err := h.Approvals.Await(ctx, cred, askID, limit, ka.beat)
+	if d == nil {
+		// No decision handed to the client (the limit, the client gone, an error): it decides at
+		// its terminal, so the approval must not wait on in the inbox as if an answer could
+		// still reach it. A decision that came meanwhile is recorded as too late.
+		ended := time.Now()
+		if err := h.Approvals.StopWaiting(context.WithoutCancel(ctx), cred, askID, ended); err != nil {
+			h.Logger.WarnContext(ctx, "withdrawing an approval whose hook stopped waiting", "ask", askID, "err", err)
+		}
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrUndecided):
 		d = nil
 	case errors.Is(err, context.Canceled):
 		// The client closed the request: Claude Code does when the person answers No or Esc at
-		// its terminal. Nobody reads an answer; the approval must not wait on in the inbox.
-		if err := h.Approvals.Withdraw(context.WithoutCancel(ctx), cred, req, StoppedWaiting); err != nil {
-			h.Logger.WarnContext(ctx, "withdrawing an approval whose hook went away", "ask", askID, "err", err)
-		}
+		// its terminal. Nobody reads an answer.
 		return
 	default:
 		if ask.ErrorCode(err) == ask.EInternal {

@@ -266,10 +266,76 @@ func TestTimeoutIsNoDecision(t *testing.T) {
 	if d := time.Since(start); d < time.Second || d > 5*time.Second {
 		t.Errorf("answered after %s, want about 1 s", d)
 	}
-	testwait.Eventually(t, "the approval open, nobody waiting on it", func() bool {
-		open, _ := r.lb.Service.Store.OpenAsks(context.Background(), "local")
-		return len(open) == 1 && !open[0].Waiting
-	})
+	// The agent was answered {}: its terminal decides. The approval is withdrawn, saying so, and
+	// a later reply in the inbox is refused as closed: it could reach no one.
+	open, err := r.lb.Service.Store.OpenAsks(context.Background(), "local")
+	if err != nil || len(open) != 0 {
+		t.Fatalf("open asks after the hook gave up: %d (%v), want none", len(open), err)
+	}
+	a := r.lastApproval(t)
+	last := a.Thread[len(a.Thread)-1]
+	if a.Status != ask.Closed || last.Event != ask.NoticeWithdrawn || last.Text != hooks.StoppedWaitingText {
+		t.Fatalf("after the hook's timeout: %s %+v", a.Status, last)
+	}
+	req, _ := http.NewRequest(http.MethodPost, r.srv.URL+"/api/v1/asks/"+a.ID+"/reply", strings.NewReader(`{"outcome":"allowed"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+r.person)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusConflict || !strings.Contains(string(b), `"ask.closed"`) {
+		t.Fatalf("a reply after the hook gave up: %d %s, want 409 ask.closed", res.StatusCode, b)
+	}
+}
+
+// decidingLate is the real domain, with a person's decision made just after the hook's wait
+// ended and before the hook withdraws: the race a decision can win against the end of a wait.
+type decidingLate struct {
+	hooks.Domain
+	decide func(askID string)
+}
+
+func (d decidingLate) Await(ctx context.Context, cred *ask.Credential, askID string, limit time.Duration, beat func() error) (*hooks.Decision, error) {
+	dec, err := d.Domain.Await(ctx, cred, askID, limit, beat)
+	d.decide(askID)
+	return dec, err
+}
+
+// A decision that comes after the wait ended is not handed to the agent (it was answered {}),
+// and its thread says it came too late.
+func TestDecisionRacingTheEndIsTooLate(t *testing.T) {
+	r := newRig(t, app.Wait{})
+	ctx := context.Background()
+	r.lb.Hooks.Approvals = decidingLate{Domain: r.lb.Hooks.Approvals.(hooks.Domain), decide: func(id string) {
+		if _, err := r.lb.Service.Reply(ctx, "local", id, ask.Reply{Outcome: ask.OutcomeAllowed}, &r.ada.Actor); err != nil {
+			t.Errorf("the late decision: %v", err)
+		}
+	}}
+	res, body := r.post(t, ctx, r.agent, "?timeout=16", permissionRequest("sess-late", "make release"))
+	if out := answer(t, res, body); out.HookSpecificOutput != nil || strings.TrimSpace(body) != "{}" {
+		t.Fatalf("the hook's answer: %s, want {}", body)
+	}
+	a := r.lastApproval(t)
+	if d := a.ApprovalDecision(); d == nil || d.Outcome != ask.OutcomeAllowed {
+		t.Fatalf("the decision: %+v, want the person's allow kept", d)
+	}
+	last := a.Thread[len(a.Thread)-1]
+	if last.Author != ask.AuthorLoopback || last.Event != ask.NoticeTooLate || !strings.Contains(last.Text, "not told") {
+		t.Fatalf("the thread's last entry: %+v, want the too-late notice", last)
+	}
+}
+
+// lastApproval is the newest approval in the space, open or closed.
+func (r *rig) lastApproval(t *testing.T) *ask.Ask {
+	t.Helper()
+	closed, err := r.lb.Service.Store.ClosedAsks(context.Background(), "local", time.Now().Add(time.Hour), 10)
+	if err != nil || len(closed) == 0 {
+		t.Fatalf("closed asks: %d (%v), want the approval", len(closed), err)
+	}
+	return closed[0]
 }
 
 // PostToolUse for the same session and input says the terminal answered: the waiting request

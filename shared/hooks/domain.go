@@ -66,6 +66,15 @@ func (d Domain) Withdraw(ctx context.Context, cred *ask.Credential, r Request, h
 	return err
 }
 
+// StoppedWaitingText is the withdrawn notice of an approval whose hook stopped waiting.
+const StoppedWaitingText = "The agent stopped waiting before anyone decided here: its own terminal decides."
+
+// StopWaiting implements Approvals.
+func (d Domain) StopWaiting(ctx context.Context, cred *ask.Credential, askID string, ended time.Time) error {
+	_, err := d.Service.StopWaiting(ctx, cred, askID, ended, StoppedWaitingText)
+	return err
+}
+
 func approvalInput(r Request, f *ask.Follow) ask.ApprovalInput {
 	return ask.ApprovalInput{
 		Tool: r.Tool, Input: r.Input, ToolUseID: r.ToolUseID, Project: r.Project, Cwd: r.Cwd,

@@ -56,6 +56,11 @@ type Approvals interface {
 	// Withdraw closes the pending approval for r's session, tool and input, if there is one,
 	// saying how it ended. No pending approval: nothing happens.
 	Withdraw(ctx context.Context, cred *ask.Credential, r Request, how Ending) error
+	// StopWaiting says that the hook's wait on askID ended at ended without a decision handed
+	// to the client (the limit, the client gone, an error): the approval is withdrawn, since the
+	// terminal decides now; one decided in Loopback meanwhile is recorded as too late, the agent
+	// not told of it.
+	StopWaiting(ctx context.Context, cred *ask.Credential, askID string, ended time.Time) error
 }
 
 // Ending is how an approval ended without a decision in Loopback.

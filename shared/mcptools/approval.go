@@ -23,8 +23,8 @@ import (
 const requestApprovalDescription = `Ask the person's permission for a tool use before it runs: a shell command, a file edit, a fetch, another tool. ` +
 	`Made for Claude Code's --permission-prompt-tool, which calls it with tool_name, input and tool_use_id and reads its text: ` +
 	`{"behavior":"allow","updatedInput":…} runs the tool with that input; {"behavior":"deny","message":…} does not, and the message says why. ` +
-	`A rule the person made may decide at once. Otherwise the call waits for the person; if no one has decided in time it denies, saying so and naming the askId: ` +
-	`ask again for the same tool use (it joins the same approval) or call await_reply with the askId.`
+	`A rule the person made may decide at once. Otherwise the call waits for the person; if no one has decided in time it denies, saying so and naming the askId, and withdraws the approval: ` +
+	`call it again for the same tool use to put it to the person again.`
 
 // approvalRequest is the contract's ApprovalRequest.
 type approvalRequest struct {
@@ -68,18 +68,23 @@ func (h *Handler) requestApproval(ctx context.Context, args json.RawMessage) (an
 		return decisionOf(a.ID, in.Input, decided), nil
 	}
 	_, err = h.cfg.Waiter.Wait(ctx, cred, a.ID, follow, keepaliveProgress(ctx))
+	if err != nil && !errors.Is(err, ErrRevoked) {
+		// The call answers without a decision: the approval must not wait on for a person whose
+		// decision could reach no one. It is withdrawn; one decided meanwhile is marked too late.
+		if errors.Is(err, context.Canceled) {
+			markGone(ctx)
+		}
+		_, _ = h.cfg.Service.StopWaiting(context.WithoutCancel(ctx), cred, a.ID, time.Now(), stoppedWaitingText)
+	}
 	switch {
 	case errors.Is(err, ErrStillWaiting):
-		return undecided(a.ID, fmt.Sprintf("No one has decided yet on ask %s after waiting %s, so this tool use is not allowed and did not run. The approval stays open: ask for the same tool use again (it joins the same approval) or call await_reply with {\"askId\": %q} to keep waiting.", a.ID, h.cfg.Waiter.limitOf(ctx).Round(time.Second), a.ID)), nil
+		return undecided(a.ID, fmt.Sprintf("No one decided on ask %s within %s, so this tool use is not allowed and did not run, and the approval is withdrawn. To put it to the person again, call request_approval again for the same tool use.", a.ID, h.cfg.Waiter.limitOf(ctx).Round(time.Second))), nil
 	case errors.Is(err, ErrRevoked):
 		return undecided(a.ID, revokedMessage(a.ID)), nil
 	case errors.Is(err, context.Canceled):
-		// The client went away: nobody waits on the approval any more.
-		markGone(ctx)
-		_, _ = h.cfg.Service.EndApproval(context.WithoutCancel(ctx), cred, ask.EndInput{AskID: a.ID, Event: ask.NoticeWithdrawn})
 		return undecided(a.ID, "The call was cancelled before anyone decided."), nil
 	case err != nil:
-		return undecided(a.ID, fmt.Sprintf("The wait for a decision on ask %s ended before anyone decided (%s), so this tool use is not allowed and did not run: ask again, or call await_reply with {\"askId\": %q}.", a.ID, ask.ErrorMessage(err), a.ID)), nil
+		return undecided(a.ID, fmt.Sprintf("The wait for a decision on ask %s ended before anyone decided (%s), so this tool use is not allowed and did not run, and the approval is withdrawn: call request_approval again for the same tool use to put it to the person again.", a.ID, ask.ErrorMessage(err))), nil
 	}
 	closed, err := h.cfg.Service.Find(context.WithoutCancel(ctx), cred.Space, a.ID)
 	if err != nil {
@@ -103,6 +108,10 @@ func decisionOf(askID string, input json.RawMessage, d *ask.Decision) permission
 	}
 	return permissionDecision{Behavior: "deny", Message: msg, AskID: askID}
 }
+
+// stoppedWaitingText is the withdrawn notice of an approval whose request_approval call answered
+// without a decision.
+const stoppedWaitingText = "The agent stopped waiting before anyone decided here: it was told the tool use is not allowed."
 
 // undecided is a deny that says no one decided: never an allow.
 func undecided(askID, msg string) permissionDecision {

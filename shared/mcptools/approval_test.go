@@ -99,16 +99,21 @@ func TestRequestApprovalUndecided(t *testing.T) {
 	res := callTool(t, c, "request_approval", map[string]any{"tool_name": "Bash", "input": map[string]any{"command": "make deploy"}, "project": "shop"})
 	got := decision(t, res)
 	id, _ := got["askId"].(string)
-	if got["behavior"] != "deny" || id == "" || !strings.Contains(got["message"].(string), "No one has decided yet on ask "+id) || !strings.Contains(got["message"].(string), `await_reply with {"askId": "`+id+`"}`) {
+	if got["behavior"] != "deny" || id == "" || !strings.Contains(got["message"].(string), "No one decided on ask "+id) || !strings.Contains(got["message"].(string), "withdrawn") {
 		t.Errorf("undecided: %s", resultText(res))
 	}
 	if time.Since(start) > 10*time.Second {
 		t.Errorf("took %s", time.Since(start))
 	}
-	// The approval stays open for the person; the next request joins it.
+	// The agent was told no: the approval is withdrawn, and a later decision is refused, since
+	// it could reach no one.
 	a, err := d.Service.Find(context.Background(), testSpace, id)
-	if err != nil || a.Status != ask.AwaitingHuman {
-		t.Errorf("the approval after the bound: %v %v", a, err)
+	if err != nil || a.Status != ask.Closed || a.Thread[len(a.Thread)-1].Event != ask.NoticeWithdrawn {
+		t.Fatalf("the approval after the bound: %+v %v", a, err)
+	}
+	_, err = d.Service.Reply(context.Background(), testSpace, id, ask.Reply{Outcome: ask.OutcomeAllowed}, &owner)
+	if ask.ErrorCode(err) != ask.EClosed {
+		t.Errorf("a decision after the agent was told no: %v, want %s", err, ask.EClosed)
 	}
 	// A person's credential raises no approval.
 	p := d.connect(t, clientOpts{})

@@ -219,6 +219,88 @@ func testApprovals(t *testing.T, open func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("FirstCallsRaceToOne", func(t *testing.T) {
+		// Several first calls for the same use at once (a hook retried, two hooks of one
+		// session): exactly one approval, which every call joins.
+		svc, _ := service(t)
+		space := newSpace()
+		agent, person := agentCred(space, "cred_agent"), personCred(space, "cred_owner")
+		const n = 8
+		ids := make([]string, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				a, _, err := svc.RequestApproval(ctx, agent, bash("npm run race"))
+				if err == nil {
+					ids[i] = a.ID
+				}
+				errs[i] = err
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil || ids[i] != ids[0] {
+				t.Fatalf("call %d: %v, ask %q (call 0: %q)", i, errs[i], ids[i], ids[0])
+			}
+		}
+		open, err := svc.Store.OpenAsks(ctx, space)
+		if err != nil || len(open) != 1 || open[0].ID != ids[0] {
+			t.Fatalf("open asks after %d racing first calls: %d (%v), want the one approval %s", n, len(open), err, ids[0])
+		}
+		// Decided, the same use is asked again under another id, and that one is joined in turn.
+		if _, err := svc.Reply(ctx, space, ids[0], ask.Reply{Outcome: ask.OutcomeAllowed}, &person.Actor); err != nil {
+			t.Fatal(err)
+		}
+		next, d, err := svc.RequestApproval(ctx, agent, bash("npm run race"))
+		if err != nil || d != nil || next.ID == ids[0] || next.Status == ask.Closed {
+			t.Fatalf("after the decision: %v, %v, ask %s (the first %s)", err, d, next.ID, ids[0])
+		}
+		again, _, err := svc.RequestApproval(ctx, agent, bash("npm run race"))
+		if err != nil || again.ID != next.ID {
+			t.Fatalf("the second approval joined: %v, ask %s (want %s)", err, again.ID, next.ID)
+		}
+	})
+
+	t.Run("StopWaiting", func(t *testing.T) {
+		svc, c := service(t)
+		space := newSpace()
+		agent, person := agentCred(space, "cred_agent"), personCred(space, "cred_owner")
+		// Undecided when the wait ends: withdrawn, in the caller's words.
+		a, _, err := svc.RequestApproval(ctx, agent, bash("make a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := svc.StopWaiting(ctx, agent, a.ID, c.Now(), "gave up")
+		if err != nil || got.Status != ask.Closed || got.ApprovalDecision() != nil {
+			t.Fatalf("withdrawn: %v %+v", err, got)
+		}
+		if last := got.Thread[len(got.Thread)-1]; last.Event != ask.NoticeWithdrawn || last.Text != "gave up" {
+			t.Fatalf("the withdrawn notice: %+v", last)
+		}
+		// Decided in the race (in the same instant as the end of the wait): kept, and too late.
+		b, _, err := svc.RequestApproval(ctx, agent, bash("make b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended := c.Now()
+		if _, err := svc.Reply(ctx, space, b.ID, ask.Reply{Outcome: ask.OutcomeAllowed}, &person.Actor); err != nil {
+			t.Fatal(err)
+		}
+		got, err = svc.StopWaiting(ctx, agent, b.ID, ended, "gave up")
+		if err != nil || got.ApprovalDecision() == nil || got.ApprovalDecision().Outcome != ask.OutcomeAllowed {
+			t.Fatalf("decided in the race: %v %+v", err, got)
+		}
+		if last := got.Thread[len(got.Thread)-1]; last.Event != ask.NoticeTooLate {
+			t.Fatalf("the race's last entry: %+v, want the too-late notice", last)
+		}
+	})
+
 	t.Run("RememberThenRuleDecides", func(t *testing.T) {
 		svc, c := service(t)
 		space := newSpace()
