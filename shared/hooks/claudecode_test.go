@@ -331,11 +331,15 @@ func TestDecisionRacingTheEndIsTooLate(t *testing.T) {
 // lastApproval is the newest approval in the space, open or closed.
 func (r *rig) lastApproval(t *testing.T) *ask.Ask {
 	t.Helper()
-	closed, err := r.lb.Service.Store.ClosedAsks(context.Background(), "local", time.Now().Add(time.Hour), 10)
+	closed, err := r.lb.Service.Store.ClosedAsksWire(context.Background(), "local", time.Now().Add(time.Hour), 10)
 	if err != nil || len(closed) == 0 {
 		t.Fatalf("closed asks: %d (%v), want the approval", len(closed), err)
 	}
-	return closed[0]
+	a, err := r.lb.Service.Find(context.Background(), "local", closed[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // PostToolUse for the same session and input says the terminal answered: the waiting request
