@@ -19,7 +19,8 @@ const CLIENT_LABEL = 'e2e-ts 1.0.0';
 const PROJECT = 'loopback-e2e';
 
 const BLOCKING_TOOLS = ['ask_question', 'request_review', 'send_briefing', 'answer_briefing', 'answer_follow_up', 'await_reply'];
-const TOOLS = [...BLOCKING_TOOLS, 'get_inbox_link', 'request_upload', 'list_open_asks'];
+// request_approval: contract revision 3, for Claude Code's --permission-prompt-tool (docs/approvals.md).
+const TOOLS = [...BLOCKING_TOOLS, 'get_inbox_link', 'request_upload', 'list_open_asks', 'request_approval'];
 const LATER_TOOLS = [];
 
 // --- helpers ------------------------------------------------------------------------------------
@@ -166,7 +167,7 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
     await server?.dispose();
   });
 
-  test('1. tools/list shows the nine tools, with an outputSchema on the blocking ones', logged(() => server, async () => {
+  test('1. tools/list shows the ten tools, with an outputSchema on the blocking ones', logged(() => server, async () => {
     const { tools } = await client.listTools(); // the SDK also caches the outputSchemas, to validate results
     const names = tools.map((t) => t.name);
     for (const name of TOOLS) assert.ok(names.includes(name), `tools/list lacks ${name}: ${names.join(', ')}`);
@@ -187,6 +188,9 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
     }
     assert.ok(byName.ask_question.inputSchema.required.includes('project'), 'ask_question requires project');
     assert.ok(byName.get_inbox_link.outputSchema?.properties?.url, 'get_inbox_link has an outputSchema with url');
+    // Claude Code reads a permission prompt tool's one text block, and refuses structured content.
+    assert.equal(byName.request_approval.outputSchema, undefined, 'request_approval answers in text only');
+    assert.deepEqual([...byName.request_approval.inputSchema.required].sort(), ['input', 'tool_name'], 'request_approval takes tool_name and input');
   }));
 
   test('2. every tool works, answered through the HTTP API', logged(() => server, async (t) => {
