@@ -76,13 +76,7 @@ func parkedKey(credential string, r *http.Request, id json.RawMessage) string {
 func (c *parkedCalls) reserve(p *parking) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.calls == nil {
-		c.calls = map[string]map[*parking]func(error){}
-	}
-	if c.calls[p.key] == nil {
-		c.calls[p.key] = map[*parking]func(error){}
-	}
-	c.calls[p.key][p] = nil
+	c.set(p, nil)
 }
 
 // add gives p's place among the parked calls the way to end its wait, unless the wait has ended
@@ -93,6 +87,16 @@ func (c *parkedCalls) add(p *parking, cancel func(error)) {
 		c.mu.Unlock()
 		return
 	}
+	c.set(p, cancel)
+	early := p.cancelledEarly
+	c.mu.Unlock()
+	if early {
+		cancel(context.Canceled)
+	}
+}
+
+// set puts p's way to end its wait (nil: none yet) under its key; c.mu is held.
+func (c *parkedCalls) set(p *parking, cancel func(error)) {
 	if c.calls == nil {
 		c.calls = map[string]map[*parking]func(error){}
 	}
@@ -100,11 +104,6 @@ func (c *parkedCalls) add(p *parking, cancel func(error)) {
 		c.calls[p.key] = map[*parking]func(error){}
 	}
 	c.calls[p.key][p] = cancel
-	early := p.cancelledEarly
-	c.mu.Unlock()
-	if early {
-		cancel(context.Canceled)
-	}
 }
 
 func (c *parkedCalls) remove(p *parking) {
