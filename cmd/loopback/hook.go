@@ -79,8 +79,8 @@ func hook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			fmt.Fprintf(stderr, "loopback hook: %v (denied: --no-decision deny)\n", err)
 			why = "Loopback could not be reached"
 		}
-		out = &hooks.Output{HookSpecificOutput: &hooks.SpecificOutput{HookEventName: "PermissionRequest", Decision: &hooks.HookDecision{
-			Behavior: "deny", Message: "Denied because " + why + ": the person has not allowed this. Ask again later, or ask the person what to do instead."}}}
+		denied := hooks.OutputFor(&hooks.Decision{Message: "Denied because " + why + ": the person has not allowed this. Ask again later, or ask the person what to do instead."})
+		out = &denied
 		err = nil
 	}
 	if err != nil {
