@@ -108,7 +108,7 @@ func matchRedirect(registered []string, got string) bool {
 		if rp == gp {
 			return true
 		}
-		if rest, ok := strings.CutPrefix(gp, rp+"/"); ok && rest != "" && !strings.Contains(rest, "/") && rest != "." && rest != ".." {
+		if rest, ok := strings.CutPrefix(gp, rp+"/"); ok && rp != "" && rest != "" && !strings.Contains(rest, "/") && rest != "." && rest != ".." {
 			return true
 		}
 	}

@@ -118,9 +118,9 @@ func (d *DB) ChangeAuthRequest(ctx context.Context, id string, fn func(*ask.Auth
 		}
 		r.Version++
 		args := authRequestArgs(r)
-		_, err = tx.ExecContext(ctx, `UPDATE oauth_requests SET status = ?, space = ?, credential_id = ?, decided_by_id = ?,
-			decided_by_name = ?, decided_at = ?, code_hash = ?, version = ? WHERE id = ?`,
-			args[13], args[14], args[15], args[16], args[17], args[18], args[19], args[20], r.ID)
+		_, err = tx.ExecContext(ctx, `UPDATE oauth_requests SET expires_at = ?, status = ?, space = ?, credential_id = ?,
+			decided_by_id = ?, decided_by_name = ?, decided_at = ?, code_hash = ?, version = ? WHERE id = ?`,
+			args[12], args[13], args[14], args[15], args[16], args[17], args[18], args[19], args[20], r.ID)
 		return err
 	})
 	switch {
