@@ -98,7 +98,9 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"GET /asks", "GET /asks/{id}", "POST /asks/{id}/reply", "POST /events/tickets",
+		"GET /agents", "DELETE /agents/{id}",
+		"GET /asks", "GET /asks/{id}", "POST /asks/{id}/reply",
+		"GET /connect/requests/{id}", "POST /connect/requests/{id}/decision", "POST /events/tickets",
 		"GET /files/{uploadId}", "GET /push/key", "POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
 		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}", "GET /snapshot", "PUT /uploads/{spaceId}/{token}", "GET /whoami",
 	}
