@@ -298,5 +298,11 @@ func (a *App) Sweep(ctx context.Context) (int, error) {
 			return total, fmt.Errorf("reaping uploads: %w", err)
 		}
 	}
+	if a.cfg.OAuth != nil {
+		// Requests to connect nobody decided, codes and tokens past their lifetime.
+		if err := a.cfg.OAuth.ReapOAuth(ctx, a.Service.Now()); err != nil {
+			return total, fmt.Errorf("reaping OAuth's requests and tokens: %w", err)
+		}
+	}
 	return total, nil
 }
