@@ -1,7 +1,9 @@
 package oauth
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -156,7 +158,8 @@ func (s *Server) continueFlow(w http.ResponseWriter, r *http.Request) {
 		if req.State != "" {
 			v.Set("state", req.State)
 		}
-		http.SetCookie(w, &http.Cookie{Name: cookieName(req.ID), Value: "", Path: browserCookiePath, MaxAge: -1, HttpOnly: true})
+		// The cookie is left to expire (RequestTTL): deleting it here would make a second look
+		// at this page (a reload, a service worker's preload and then its fetch) another browser's.
 		http.Redirect(w, r, withQuery(req.RedirectURI, v), http.StatusFound)
 	}
 	switch {
@@ -176,16 +179,25 @@ func (s *Server) continueFlow(w http.ResponseWriter, r *http.Request) {
 			s.cfg.Logger.Error("oauth: closing a refused request", "err", err)
 		}
 		back(url.Values{"error": {"access_denied"}, "error_description": {"the person refused"}})
-	case req.Status == ask.ConsentApproved && len(req.CodeHash) == 0:
-		code, hash := gate.NewSecret(gate.CodePrefix)
+	case req.Status == ask.ConsentApproved:
+		// The code is derived from the browser's secret, so that every look at this page gives
+		// the same one until it is redeemed: a reload, or a service worker's navigation preload
+		// followed by its own fetch, must not leave the client with a code that was replaced.
+		code := codeFor(cookie.Value, req.ID)
+		hash := gate.Hash(code)
 		_, err := s.cfg.Store.ChangeAuthRequest(r.Context(), req.ID, func(x *ask.AuthRequest) error {
-			if x.Status != ask.ConsentApproved || len(x.CodeHash) > 0 {
+			switch {
+			case x.Status != ask.ConsentApproved:
 				return errDone
+			case len(x.CodeHash) == 0:
+				x.CodeHash, x.ExpiresAt = hash, now.Add(CodeTTL)
+				return nil
+			case subtle.ConstantTimeCompare(x.CodeHash, hash) == 1 && !ask.Expired(x.ExpiresAt, now):
+				return errSame
 			}
-			x.CodeHash, x.ExpiresAt = hash, now.Add(CodeTTL)
-			return nil
+			return errDone
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, errSame) {
 			if !errors.Is(err, errDone) {
 				s.cfg.Logger.Error("oauth: issuing a code", "err", err)
 			}
@@ -198,8 +210,20 @@ func (s *Server) continueFlow(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// errDone is a request that moved on under a change (decided, or its code taken).
-var errDone = errors.New("the request moved on")
+// errDone is a request that moved on under a change (decided, or its code taken); errSame, one
+// whose code was issued already to this browser (nothing to write).
+var (
+	errDone = errors.New("the request moved on")
+	errSame = errors.New("the code was issued already")
+)
+
+// codeFor is the authorization code of a request for the browser holding secret: an HMAC of the
+// request's id under the secret, which only that browser holds (the server keeps its hash).
+func codeFor(secret, id string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("loopback oauth code\x00" + id))
+	return gate.CodePrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
 
 func withQuery(raw string, v url.Values) string {
 	u, err := url.Parse(raw)

@@ -552,8 +552,14 @@ func TestConsentIsTheStartingBrowsers(t *testing.T) {
 	if resp.StatusCode != 403 || resp.Header.Get("Location") != "" {
 		t.Errorf("another browser: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	if code := h.finish(starter, id).Query().Get("code"); code == "" {
+	code := h.finish(starter, id).Query().Get("code")
+	if code == "" {
 		t.Error("the starting browser got no code")
+	}
+	// Looking again (a reload; a service worker's navigation preload, then its own fetch) gives
+	// the same code, not one that replaces the first.
+	if again := h.finish(starter, id).Query().Get("code"); again != code {
+		t.Errorf("a second look gave code %q, want the first, %q", again, code)
 	}
 	// A refusal goes back as access_denied.
 	id2 := h.start(starter, h.authorizeURL(client, redirect, nil))
