@@ -62,14 +62,21 @@ func SetSecurityHeaders(h http.Header) {
 }
 
 // IsAppRoute reports whether a path is one of the inbox's own pages, served index.html: `/`,
-// `/history`, `/rules`, and `/asks/{id}` (the address get_inbox_link gives an agent).
+// `/history`, `/rules`, `/agents` (connected agents), `/asks/{id}` (the address get_inbox_link
+// gives an agent) and `/connect/{id}` (the consent page an agent's client is sent to).
 func IsAppRoute(p string) bool {
-	if p == "/" || p == "/history" || p == "/history/" || p == "/rules" || p == "/rules/" {
+	switch p {
+	case "/", "/history", "/history/", "/rules", "/rules/", "/agents", "/agents/":
 		return true
 	}
-	id, ok := strings.CutPrefix(p, "/asks/")
-	id = strings.TrimSuffix(id, "/")
-	return ok && id != "" && !strings.Contains(id, "/")
+	for _, prefix := range []string{"/asks/", "/connect/"} {
+		id, ok := strings.CutPrefix(p, prefix)
+		id = strings.TrimSuffix(id, "/")
+		if ok && id != "" && !strings.Contains(id, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Handler serves the inbox: index.html for the app's routes (never cached, so a new build is picked

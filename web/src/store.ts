@@ -8,7 +8,13 @@ import type { PushState } from './push';
 import { compareTimes } from './time';
 import type { Ask, AskPage, Rule, Whoami } from './types';
 
-export type Route = { name: 'inbox' } | { name: 'history' } | { name: 'ask'; id: string } | { name: 'rules'; focus?: string };
+export type Route =
+  | { name: 'inbox' }
+  | { name: 'history' }
+  | { name: 'ask'; id: string }
+  | { name: 'rules'; focus?: string }
+  | { name: 'agents' }
+  | { name: 'connect'; id: string };
 
 export interface HistoryState {
   /** Closed asks read page by page, by id. */
@@ -159,6 +165,9 @@ export function parseRoute(pathname: string, search = ''): Route {
   const m = /^\/asks\/([^/]+)\/?$/.exec(pathname);
   if (m) return { name: 'ask', id: decodeURIComponent(m[1]) };
   if (/^\/history\/?$/.test(pathname)) return { name: 'history' };
+  if (/^\/agents\/?$/.test(pathname)) return { name: 'agents' };
+  const c = /^\/connect\/([^/]+)\/?$/.exec(pathname);
+  if (c) return { name: 'connect', id: decodeURIComponent(c[1]) };
   if (/^\/rules\/?$/.test(pathname)) {
     const focus = new URLSearchParams(search).get('rule');
     return focus ? { name: 'rules', focus } : { name: 'rules' };
@@ -174,6 +183,10 @@ export function routePath(r: Route): string {
       return '/history';
     case 'rules':
       return r.focus ? '/rules?rule=' + encodeURIComponent(r.focus) : '/rules';
+    case 'agents':
+      return '/agents';
+    case 'connect':
+      return '/connect/' + encodeURIComponent(r.id);
     default:
       return '/';
   }
