@@ -1,7 +1,7 @@
 // The real Claude Code (npm, pinned in package.json) signs in to Loopback with the MCP URL alone:
 // `claude mcp add --transport http loopback URL` with no header, then `claude mcp login loopback`,
 // with BROWSER pointing at a script that drives headless Chromium through the inbox's consent page
-// (oauth-browser.mjs). Claude Code names itself by its Client ID Metadata Document
+// (e2e/lib/oauth-browser.mjs). Claude Code names itself by its Client ID Metadata Document
 // (https://claude.ai/oauth/claude-code-client-metadata; this machine cannot fetch it, so the pinned
 // copy serves), redeems the code, and then `claude -p` calls a Loopback tool with the token it got.
 //
@@ -33,7 +33,7 @@ test('Claude Code signs in with the URL alone and calls a tool as the person’s
   try {
     const browserLog = join(home.dir, 'browser.log');
     const env = claudeEnv(home.dir, model.url, {
-      BROWSER: join(here, 'oauth-browser.mjs'),
+      BROWSER: join(here, '../lib/oauth-browser.mjs'),
       LB_ORIGIN: server.origin,
       LB_TOKEN: server.token,
       LB_BROWSER_LOG: browserLog,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// BROWSER for Claude Code's MCP sign-in in tests (oauth.test.mjs): Claude Code runs `$BROWSER URL`
+// BROWSER for an agent CLI's MCP sign-in in tests (claude-code/ and codex/oauth.test.mjs): the CLI runs `$BROWSER URL`
 // to open the authorization URL. This drives Debian's headless Chromium (playwright-core, from
 // web/node_modules; never a downloaded browser) as the person would: signed in to the inbox
 // (LB_ORIGIN, LB_TOKEN), it opens the URL, lands on the consent page, and approves; the browser
