@@ -112,6 +112,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		}
 		resource = got
 	}
+	if wait, over := s.overStarts(r); over {
+		retryAfter(w, wait)
+		s.page(w, http.StatusTooManyRequests, pageData{Title: "Too many sign-ins from here",
+			Text: fmt.Sprintf("This address started %d sign-ins within a minute. Wait a minute, then start again from the app.", MaxStartsPerMinute)})
+		return
+	}
 	now := s.cfg.Now()
 	secret, secretHash := gate.NewSecret("")
 	req := &ask.AuthRequest{

@@ -185,6 +185,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "client_name is too long")
 		return
 	}
+	if wait, over := s.overStarts(r); over {
+		retryAfter(w, wait)
+		oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable", fmt.Sprintf("this address registered %d clients within a minute; try again later", MaxStartsPerMinute))
+		return
+	}
 	now := s.cfg.Now()
 	c := &ask.OAuthClient{ID: "client_" + ask.NewID(), Name: reg.ClientName, RedirectURIs: reg.RedirectURIs, CreatedAt: now}
 	if err := s.cfg.Store.CreateOAuthClient(r.Context(), c); err != nil {

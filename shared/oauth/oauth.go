@@ -21,10 +21,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/limit"
 )
 
 // The bounds of the authorization server (docs/limits.md).
@@ -48,6 +51,9 @@ const (
 	MaxParamBytes = 2048
 	// MaxFormBytes bounds a token, revocation or registration request's body.
 	MaxFormBytes = 16 << 10
+	// MaxStartsPerMinute bounds what one client address may start a minute: registrations and
+	// requests to connect, each a row kept until it expires (429 beyond).
+	MaxStartsPerMinute = 30
 )
 
 // Paths of the endpoints, under the deployment's public URL (the issuer).
@@ -78,6 +84,9 @@ type Config struct {
 	Documents *Fetcher
 	Now       func() time.Time
 	Logger    *slog.Logger
+	// Starts counts registrations and requests to connect per client address (gate.ClientAddr);
+	// nil: a window of MaxStartsPerMinute a minute in this process.
+	Starts gate.Throttle
 }
 
 // Server is the authorization server.
@@ -96,7 +105,25 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Starts == nil {
+		cfg.Starts = &limit.Failures{Max: MaxStartsPerMinute, Window: time.Minute}
+	}
 	return &Server{cfg: cfg}
+}
+
+// overStarts counts one registration or request to connect from r's address, and says how long
+// to wait when the address is over its budget.
+func (s *Server) overStarts(r *http.Request) (time.Duration, bool) {
+	wait, over, err := s.cfg.Starts.Fail(r.Context(), gate.RemoteHost(r))
+	if err != nil {
+		s.cfg.Logger.Warn("oauth: counting a start", "err", err)
+		return 0, false
+	}
+	return wait, over
+}
+
+func retryAfter(w http.ResponseWriter, d time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
 }
 
 // Handler serves the OAuth endpoints (and nothing else: 404 for any other path).

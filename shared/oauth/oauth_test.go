@@ -576,3 +576,30 @@ func TestConsentIsTheStartingBrowsers(t *testing.T) {
 		t.Errorf("approving an expired request: %v", err)
 	}
 }
+
+// TestStartsAreBoundedPerAddress: registrations and requests to connect each keep a row, so one
+// address may start at most MaxStartsPerMinute a minute; then 429 with Retry-After.
+func TestStartsAreBoundedPerAddress(t *testing.T) {
+	h := newHarness(t)
+	client := h.register("http://127.0.0.1/callback")
+	for i := 1; i < oauth.MaxStartsPerMinute; i++ {
+		h.start(h.browser(), h.authorizeURL(client, "http://127.0.0.1:40001/callback", nil))
+	}
+	resp, err := h.browser().Get(h.authorizeURL(client, "http://127.0.0.1:40001/callback", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("start %d: %d (Retry-After %q), want 429", oauth.MaxStartsPerMinute+1, resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	body, _ := json.Marshal(map[string]any{"redirect_uris": []string{"http://127.0.0.1/cb"}})
+	resp, err = http.Post(h.public+"/oauth/register", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a registration over the budget: %d, want 429", resp.StatusCode)
+	}
+}
