@@ -45,7 +45,8 @@ test('Claude Code signs in with the URL alone and calls a tool as the person’s
     assert.match(login.stdout, /Authenticated with "loopback"/, login.stdout + '\n' + seen);
     assert.match(seen, /client_id=https%3A%2F%2Fclaude\.ai%2Foauth%2Fclaude-code-client-metadata/, seen);
     assert.match(seen, /consent App \| Claude Code from claude\.ai \| Sends the result to \| localhost:\d+/, seen);
-    assert.match(seen, /landed http:\/\/localhost:\d+\/callback/, seen);
+    // That the browser reached the callback is the CLI's own word above: it may end the BROWSER
+    // script as soon as it has the code, so the script's log can stop before the redirect.
 
     const run = await runClaude(['-p', 'Get the inbox link.', '--allowedTools', 'mcp__loopback__get_inbox_link'], { cwd: home.dir, env, timeoutMs: 60_000 });
     assert.equal(model.called(), 1, run.stdout + run.stderr);

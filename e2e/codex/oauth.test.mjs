@@ -50,7 +50,8 @@ test('Codex signs in with the URL alone, as the person’s agent', async () => {
     assert.match(login.stdout, /Successfully logged in to MCP server 'loopback'/, login.stdout + '\n' + seen);
     assert.match(seen, /client_id=https%3A%2F%2Fchatgpt\.com%2Foauth%2Fcodex%2Fclient\.json/, seen);
     assert.match(seen, /consent App \| Codex from chatgpt\.com \| Sends the result to \| 127\.0\.0\.1:\d+/, seen);
-    assert.match(seen, /landed http:\/\/127\.0\.0\.1:\d+\/callback/, seen);
+    // That the browser reached the callback is the CLI's own word above: it may end the BROWSER
+    // script as soon as it has the code, so the script's log can stop before the redirect.
 
     const res = await fetch(server.api + '/agents', { headers: { Authorization: `Bearer ${server.token}` } });
     const body = await res.json();

@@ -25,10 +25,15 @@ try {
   await page.waitForURL(/\/connect\//);
   await page.locator('#connect-code').waitFor();
   log('consent ' + (await page.locator('.connect-facts').innerText()).replace(/\s*\n\s*/g, ' | '));
+  // Logged as the browser asks for it: the CLI may end this process as soon as its callback is
+  // reached, before the page has loaded.
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (u.origin !== origin && r.isNavigationRequest()) log('landed ' + u.origin + u.pathname);
+  });
   await page.getByRole('button', { name: 'Approve' }).click();
   await page.waitForURL((u) => !u.href.startsWith(origin), { timeout: 20_000 });
   await page.waitForLoadState('load').catch(() => {});
-  log('landed ' + new URL(page.url()).origin + new URL(page.url()).pathname);
 } catch (err) {
   log('failed ' + err.message);
   process.exitCode = 1;
