@@ -173,6 +173,22 @@ func TestMCPOAuthWithTheURLAlone(t *testing.T) {
 		}
 	}
 
+	// The token opens /mcp only: the API and the hooks are other resources.
+	if r := s.do(t, "GET", "/api/v1/whoami", held.AccessToken, ""); r.status != 401 {
+		t.Errorf("an OAuth access token at the API: %d, want 401", r.status)
+	}
+	hook, err := http.NewRequest("POST", s.base+"/hooks/claude-code", strings.NewReader(`{"hook_event_name":"PermissionRequest"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook.Header.Set("Authorization", "Bearer "+held.AccessToken)
+	hook.Header.Set("Content-Type", "application/json")
+	if r, err := http.DefaultClient.Do(hook); err != nil || r.StatusCode != 401 {
+		t.Errorf("an OAuth access token at the hooks: %v %v, want 401", err, r)
+	} else {
+		r.Body.Close()
+	}
+
 	// Connected agents lists it, named after the client, owned by the person; revoking it ends
 	// the client's tokens at once.
 	list := decode[struct {

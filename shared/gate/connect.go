@@ -125,6 +125,16 @@ func mayManage(by, agent *ask.Credential) bool {
 	return agent.Person.ID == me.ID
 }
 
+// OnlyMCP refuses an OAuth access token anywhere but /mcp: the token was issued for that
+// resource (its audience, RFC 8707), and Loopback's API and hooks are not it. A credential
+// presented by its own token (pasted) passes.
+func OnlyMCP(c *ask.Credential) error {
+	if c != nil && c.Grant != nil {
+		return ask.Errorf(ask.EUnauthorized, "this OAuth access token opens %s only (the resource it was issued for); use a credential made for this endpoint", "/mcp")
+	}
+	return nil
+}
+
 // OAuthTokens is where the gate finds OAuth access tokens (shared/oauth issues them).
 type OAuthTokens interface {
 	OAuthTokenByHash(ctx context.Context, hash []byte) (*ask.OAuthToken, error)
