@@ -4,7 +4,7 @@
 import { openAsks } from '../merge';
 import { undoPending, useApp, type AppState } from '../state';
 import { AskView } from './AskView';
-import { ListPane, type Tab } from './AskList';
+import { AgentSetup, ListPane, type Tab } from './AskList';
 import { NoticeBanner, ReloadBanner, StaleBanner } from './Banners';
 import { RulesPage } from './Rules';
 import { Help } from './Help';
@@ -75,6 +75,7 @@ function Placeholder({ s, tab }: { s: AppState; tab: Tab }) {
       ) : (
         <p>All caught up. New asks appear here live.</p>
       )}
+      {tab === 'inbox' && s.liveReady && s.live.size === 0 && <AgentSetup />}
       <p class="muted small">
         Press <kbd>j</kbd>/<kbd>k</kbd> to move through the list, <kbd>?</kbd> for all shortcuts.
       </p>

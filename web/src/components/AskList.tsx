@@ -1,5 +1,5 @@
 import { memo } from 'preact/compat';
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { hasDraft } from '../drafts';
 import { historyList, openAsks, projectsOf } from '../merge';
 import { arrivalsShown } from '../store';
@@ -59,14 +59,15 @@ export function focusRow(id: string): void {
 export function ListPane({ tab }: { tab: Tab }) {
   const s = useApp();
   const now = useNow();
-  const all = listFor(s, tab);
-  const items = tab === 'inbox' && s.held.size ? all.filter((a) => !s.held.has(a.id)) : all;
+  // Computed again only when what they are made of changes (a key, a move, draws nothing new here).
+  const all = useMemo(() => listFor(s, tab), [tab, s.live, s.history.pages, s.history.oldest, s.project, s.kindFilter, s.moveFilter]);
+  const items = useMemo(() => (tab === 'inbox' && s.held.size ? all.filter((a) => !s.held.has(a.id)) : all), [all, s.held, tab]);
   const newCount = all.length - items.length;
   const open = openAsks(s.live);
   const openCount = open.length;
-  const yourMove = open.filter((a) => a.status === 'awaiting_human').length;
-  const projects = projectsOf(s.live, s.history.pages);
-  if (s.project && !projects.includes(s.project)) projects.unshift(s.project);
+  const yourMove = useMemo(() => open.filter((a) => a.status === 'awaiting_human').length, [open]);
+  const known = useMemo(() => projectsOf(s.live, s.history.pages), [s.live, s.history.pages]);
+  const projects = s.project && !known.includes(s.project) ? [s.project, ...known] : known;
   const selected = s.route.name === 'ask' ? s.route.id : null;
   const isFiltered = !!(s.project || s.kindFilter || (tab === 'inbox' && s.moveFilter));
 
@@ -232,7 +233,7 @@ function WindowedList({
     };
   }, [count]);
 
-  listCursor.ids = items.map((a) => a.id);
+  listCursor.ids = useMemo(() => items.map((a) => a.id), [items]);
   listCursor.focus = (id: string) => setFocusId(id + '\u0000' + Math.random());
 
   // A row asked for (j/k, the triage flow) is drawn even when it is just beyond the window.
@@ -381,7 +382,7 @@ const AskRow = memo(function AskRow({ ask, selected, me, sending, known, pos, si
  * The page never holds an agent's token (it is the person's inbox), so the lines name where it goes:
  * the one `loopback serve` printed, or a new one from `loopback token create`.
  */
-function AgentSetup() {
+export function AgentSetup() {
   const mcp = location.origin + '/mcp';
   const lines: { label: string; text: string }[] = [
     { label: 'An agent token for this machine (or use the one loopback serve printed)', text: 'loopback token create --name my-laptop' },
@@ -389,9 +390,10 @@ function AgentSetup() {
     { label: 'Cursor (~/.cursor/mcp.json, under "mcpServers")', text: `"loopback": {"url": "${mcp}", "headers": {"Authorization": "Bearer AGENT_TOKEN"}}` },
     { label: 'VS Code (.vscode/mcp.json, under "servers")', text: `"loopback": {"type": "http", "url": "${mcp}", "headers": {"Authorization": "Bearer AGENT_TOKEN"}}` },
   ];
+  const titleId = useId();
   return (
-    <section class="setup" aria-labelledby="setup-title">
-      <h2 class="section-title" id="setup-title">
+    <section class="setup" aria-labelledby={titleId}>
+      <h2 class="section-title" id={titleId}>
         Connect an agent
       </h2>
       <p class="muted small">

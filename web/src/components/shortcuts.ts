@@ -112,8 +112,10 @@ export function useShortcuts() {
           if (i < 0 && st.route.name === 'ask') i = ids.indexOf(st.route.id);
           const next = i < 0 ? 0 : Math.min(ids.length - 1, Math.max(0, i + (e.key === 'j' ? 1 : -1)));
           focusListRow(ids[next]);
-          // On a wide screen the list and the ask are side by side: show the ask as you move.
-          if (wide()) navigate({ name: 'ask', id: ids[next] });
+          // On a wide screen the list and the ask are side by side: show the ask as you move. The
+          // row's focus is painted first, the ask on the frame after (and a key held down opens
+          // only where it stops): the list answers the key at once however big the ask is.
+          if (wide()) openSoon(ids[next]);
           return;
         }
       }
@@ -121,6 +123,24 @@ export function useShortcuts() {
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
   }, []);
+}
+
+let opening: { frame: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
+
+/** Opens an ask beside the list once the frame now being made is painted; a later call replaces it. */
+function openSoon(id: string) {
+  if (opening) {
+    cancelAnimationFrame(opening.frame);
+    if (opening.timer) clearTimeout(opening.timer);
+  }
+  const o: { frame: number; timer: ReturnType<typeof setTimeout> | null } = { frame: 0, timer: null };
+  o.frame = requestAnimationFrame(() => {
+    o.timer = setTimeout(() => {
+      opening = null;
+      navigate({ name: 'ask', id });
+    }, 0);
+  });
+  opening = o;
 }
 
 /** A review's verdict picked from the keyboard: Approve takes the focus to Send, the others to the words. */

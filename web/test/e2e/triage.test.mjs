@@ -326,7 +326,7 @@ describe('first run', () => {
     const server = await new Server().start();
     t.after(() => server.dispose());
     const page = await openInbox(browser, server, { viewport: LAPTOP, permissions: ['clipboard-read', 'clipboard-write'] });
-    await page.locator('.setup').waitFor();
+    await page.locator('.placeholder .setup').waitFor();
     const lines = await page.locator('[data-setup-line]').allInnerTexts();
     assert.ok(lines.some((l) => l === `claude mcp add --transport http loopback ${server.origin}/mcp --header "Authorization: Bearer AGENT_TOKEN"`), lines.join('\n'));
     await page.getByRole('button', { name: 'Copy the Claude Code line' }).click();
