@@ -21,6 +21,7 @@ import { noticeSet, signedOut } from '../store';
 import type { Whoami } from '../types';
 import { problemText } from './asks';
 import { forgetKeptSnapshot } from './offline';
+import { flushPending } from './triage';
 import { startLive, stopLive, type LiveSession } from './socket';
 import { toast } from './toasts';
 import { checkPush, pushSignedOut } from './webpush';
@@ -202,6 +203,8 @@ export function setNotice(text: string | null): void {
  * signs out themselves (`forgetDrafts`).
  */
 export function signOut(message: string | null = null, forgetDrafts = false): void {
+  // A reply given and held for undo is sent first, with the credential that gave it.
+  flushPending();
   if (forgetDrafts) clearAllDrafts();
   stopLive();
   const token = getState().token;

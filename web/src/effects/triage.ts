@@ -102,9 +102,15 @@ export function advanceFrom(askId: string, list: readonly Ask[], focusRow: (id: 
   requestAnimationFrame(() => focusRow(next));
 }
 
-/** The page going away sends what it holds (its draft stays until the server has it). */
+/**
+ * The page going away, or hidden (a phone switching apps freezes its timers), sends what it holds
+ * at once; its draft stays until the server has it.
+ */
 export function startTriage(): void {
   addEventListener('pagehide', flushPending);
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') flushPending();
+  });
   addEventListener('online', () => setState({ online: true }));
   addEventListener('offline', () => setState({ online: false }));
 }

@@ -5,7 +5,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { askFrame, arrivalsShown, createStore, initialState, snapshotReceived } from '../../src/store';
 import { filtered, nextAfter, parseSettings, DEFAULT_SETTINGS } from '../../src/triage';
-import { getState, queueReply, setState, undoPending } from '../../src/state';
+import { getState, queueReply, setState, signOut, undoPending } from '../../src/state';
+import { startTriage } from '../../src/effects/triage';
 import { setToken } from '../../src/api';
 import type { Ask } from '../../src/types';
 import { question } from './fixtures';
@@ -143,5 +144,49 @@ describe('a reply held for undo', () => {
     await vi.advanceTimersByTimeAsync(5000);
     expect(await second).toBe(true);
     expect(calls.map((c) => c.url)).toEqual(['/api/v1/asks/h1/reply', '/api/v1/asks/h2/reply']);
+  });
+});
+
+describe('a held reply and the page', () => {
+  startTriage();
+  const calls: { url: string; auth: string }[] = [];
+  beforeEach(() => {
+    calls.length = 0;
+    vi.useFakeTimers();
+    localStorage.setItem('loopback.triage', JSON.stringify({ undoSeconds: 5, advance: false }));
+    setToken('lb_held');
+    setState({ token: 'lb_held', pending: null, toast: null });
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async (url: string, init: RequestInit) => {
+        calls.push({ url, auth: String((init.headers as Record<string, string>).Authorization) });
+        return new Response(JSON.stringify({ ...question('h3'), status: 'closed', updatedAt: '2026-12-30T00:00:00.000000Z' }), {
+          status: 200,
+          headers: { 'Content-Type': 'application/json' },
+        });
+      }),
+    );
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.unstubAllGlobals();
+    setToken(null);
+    localStorage.clear();
+  });
+
+  it('goes at once when the page is hidden', async () => {
+    const sent = queueReply(question('h3'), { outcome: 'dismissed' }, 'Dismissing');
+    Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
+    document.dispatchEvent(new Event('visibilitychange'));
+    expect(await sent).toBe(true);
+    expect(calls.map((c) => c.url)).toEqual(['/api/v1/asks/h3/reply']);
+    Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true });
+  });
+
+  it('goes, with the credential that gave it, before signing out', async () => {
+    const sent = queueReply(question('h3'), { outcome: 'dismissed' }, 'Dismissing');
+    signOut();
+    expect(calls).toEqual([{ url: '/api/v1/asks/h3/reply', auth: 'Bearer lb_held' }]);
+    expect(await sent).toBe(true);
   });
 });
