@@ -88,6 +88,10 @@ export function useShortcuts() {
           const a = findAsk(st, st.route.id);
           if (!a || a.status === 'closed') return;
           e.preventDefault();
+          if (a.kind === 'approval') {
+            toast('An approval is allowed or denied: press a or d.', 'error');
+            return;
+          }
           if (a.status !== 'awaiting_human' && a.kind !== 'briefing') {
             toast("It is the agent's move on this ask: it cannot be dismissed now.", 'error');
             return;

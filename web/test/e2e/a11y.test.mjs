@@ -110,4 +110,14 @@ describe('accessibility (axe-core, WCAG 2.1 AA)', () => {
     assert.equal(await page.locator('[data-choice="2"]').getAttribute('aria-pressed'), 'false');
     await page.context().close();
   });
+
+  it('e (done) never dismisses an approval: it says to allow or deny', async () => {
+    const page = await openInbox(browser, server, { viewport: LAPTOP, path: `/asks/${ids.approval}`, triage: null });
+    await page.locator('[data-verdict="allow"]').waitFor();
+    await page.keyboard.press('e');
+    await page.locator('.toast', { hasText: 'An approval is allowed or denied' }).waitFor();
+    assert.equal(page.url(), `${server.origin}/asks/${ids.approval}`);
+    assert.equal((await server.api('GET', `/asks/${ids.approval}`)).body.status, 'awaiting_human');
+    await page.context().close();
+  });
 });
