@@ -29,25 +29,31 @@ function available(): boolean {
 
 let saveTimer: ReturnType<typeof setTimeout> | null = null;
 
-/** Keeps what the page holds now, a second after the last change (a burst writes once). */
+/** Keeps what the page holds now, a second after the last change (a burst writes once), when idle. */
 export function keepSnapshot(): void {
   if (!available()) return;
   if (saveTimer) clearTimeout(saveTimer);
   saveTimer = setTimeout(() => {
     saveTimer = null;
-    const s = getState();
-    if (!s.token || !s.liveReady || s.staleSince) return;
-    const token = s.token;
-    void (async () => {
-      try {
-        const kept: Kept = { tag: await tagOf(token), savedAt: new Date().toISOString(), asks: [...s.live.values()] };
-        const cache = await caches.open(CACHE);
-        await cache.put(KEY, new Response(JSON.stringify(kept), { headers: { 'Content-Type': 'application/json' } }));
-      } catch {
-        // no room, or no cache here: nothing is kept
-      }
-    })();
+    // When the page has nothing better to do: a person's key never waits behind this copy.
+    if (typeof requestIdleCallback === 'function') requestIdleCallback(() => keepNow(), { timeout: 5000 });
+    else keepNow();
   }, 1000);
+}
+
+function keepNow(): void {
+  const s = getState();
+  if (!s.token || !s.liveReady || s.staleSince) return;
+  const token = s.token;
+  void (async () => {
+    try {
+      const kept: Kept = { tag: await tagOf(token), savedAt: new Date().toISOString(), asks: [...s.live.values()] };
+      const cache = await caches.open(CACHE);
+      await cache.put(KEY, new Response(JSON.stringify(kept), { headers: { 'Content-Type': 'application/json' } }));
+    } catch {
+      // no room, or no cache here: nothing is kept
+    }
+  })();
 }
 
 /** Shows the kept snapshot when the page has nothing live to show (an offline load). */
