@@ -1,0 +1,425 @@
+#!/usr/bin/env python3
+"""bench/replypath: a person's answer → the agent's call returns, Loopback beside its peers.
+
+One driver, the official Python MCP SDK (`mcp`, pinned in requirements.txt), is the agent for
+every system; the person answers through each product's own interface:
+
+- Loopback (`bin/loopback serve`, SQLite): the agent's blocking `ask_question` over streamable
+  HTTP; the person's `POST /api/v1/asks/{id}/reply` with a person's (the owner's) token.
+- mcp-feedback-enhanced (PyPI, over stdio as its users run it): the agent's blocking
+  `interactive_feedback`; the person's browser tab is a WebSocket to its web UI (`/ws`), kept
+  open across asks as the tab is, and the answer is its `submit_feedback` message.
+- AgentRQ (built from its public repository, SQLite): the agent's `createTask`, then the person's
+  `POST /api/v1/workspaces/{w}/tasks/{t}/reply` with the session cookie its root login gives; the
+  agent hears the reply as a `notifications/claude/channel` notification on its MCP session.
+
+Each round asks each system once, in an order that rotates from round to round, and times one
+bare HTTP round trip (`GET /` on a server that answers every request with the same 2 bytes) and
+one `GET /api/v1/whoami` to Loopback, from the same HTTP client the person uses. Every figure is
+also given as a ratio to the bare round trip's p50. A system's ask is answered 300 ms after it is
+seen waiting (--think; a person is never faster, and mcp-feedback-enhanced starts its wait 200 ms
+after it has told the tab of a new ask), and the clock runs from just before the answer is sent
+to the moment the agent's SDK hands back the result (or, for AgentRQ, the notification).
+
+Run it with bench/replypath/run (which makes the venv and builds what is missing), or by hand:
+
+    bench/replypath/.venv/bin/python bench/replypath/replypath.py --loopback bin/loopback \
+        --agentrq /tmp/agentrq-server --agentrq-config /path/to/agentrq/backend/cmd/server/_config \
+        --asks 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx2
+import websockets
+from mcp.client import Client
+from mcp.client import session as mcp_session
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+OWNER = "lb_replypath-bench-owner-0123456789abcdefghij"
+THINK = 0.3  # how long after an ask is seen waiting the person answers (--think)
+now = time.perf_counter
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def wait_for(pred, timeout: float, what: str, every: float = 0.005):
+    deadline = now() + timeout
+    while True:
+        got = await pred()
+        if got:
+            return got
+        if now() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        await asyncio.sleep(every)
+
+
+# AgentRQ tells the agent of a reply with a notification the SDK has no type for
+# ("notifications/claude/channel"); the SDK drops such a notification after its dispatcher has
+# read it. The hook below sees every notification there first, with the time it arrived.
+_notify_hooks: list = []
+_orig_on_notify = mcp_session.ClientSession._on_notify
+
+
+async def _on_notify(self, dctx, method, params):
+    t = now()
+    for hook in _notify_hooks:
+        hook(method, params, t)
+    return await _orig_on_notify(self, dctx, method, params)
+
+
+mcp_session.ClientSession._on_notify = _on_notify
+
+
+BARE_SERVER = r"""
+import asyncio, sys
+RES = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
+class P(asyncio.Protocol):
+    def connection_made(self, t): self.t, self.buf = t, b""
+    def data_received(self, d):
+        self.buf += d
+        while b"\r\n\r\n" in self.buf:
+            _, self.buf = self.buf.split(b"\r\n\r\n", 1)
+            self.t.write(RES)
+async def main():
+    s = await asyncio.get_running_loop().create_server(P, "127.0.0.1", int(sys.argv[1]))
+    print("ready", flush=True)
+    await s.serve_forever()
+asyncio.run(main())
+"""
+
+
+class Bare:
+    """A server that answers every request at once: the floor an HTTP round trip has here."""
+
+    async def start(self, stack: contextlib.AsyncExitStack):
+        self.port = free_port()
+        self.proc = subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(self.port)], stdout=subprocess.PIPE, text=True)
+        stack.callback(self.proc.kill)
+        assert self.proc.stdout.readline().strip() == "ready"
+        self.url = f"http://127.0.0.1:{self.port}/"
+
+
+class Loopback:
+    name = "loopback"
+
+    def __init__(self, args, person: httpx2.AsyncClient):
+        self.bin, self.mode, self.person = args.loopback, args.mode, person
+        self.serve_flags = args.loopback_flags.split()
+
+    async def start(self, stack):
+        self.dir = tempfile.mkdtemp(prefix="replypath-lb-")
+        stack.callback(shutil.rmtree, self.dir, True)
+        ready = Path(self.dir) / "ready.json"
+        self.proc = subprocess.Popen(
+            [self.bin, "serve", "--addr", "127.0.0.1:0", "--data", self.dir, "--ready-file", str(ready), *self.serve_flags],
+            stdout=subprocess.DEVNULL, stderr=open(Path(self.dir) / "server.log", "w"), env={**os.environ, "LOOPBACK_TOKEN": OWNER},
+        )
+        stack.callback(self.stop)
+
+        async def is_ready():
+            assert self.proc.poll() is None, "loopback exited"
+            return ready.exists()
+
+        await wait_for(is_ready, 30, "loopback's ready file")
+        where = json.loads(ready.read_text())
+        self.api, self.pid = where["api"], self.proc.pid
+        agent = (Path(self.dir) / "agent.token").read_text().strip()
+        self.auth = {"Authorization": "Bearer " + OWNER}
+        http = create_mcp_http_client(headers={"Authorization": "Bearer " + agent})
+        self.agent = await stack.enter_async_context(Client(streamable_http_client(where["mcp"], http_client=http), mode=self.mode))
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(10)
+        self.proc.kill()
+
+    async def whoami(self) -> float:
+        t0 = now()
+        r = await self.person.get(self.api + "/whoami", headers=self.auth)
+        t1 = now()
+        r.raise_for_status()
+        return t1 - t0
+
+    async def one(self, i: int):
+        project = f"replypath-{i}"
+        got = {}
+
+        async def call():
+            r = await self.agent.call_tool("ask_question", {"question": f"Go ahead with step {i}?", "project": project})
+            got["t"] = now()
+            got["r"] = r
+
+        task = asyncio.create_task(call())
+
+        async def waiting():
+            r = await self.person.get(self.api + "/snapshot", headers=self.auth)
+            for a in r.json()["open"]:
+                if a["project"] == project and a.get("waiting"):
+                    return a["id"]
+            return None
+
+        ask_id = await wait_for(waiting, 30, "the ask to be waiting")
+        await asyncio.sleep(THINK)
+        body = {"outcome": "answered", "selected": [], "text": f"yes {i}"}
+        t0 = now()
+        r = await self.person.post(f"{self.api}/asks/{ask_id}/reply", headers=self.auth, json=body)
+        t1 = now()
+        assert r.status_code == 200, r.text
+        await task
+        res = got["r"]
+        assert not res.is_error and f"yes {i}" in json.dumps(res.structured_content), res
+        return got["t"] - t0, t1 - t0
+
+
+class FeedbackEnhanced:
+    name = "mcp-feedback-enhanced"
+
+    def __init__(self, args, person):
+        self.cmd = args.feedback_enhanced
+        self.mode = args.mode
+
+    async def start(self, stack):
+        self.port = free_port()
+        self.home = tempfile.mkdtemp(prefix="replypath-mfe-")
+        stack.callback(shutil.rmtree, self.home, True)
+        env = {"MCP_WEB_HOST": "127.0.0.1", "MCP_WEB_PORT": str(self.port), "HOME": self.home, "MCP_DEBUG": "false"}
+        params = StdioServerParameters(command=self.cmd, env=env, cwd=self.home)
+        self.errlog = open(Path(self.home) / "stderr.log", "w")
+        self.agent = await stack.enter_async_context(Client(stdio_client(params, errlog=self.errlog), mode=self.mode))
+        self.ws = None
+        self.msgs: asyncio.Queue = asyncio.Queue()
+        self.stack = stack
+
+    async def _read(self):
+        async for m in self.ws:
+            self.msgs.put_nowait((now(), json.loads(m)))
+
+    async def _next(self, types, timeout=30):
+        deadline = now() + timeout
+        while True:
+            t, m = await asyncio.wait_for(self.msgs.get(), max(0.001, deadline - now()))
+            if m.get("type") in types:
+                return t, m
+
+    async def one(self, i: int):
+        got = {}
+
+        async def call():
+            r = await self.agent.call_tool("interactive_feedback", {"project_directory": self.home, "summary": f"Step {i} done. Go ahead?", "timeout": 600})
+            got["t"] = now()
+            got["r"] = r
+
+        task = asyncio.create_task(call())
+        if self.ws is None:
+            # The first ask starts the web UI; the person opens it once and keeps the tab.
+            async def connect():
+                try:
+                    return await websockets.connect(f"ws://127.0.0.1:{self.port}/ws")
+                except (OSError, websockets.exceptions.InvalidStatus):
+                    return None
+
+            self.ws = await wait_for(connect, 60, "mcp-feedback-enhanced's web UI", every=0.05)
+            self.stack.push_async_callback(self.ws.close)
+            self.reader = asyncio.create_task(self._read())
+            await self._next({"connection_established"})
+        else:
+            await self._next({"session_updated"})
+        await asyncio.sleep(THINK)
+        t0 = now()
+        await self.ws.send(json.dumps({"type": "submit_feedback", "feedback": f"yes {i}", "images": [], "settings": {}}))
+        await task
+        res = got["r"]
+        assert not res.is_error and f"yes {i}" in str(res.content), res
+        return got["t"] - t0, None
+
+
+class AgentRQ:
+    name = "agentrq"
+
+    def __init__(self, args, person):
+        self.bin, self.config, self.person = args.agentrq, args.agentrq_config, person
+
+    async def start(self, stack):
+        self.dir = tempfile.mkdtemp(prefix="replypath-arq-")
+        stack.callback(shutil.rmtree, self.dir, True)
+        shutil.copytree(self.config, Path(self.dir) / "_config")
+        (Path(self.dir) / "_storage").mkdir()
+        port = free_port()
+        self.base = f"http://127.0.0.1:{port}"
+        env = {
+            **os.environ, "ENV": "development", "PORT": str(port), "AGENTRQ_BASE_URL": self.base, "AGENTRQ_DOMAIN": "localhost",
+            "AGENTRQ_SQLITE_DSN": "./_storage/agentrq.db", "AGENTRQ_AUTH_ROOT_LOGIN_ENABLED": "true",
+            "AGENTRQ_AUTH_ROOT_ACCESS_TOKEN": "replypath-root", "AGENTRQ_AUTH_JWT_SECRET": "replypath-jwt-secret-0123456789abcdef",
+            "AGENTRQ_SMTP_ENABLED": "false",
+            # Its per-IP request limits would refuse a benchmark's requests, all from 127.0.0.1.
+            "AGENTRQ_DDOS_ENABLED": "false", "AGENTRQ_RATELIMIT_ENABLED": "false",
+        }
+        self.proc = subprocess.Popen([self.bin], cwd=self.dir, env=env, stdout=subprocess.DEVNULL, stderr=open(Path(self.dir) / "server.log", "w"))
+        stack.callback(self.stop)
+        self.pid = self.proc.pid
+
+        async def login():
+            assert self.proc.poll() is None, "agentrq exited"
+            try:
+                r = await self.person.post(self.base + "/api/v1/auth/root/login", json={"rootToken": "replypath-root"})
+            except httpx2.TransportError:
+                return None
+            r.raise_for_status()
+            return r.cookies["at"]
+
+        self.cookie = {"Cookie": "at=" + await wait_for(login, 30, "agentrq to listen", every=0.05)}
+        r = await self.person.post(self.base + "/api/v1/workspaces", headers=self.cookie, json={"workspace": {"name": "replypath", "description": "bench"}})
+        r.raise_for_status()
+        self.ws_id = r.json()["workspace"]["id"]
+        r = await self.person.get(f"{self.base}/api/v1/workspaces/{self.ws_id}/token", headers=self.cookie)
+        r.raise_for_status()
+        url = f"{self.base}/mcp/{self.ws_id}?token={r.json()['token']}"
+        self.heard: dict[str, float] = {}
+        self.event = asyncio.Event()
+
+        def hook(method, params, t):
+            if method == "notifications/claude/channel":
+                self.heard[params["meta"]["chat_id"]] = t
+                self.event.set()
+
+        _notify_hooks.append(hook)
+        # AgentRQ speaks MCP 2025-11-25 (the official Go SDK): the notification comes on the
+        # session's GET stream, which only the handshake-era session has.
+        self.agent = await stack.enter_async_context(Client(streamable_http_client(url), mode="legacy"))
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(10)
+        self.proc.kill()
+
+    async def one(self, i: int):
+        r = await self.agent.call_tool("createTask", {"title": f"Step {i}", "body": f"Go ahead with step {i}?"})
+        m = re.search(r"id=(\w+)", r.content[0].text)
+        assert m, r
+        task_id = m.group(1)
+        await asyncio.sleep(THINK)
+        self.event.clear()
+        t0 = now()
+        r = await self.person.post(f"{self.base}/api/v1/workspaces/{self.ws_id}/tasks/{task_id}/reply", headers=self.cookie, json={"reply": {"text": f"yes {i}"}})
+        t1 = now()
+        assert r.status_code == 200, r.text
+        while task_id not in self.heard:
+            await asyncio.wait_for(self.event.wait(), 30)
+            self.event.clear()
+        return self.heard.pop(task_id) - t0, t1 - t0
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, round(p / 100 * len(xs)) - 1))]
+
+
+def load():
+    return os.getloadavg()
+
+
+async def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--loopback", default="bin/loopback", help="the loopback binary")
+    ap.add_argument("--loopback-flags", default="", help="more flags for `loopback serve`, space-separated")
+    ap.add_argument("--feedback-enhanced", default=str(Path(sys.executable).parent / "mcp-feedback-enhanced"), help="mcp-feedback-enhanced's command ('' leaves it out)")
+    ap.add_argument("--agentrq", default="", help="AgentRQ's server binary, built from its repository ('' leaves it out)")
+    ap.add_argument("--agentrq-config", default="", help="AgentRQ's backend/cmd/server/_config folder")
+    ap.add_argument("--asks", type=int, default=200, help="asks timed per system")
+    ap.add_argument("--warmup", type=int, default=5, help="rounds run first and not counted")
+    ap.add_argument("--mode", default="auto", help="the SDK's mode for Loopback and mcp-feedback-enhanced: auto (MCP 2026-07-28 where offered) or legacy")
+    ap.add_argument("--think", type=float, default=0.3, help="seconds between an ask seen waiting and the person's answer")
+    ap.add_argument("--json", default="", help="also write every sample to this file")
+    args = ap.parse_args()
+    global THINK
+    THINK = args.think
+
+    async with contextlib.AsyncExitStack() as stack:
+        person = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
+        bare = Bare()
+        await bare.start(stack)
+        lb = Loopback(args, person)
+        systems = [lb]
+        if args.feedback_enhanced:
+            systems.append(FeedbackEnhanced(args, person))
+        if args.agentrq:
+            systems.append(AgentRQ(args, person))
+        for s in systems:
+            await s.start(stack)
+        samples = {s.name: {"answer": [], "request": []} for s in systems}
+        samples["bare"] = {"answer": [], "request": []}
+        samples["whoami"] = {"answer": [], "request": []}
+        load_before = load()
+        started = time.time()
+        for rnd in range(args.warmup + args.asks):
+            k = rnd % len(systems)
+            order = systems[k:] + systems[:k]
+            count = rnd >= args.warmup
+            for s in order:
+                answer, request = await s.one(rnd)
+                if count:
+                    samples[s.name]["answer"].append(answer)
+                    if request is not None:
+                        samples[s.name]["request"].append(request)
+            t0 = now()
+            (await person.get(bare.url)).raise_for_status()
+            b = now() - t0
+            w = await lb.whoami()
+            if count:
+                samples["bare"]["request"].append(b)
+                samples["whoami"]["request"].append(w)
+        took = time.time() - started
+
+    floor = statistics.median(samples["bare"]["request"])
+    print(f"{args.asks} asks per system (+{args.warmup} warm-up rounds), rotating order, in {took:.0f} s; "
+          f"load average before {load_before[0]:.2f}, after {load()[0]:.2f}")
+    print(f"bare HTTP round trip p50 {floor * 1e3:.2f} ms (the ratios' unit)\n")
+    print(f"| {'system':<24} | {'answer → call returns p50':>26} | {'p99':>9} | {'p99/p50':>7} | {'reply request p50':>17} | {'p99':>9} |")
+    print(f"|{'-' * 26}|{'-' * 28}|{'-' * 11}|{'-' * 9}|{'-' * 19}|{'-' * 11}|")
+    for name, d in samples.items():
+        a, r = d["answer"], d["request"]
+        fa = f"{pct(a, 50) * 1e3:.2f} ms ({pct(a, 50) / floor:.2f}×)" if a else "-"
+        fa99 = f"{pct(a, 99) * 1e3:.2f} ms" if a else "-"
+        ratio = f"{pct(a, 99) / pct(a, 50):.2f}" if a else "-"
+        fr = f"{pct(r, 50) * 1e3:.2f} ms ({pct(r, 50) / floor:.2f}×)" if r else "-"
+        fr99 = f"{pct(r, 99) * 1e3:.2f} ms" if r else "-"
+        print(f"| {name:<24} | {fa:>26} | {fa99:>9} | {ratio:>7} | {fr:>17} | {fr99:>9} |")
+    if lb.name in samples and "whoami" in samples:
+        rq, wh = samples["loopback"]["request"], samples["whoami"]["request"]
+        print(f"\nLoopback's reply request / whoami, p50: {pct(rq, 50) / pct(wh, 50):.2f}×")
+    names = [s.name for s in systems]
+    for i, x in enumerate(names):
+        for y in names[i + 1:]:
+            paired = [p / q for p, q in zip(samples[x]["answer"], samples[y]["answer"])]
+            print(f"paired per round, {x} / {y}: median {statistics.median(paired):.2f}×")
+    if args.json:
+        Path(args.json).write_text(json.dumps(samples))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
