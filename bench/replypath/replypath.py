@@ -13,6 +13,10 @@ every system; the person answers through each product's own interface:
   `POST /api/v1/workspaces/{w}/tasks/{t}/reply` with the session cookie its root login gives; the
   agent hears the reply as a `notifications/claude/channel` notification on its MCP session.
 
+The person is a process of its own (as a person's browser is not the agent's process), with one
+HTTP client for everything it sends; the agent's SDK runs in the driver's process. Both read the
+same clock (CLOCK_MONOTONIC), so an interval may start in one and end in the other.
+
 Each round asks each system once, in an order that rotates from round to round, and times one
 bare HTTP round trip (`GET /` on a server that answers every request with the same 2 bytes) and
 one `GET /api/v1/whoami` to Loopback, from the same HTTP client the person uses. Every figure is
@@ -34,6 +38,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -56,7 +61,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 OWNER = "lb_replypath-bench-owner-0123456789abcdefghij"
 THINK = 0.3  # how long after an ask is seen waiting the person answers (--think)
-now = time.perf_counter
+now = time.monotonic  # CLOCK_MONOTONIC: the same clock in the driver and the person's process
 
 
 def free_port() -> int:
@@ -122,11 +127,112 @@ class Bare:
         self.url = f"http://127.0.0.1:{self.port}/"
 
 
-class Loopback:
-    name = "loopback"
 
-    def __init__(self, args, person: httpx2.AsyncClient):
-        self.bin, self.mode, self.person = args.loopback, args.mode, person
+class Person:
+    """The person: a process of its own with one HTTP client (and, for mcp-feedback-enhanced, the
+    browser tab's WebSocket), told what to answer over a pipe. Every time it reports is now()."""
+
+    def __init__(self):
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=person_main, args=(child,), daemon=True)
+        self.proc.start()
+
+    async def __call__(self, *cmd):
+        def call():
+            self.conn.send(cmd)
+            return self.conn.recv()
+
+        ok, res = await asyncio.get_running_loop().run_in_executor(None, call)
+        if not ok:
+            raise RuntimeError(f"the person's {cmd[0]}: {res}")
+        return res
+
+    def close(self):
+        with contextlib.suppress(Exception):
+            self.conn.send(("quit",))
+        self.proc.join(10)
+        self.proc.kill()
+
+
+def person_main(conn):
+    asyncio.run(_person(conn))
+
+
+async def _person(conn):
+    loop = asyncio.get_running_loop()
+    http = httpx2.AsyncClient(timeout=30)
+    tab = {}  # mcp-feedback-enhanced's tab: its WebSocket and what it has been sent
+
+    async def get(url, headers=None):
+        t0 = now()
+        r = await http.get(url, headers=headers)
+        t1 = now()
+        r.raise_for_status()
+        return t1 - t0
+
+    async def lb_reply(api, auth, project, think, text):
+        async def waiting():
+            r = await http.get(api + "/snapshot", headers=auth)
+            for a in r.json()["open"]:
+                if a["project"] == project and a.get("waiting"):
+                    return a["id"]
+            return None
+
+        ask_id = await wait_for(waiting, 30, "the ask to be waiting")
+        await asyncio.sleep(think)
+        t0 = now()
+        r = await http.post(f"{api}/asks/{ask_id}/reply", headers=auth, json={"outcome": "answered", "selected": [], "text": text})
+        t1 = now()
+        if r.status_code != 200:
+            raise RuntimeError(r.text)
+        return t0, t1
+
+    async def arq_reply(url, cookie, think, text):
+        await asyncio.sleep(think)
+        t0 = now()
+        r = await http.post(url, headers=cookie, json={"reply": {"text": text}})
+        t1 = now()
+        if r.status_code != 200:
+            raise RuntimeError(r.text)
+        return t0, t1
+
+    async def mfe_reply(port, think, text):
+        if "ws" not in tab:
+            # The first ask starts the web UI; the person opens it once and keeps the tab.
+            async def connect():
+                try:
+                    return await websockets.connect(f"ws://127.0.0.1:{port}/ws")
+                except (OSError, websockets.exceptions.InvalidStatus):
+                    return None
+
+            tab["ws"] = await wait_for(connect, 60, "mcp-feedback-enhanced's web UI", every=0.05)
+            want = "connection_established"
+        else:
+            want = "session_updated"  # the tab hears of the next ask
+        while json.loads(await asyncio.wait_for(tab["ws"].recv(), 30)).get("type") != want:
+            pass
+        await asyncio.sleep(think)
+        t0 = now()
+        await tab["ws"].send(json.dumps({"type": "submit_feedback", "feedback": text, "images": [], "settings": {}}))
+        return t0, None
+
+    cmds = {"get": get, "lb_reply": lb_reply, "arq_reply": arq_reply, "mfe_reply": mfe_reply}
+    while True:
+        cmd = await loop.run_in_executor(None, conn.recv)
+        if cmd[0] == "quit":
+            break
+        try:
+            conn.send((True, await cmds[cmd[0]](*cmd[1:])))
+        except Exception as e:  # noqa: BLE001: reported to the driver, which stops
+            conn.send((False, repr(e)))
+    if "ws" in tab:
+        await tab["ws"].close()
+    await http.aclose()
+
+class Loopback:
+    def __init__(self, args, person: Person, bin: str = "", name: str = "loopback"):
+        self.bin, self.mode, self.person, self.name = bin or args.loopback, args.mode, person, name
         self.serve_flags = args.loopback_flags.split()
 
     async def start(self, stack):
@@ -145,7 +251,7 @@ class Loopback:
 
         await wait_for(is_ready, 30, "loopback's ready file")
         where = json.loads(ready.read_text())
-        self.api, self.pid = where["api"], self.proc.pid
+        self.api = where["api"]
         agent = (Path(self.dir) / "agent.token").read_text().strip()
         self.auth = {"Authorization": "Bearer " + OWNER}
         http = create_mcp_http_client(headers={"Authorization": "Bearer " + agent})
@@ -158,11 +264,7 @@ class Loopback:
         self.proc.kill()
 
     async def whoami(self) -> float:
-        t0 = now()
-        r = await self.person.get(self.api + "/whoami", headers=self.auth)
-        t1 = now()
-        r.raise_for_status()
-        return t1 - t0
+        return await self.person("get", self.api + "/whoami", self.auth)
 
     async def one(self, i: int):
         project = f"replypath-{i}"
@@ -174,21 +276,7 @@ class Loopback:
             got["r"] = r
 
         task = asyncio.create_task(call())
-
-        async def waiting():
-            r = await self.person.get(self.api + "/snapshot", headers=self.auth)
-            for a in r.json()["open"]:
-                if a["project"] == project and a.get("waiting"):
-                    return a["id"]
-            return None
-
-        ask_id = await wait_for(waiting, 30, "the ask to be waiting")
-        await asyncio.sleep(THINK)
-        body = {"outcome": "answered", "selected": [], "text": f"yes {i}"}
-        t0 = now()
-        r = await self.person.post(f"{self.api}/asks/{ask_id}/reply", headers=self.auth, json=body)
-        t1 = now()
-        assert r.status_code == 200, r.text
+        t0, t1 = await self.person("lb_reply", self.api, self.auth, project, THINK, f"yes {i}")
         await task
         res = got["r"]
         assert not res.is_error and f"yes {i}" in json.dumps(res.structured_content), res
@@ -199,8 +287,7 @@ class FeedbackEnhanced:
     name = "mcp-feedback-enhanced"
 
     def __init__(self, args, person):
-        self.cmd = args.feedback_enhanced
-        self.mode = args.mode
+        self.cmd, self.mode, self.person = args.feedback_enhanced, args.mode, person
 
     async def start(self, stack):
         self.port = free_port()
@@ -210,20 +297,6 @@ class FeedbackEnhanced:
         params = StdioServerParameters(command=self.cmd, env=env, cwd=self.home)
         self.errlog = open(Path(self.home) / "stderr.log", "w")
         self.agent = await stack.enter_async_context(Client(stdio_client(params, errlog=self.errlog), mode=self.mode))
-        self.ws = None
-        self.msgs: asyncio.Queue = asyncio.Queue()
-        self.stack = stack
-
-    async def _read(self):
-        async for m in self.ws:
-            self.msgs.put_nowait((now(), json.loads(m)))
-
-    async def _next(self, types, timeout=30):
-        deadline = now() + timeout
-        while True:
-            t, m = await asyncio.wait_for(self.msgs.get(), max(0.001, deadline - now()))
-            if m.get("type") in types:
-                return t, m
 
     async def one(self, i: int):
         got = {}
@@ -234,23 +307,7 @@ class FeedbackEnhanced:
             got["r"] = r
 
         task = asyncio.create_task(call())
-        if self.ws is None:
-            # The first ask starts the web UI; the person opens it once and keeps the tab.
-            async def connect():
-                try:
-                    return await websockets.connect(f"ws://127.0.0.1:{self.port}/ws")
-                except (OSError, websockets.exceptions.InvalidStatus):
-                    return None
-
-            self.ws = await wait_for(connect, 60, "mcp-feedback-enhanced's web UI", every=0.05)
-            self.stack.push_async_callback(self.ws.close)
-            self.reader = asyncio.create_task(self._read())
-            await self._next({"connection_established"})
-        else:
-            await self._next({"session_updated"})
-        await asyncio.sleep(THINK)
-        t0 = now()
-        await self.ws.send(json.dumps({"type": "submit_feedback", "feedback": f"yes {i}", "images": [], "settings": {}}))
+        t0, _ = await self.person("mfe_reply", self.port, THINK, f"yes {i}")
         await task
         res = got["r"]
         assert not res.is_error and f"yes {i}" in str(res.content), res
@@ -262,6 +319,7 @@ class AgentRQ:
 
     def __init__(self, args, person):
         self.bin, self.config, self.person = args.agentrq, args.agentrq_config, person
+        self.setup = httpx2.AsyncClient(timeout=30)  # the person's login and workspace, not timed
 
     async def start(self, stack):
         self.dir = tempfile.mkdtemp(prefix="replypath-arq-")
@@ -280,22 +338,22 @@ class AgentRQ:
         }
         self.proc = subprocess.Popen([self.bin], cwd=self.dir, env=env, stdout=subprocess.DEVNULL, stderr=open(Path(self.dir) / "server.log", "w"))
         stack.callback(self.stop)
-        self.pid = self.proc.pid
+        stack.push_async_callback(self.setup.aclose)
 
         async def login():
             assert self.proc.poll() is None, "agentrq exited"
             try:
-                r = await self.person.post(self.base + "/api/v1/auth/root/login", json={"rootToken": "replypath-root"})
+                r = await self.setup.post(self.base + "/api/v1/auth/root/login", json={"rootToken": "replypath-root"})
             except httpx2.TransportError:
                 return None
             r.raise_for_status()
             return r.cookies["at"]
 
         self.cookie = {"Cookie": "at=" + await wait_for(login, 30, "agentrq to listen", every=0.05)}
-        r = await self.person.post(self.base + "/api/v1/workspaces", headers=self.cookie, json={"workspace": {"name": "replypath", "description": "bench"}})
+        r = await self.setup.post(self.base + "/api/v1/workspaces", headers=self.cookie, json={"workspace": {"name": "replypath", "description": "bench"}})
         r.raise_for_status()
         self.ws_id = r.json()["workspace"]["id"]
-        r = await self.person.get(f"{self.base}/api/v1/workspaces/{self.ws_id}/token", headers=self.cookie)
+        r = await self.setup.get(f"{self.base}/api/v1/workspaces/{self.ws_id}/token", headers=self.cookie)
         r.raise_for_status()
         url = f"{self.base}/mcp/{self.ws_id}?token={r.json()['token']}"
         self.heard: dict[str, float] = {}
@@ -322,12 +380,9 @@ class AgentRQ:
         m = re.search(r"id=(\w+)", r.content[0].text)
         assert m, r
         task_id = m.group(1)
-        await asyncio.sleep(THINK)
         self.event.clear()
-        t0 = now()
-        r = await self.person.post(f"{self.base}/api/v1/workspaces/{self.ws_id}/tasks/{task_id}/reply", headers=self.cookie, json={"reply": {"text": f"yes {i}"}})
-        t1 = now()
-        assert r.status_code == 200, r.text
+        url = f"{self.base}/api/v1/workspaces/{self.ws_id}/tasks/{task_id}/reply"
+        t0, t1 = await self.person("arq_reply", url, self.cookie, THINK, f"yes {i}")
         while task_id not in self.heard:
             await asyncio.wait_for(self.event.wait(), 30)
             self.event.clear()
@@ -346,6 +401,7 @@ def load():
 async def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--loopback", default="bin/loopback", help="the loopback binary")
+    ap.add_argument("--compare", default="", help="another loopback binary (such as main's build) to run beside it as a fourth system, \"loopback (compared)\"")
     ap.add_argument("--loopback-flags", default="", help="more flags for `loopback serve`, space-separated")
     ap.add_argument("--feedback-enhanced", default=str(Path(sys.executable).parent / "mcp-feedback-enhanced"), help="mcp-feedback-enhanced's command ('' leaves it out)")
     ap.add_argument("--agentrq", default="", help="AgentRQ's server binary, built from its repository ('' leaves it out)")
@@ -359,41 +415,44 @@ async def main():
     global THINK
     THINK = args.think
 
-    async with contextlib.AsyncExitStack() as stack:
-        person = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
-        bare = Bare()
-        await bare.start(stack)
-        lb = Loopback(args, person)
-        systems = [lb]
-        if args.feedback_enhanced:
-            systems.append(FeedbackEnhanced(args, person))
-        if args.agentrq:
-            systems.append(AgentRQ(args, person))
-        for s in systems:
-            await s.start(stack)
-        samples = {s.name: {"answer": [], "request": []} for s in systems}
-        samples["bare"] = {"answer": [], "request": []}
-        samples["whoami"] = {"answer": [], "request": []}
-        load_before = load()
-        started = time.time()
-        for rnd in range(args.warmup + args.asks):
-            k = rnd % len(systems)
-            order = systems[k:] + systems[:k]
-            count = rnd >= args.warmup
-            for s in order:
-                answer, request = await s.one(rnd)
+    person = Person()
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            bare = Bare()
+            await bare.start(stack)
+            lb = Loopback(args, person)
+            systems = [lb]
+            if args.compare:
+                systems.append(Loopback(args, person, args.compare, "loopback (compared)"))
+            if args.feedback_enhanced:
+                systems.append(FeedbackEnhanced(args, person))
+            if args.agentrq:
+                systems.append(AgentRQ(args, person))
+            for s in systems:
+                await s.start(stack)
+            samples = {s.name: {"answer": [], "request": []} for s in systems}
+            samples["bare"] = {"answer": [], "request": []}
+            samples["whoami"] = {"answer": [], "request": []}
+            load_before = load()
+            started = time.time()
+            for rnd in range(args.warmup + args.asks):
+                k = rnd % len(systems)
+                order = systems[k:] + systems[:k]
+                count = rnd >= args.warmup
+                for s in order:
+                    answer, request = await s.one(rnd)
+                    if count:
+                        samples[s.name]["answer"].append(answer)
+                        if request is not None:
+                            samples[s.name]["request"].append(request)
+                b = await person("get", bare.url)
+                w = await lb.whoami()
                 if count:
-                    samples[s.name]["answer"].append(answer)
-                    if request is not None:
-                        samples[s.name]["request"].append(request)
-            t0 = now()
-            (await person.get(bare.url)).raise_for_status()
-            b = now() - t0
-            w = await lb.whoami()
-            if count:
-                samples["bare"]["request"].append(b)
-                samples["whoami"]["request"].append(w)
-        took = time.time() - started
+                    samples["bare"]["request"].append(b)
+                    samples["whoami"]["request"].append(w)
+            took = time.time() - started
+    finally:
+        person.close()
 
     floor = statistics.median(samples["bare"]["request"])
     print(f"{args.asks} asks per system (+{args.warmup} warm-up rounds), rotating order, in {took:.0f} s; "
@@ -409,9 +468,8 @@ async def main():
         fr = f"{pct(r, 50) * 1e3:.2f} ms ({pct(r, 50) / floor:.2f}×)" if r else "-"
         fr99 = f"{pct(r, 99) * 1e3:.2f} ms" if r else "-"
         print(f"| {name:<24} | {fa:>26} | {fa99:>9} | {ratio:>7} | {fr:>17} | {fr99:>9} |")
-    if lb.name in samples and "whoami" in samples:
-        rq, wh = samples["loopback"]["request"], samples["whoami"]["request"]
-        print(f"\nLoopback's reply request / whoami, p50: {pct(rq, 50) / pct(wh, 50):.2f}×")
+    rq, wh = samples["loopback"]["request"], samples["whoami"]["request"]
+    print(f"\nLoopback's reply request / whoami, p50: {pct(rq, 50) / pct(wh, 50):.2f}×")
     names = [s.name for s in systems]
     for i, x in enumerate(names):
         for y in names[i + 1:]:
