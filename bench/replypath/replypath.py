@@ -19,7 +19,8 @@ same clock (CLOCK_MONOTONIC), so an interval may start in one and end in the oth
 
 Each round asks each system once, in an order that rotates from round to round, and times one
 bare HTTP round trip (`GET /` on a server that answers every request with the same 2 bytes) and
-one `GET /api/v1/whoami` to Loopback, from the same HTTP client the person uses. Every figure is
+one `GET /api/v1/whoami` to Loopback, from the same HTTP client the person uses, each after the
+same pause as an answer (a request after an idle spell is slower than one right after another). Every figure is
 also given as a ratio to the bare round trip's p50. A system's ask is answered 300 ms after it is
 seen waiting (--think; a person is never faster, and mcp-feedback-enhanced starts its wait 200 ms
 after it has told the tab of a new ask), and the clock runs from just before the answer is sent
@@ -164,7 +165,8 @@ async def _person(conn):
     http = httpx2.AsyncClient(timeout=30)
     tab = {}  # mcp-feedback-enhanced's tab: its WebSocket and what it has been sent
 
-    async def get(url, headers=None):
+    async def get(url, headers=None, think=0):
+        await asyncio.sleep(think)
         t0 = now()
         r = await http.get(url, headers=headers)
         t1 = now()
@@ -264,7 +266,7 @@ class Loopback:
         self.proc.kill()
 
     async def whoami(self) -> float:
-        return await self.person("get", self.api + "/whoami", self.auth)
+        return await self.person("get", self.api + "/whoami", self.auth, THINK)
 
     async def one(self, i: int):
         project = f"replypath-{i}"
@@ -445,7 +447,10 @@ async def main():
                         samples[s.name]["answer"].append(answer)
                         if request is not None:
                             samples[s.name]["request"].append(request)
-                b = await person("get", bare.url)
+                # The floors, timed as the answers are: each after the person's pause (a request
+                # after an idle spell is slower than one right after another, here about 2.1 ms
+                # against 1.3 ms for whoami).
+                b = await person("get", bare.url, None, THINK)
                 w = await lb.whoami()
                 if count:
                     samples["bare"]["request"].append(b)
