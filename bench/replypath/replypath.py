@@ -65,10 +65,19 @@ THINK = 0.3  # how long after an ask is seen waiting the person answers (--think
 now = time.monotonic  # CLOCK_MONOTONIC: the same clock in the driver and the person's process
 
 
+_ports: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now and not handed out before in this run: mcp-feedback-enhanced binds its
+    port only at its first ask, after the other systems have started."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _ports:
+            _ports.add(port)
+            return port
 
 
 async def wait_for(pred, timeout: float, what: str, every: float = 0.005):
