@@ -20,9 +20,9 @@ same clock (CLOCK_MONOTONIC), so an interval may start in one and end in the oth
 Each round asks each system once, in an order that rotates from round to round, and times one
 bare HTTP round trip (`GET /` on a server that answers every request with the same 2 bytes) and
 one `GET /api/v1/whoami` to Loopback, from the same HTTP client the person uses, each after the
-same pause as an answer (a request after an idle spell is slower than one right after another). Every figure is
-also given as a ratio to the bare round trip's p50. A system's ask is answered 300 ms after it is
-seen waiting (--think; a person is never faster, and mcp-feedback-enhanced starts its wait 200 ms
+same pause as an answer (a request after an idle spell is slower than one right after another).
+Every figure is also given as a ratio to the bare round trip's p50. A system's ask is answered
+300 ms after it is seen waiting (--think; a person is never faster, and mcp-feedback-enhanced starts its wait 200 ms
 after it has told the tab of a new ask), and the clock runs from just before the answer is sent
 to the moment the agent's SDK hands back the result (or, for AgentRQ, the notification).
 
