@@ -208,6 +208,11 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 
 	line := reqlog.From(ctx)
 	endLine := line.Hold()
+	// What the wait keeps must not keep the request's context either: through its values (the
+	// keepalive, mcp-go's session and request headers) it holds net/http's response, and so the
+	// connection's buffers, the request and mcp-go's per-request state, about 14 KiB a call that
+	// the hijack let go of otherwise (docs/benchmarks.md). The answer gets the log line only.
+	answerCtx := reqlog.WithLine(context.Background(), line)
 	ka := &keepalive{w: s, streaming: true}
 	ka.comment()
 	progress := func(time.Duration) error { return ka.beat() }
@@ -230,7 +235,7 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 		defer done()
 		defer p.release()
 		p.h.parked.remove(p)
-		p.answer(line, ka, s, p.h.outcome(ctx, askID, reply, err, limit), errors.Is(err, context.Canceled))
+		p.answer(line, ka, s, p.h.outcome(answerCtx, askID, reply, err, limit), errors.Is(err, context.Canceled))
 		endLine(s.sent)
 	})
 	p.h.parked.add(p, cancel) // nothing, if the wait already ended inside Begin

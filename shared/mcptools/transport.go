@@ -330,10 +330,13 @@ func (h *Handler) boundWait(q *request) bool {
 	q.ctx, cancelWait = context.WithCancel(q.ctx)
 	q.atEnd(cancelWait)
 	q.call = parkedKey(q.cred.ID, q.r, q.msg.ID)
+	// onCancel may be kept for as long as the call waits (Waits.Take): it holds what it needs,
+	// not the request (whose writer holds the connection's buffers).
+	line, call := q.line, q.call
 	q.onCancel = func() {
-		q.line.Add(slog.Bool("cancel_reached", true))
+		line.Add(slog.Bool("cancel_reached", true))
 		cancelWait()
-		h.parked.cancel(q.call)
+		h.parked.cancel(call)
 	}
 	return true
 }
