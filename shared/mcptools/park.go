@@ -386,6 +386,13 @@ func appendChunk(dst, b []byte) []byte {
 // Flush implements http.Flusher: every Write is sent at once.
 func (s *rawStream) Flush() {}
 
+// sentBytes is how much was written to the connection.
+func (s *rawStream) sentBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent
+}
+
 // end ends the stream (the last chunk) and closes the connection.
 func (s *rawStream) end() {
 	s.mu.Lock()
