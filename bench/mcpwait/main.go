@@ -9,6 +9,7 @@
 //
 //	go build -o bin/loopback ./cmd/loopback
 //	go run ./bench/mcpwait -bin bin/loopback -replies 200 -waiters 10000
+//	go run ./bench/mcpwait -bin bin/loopback -agents 1000 -settle 150s  # per waiting agent, both revisions
 package main
 
 import (
@@ -36,7 +37,7 @@ import (
 
 // serveArgs are extra flags for `loopback serve`, such as --debug-addr to profile the server. It
 // starts with the open-ask budgets lifted: one credential holds every waiting ask here.
-var serveArgs = []string{"--max-open-asks", "1000000", "--max-open-bytes", "2000000000", "--max-space-open-bytes", "2000000000"}
+var serveArgs = []string{"--max-streams", "1000000", "--max-open-asks", "1000000", "--max-open-bytes", "2000000000", "--max-space-open-bytes", "2000000000"}
 
 // debugAddr is where the server serves its profiles; empty: nowhere.
 var debugAddr string
@@ -53,6 +54,8 @@ func main() {
 	flag.DurationVar(&settle, "settle", 35*time.Second, "how long the waits sit idle before memory is read (Go's runtime forces a collection every 2 minutes)")
 	debugAddrFlag := flag.String("debug-addr", "", "pass --debug-addr to the server, and hold the waits until Enter is pressed")
 	extra := flag.String("serve-flags", "", "more flags for `loopback serve`, space-separated (such as --progress 1m)")
+	agents := flag.Int("agents", 0, "instead: this many waiting agents, each its own client (a 2025-11-25 one with its session's GET stream open), for the memory per waiting agent")
+	protocol := flag.String("protocol", "both", "with -agents: 2025-11-25, 2026-07-28 or both (one after the other)")
 	tasks := flag.Int("tasks", 0, "instead: this many waiting tasks (MCP 2026-07-28 Tasks extension), for the memory and store figures per task")
 	flag.Parse()
 	if debugAddr = *debugAddrFlag; debugAddr != "" {
@@ -60,6 +63,17 @@ func main() {
 	}
 	serveArgs = append(serveArgs, strings.Fields(*extra)...)
 	raiseFileLimit()
+	if *agents > 0 {
+		revisions := []string{rev2025, rev2026}
+		if *protocol != "both" {
+			revisions = []string{*protocol}
+		}
+		if err := runAgents(*bin, *agents, revisions); err != nil {
+			fmt.Fprintln(os.Stderr, "mcpwait:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *tasks > 0 {
 		if err := runTasks(*bin, *tasks); err != nil {
 			fmt.Fprintln(os.Stderr, "mcpwait:", err)
