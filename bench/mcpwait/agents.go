@@ -55,9 +55,12 @@ func runAgentsOf(bin string, n int, revision string) error {
 		firstErr.Do(func() { fmt.Println("first error:", err) })
 	}
 	started := time.Now()
-	// 32 agents start at a time, as a fleet of agents comes up; each then waits.
+	// 32 agents start at a time, as a fleet of agents comes up, spread over -ramp; each then waits.
 	sem := make(chan struct{}, 32)
 	for i := range n {
+		if ramp > 0 {
+			time.Sleep(time.Until(started.Add(ramp * time.Duration(i) / time.Duration(n))))
+		}
 		sem <- struct{}{}
 		go func() {
 			a := &agent{s: s, revision: revision, project: fmt.Sprintf("agents-%d", i%50),
@@ -90,9 +93,11 @@ func runAgentsOf(bin string, n int, revision string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%d agents on %s (%d waiting, %d GET streams open, %d errors; all waiting after %v, read %v later): server RSS %d MiB → %d MiB, %.1f KiB per waiting agent\n",
-		n, revision, waiting, streams.Load(), failed.Load(), allWaiting.Round(time.Second), settle, before>>20, after>>20, float64(after-before)/1024/float64(n))
+	fmt.Printf("%d agents on %s, started over %v (%d waiting, %d GET streams open, %d errors; all waiting after %v, read %v later): server RSS %d MiB → %d MiB, %.1f KiB per waiting agent\n",
+		n, revision, ramp, waiting, streams.Load(), failed.Load(), allWaiting.Round(time.Second), settle, before>>20, after>>20, float64(after-before)/1024/float64(n))
 	if debugAddr != "" {
+		gcd := afterForcedGCs(s)
+		fmt.Printf("after forced GCs: server RSS %d MiB, %.1f KiB per waiting agent\n", gcd>>20, float64(gcd-before)/1024/float64(n))
 		fmt.Println("profiles at http://" + debugAddr + "/debug/pprof/ — press Enter to finish")
 		bufio.NewReader(os.Stdin).ReadString('\n')
 	}

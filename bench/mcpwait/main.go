@@ -42,6 +42,9 @@ var serveArgs = []string{"--max-streams", "1000000", "--max-open-asks", "1000000
 // debugAddr is where the server serves its profiles; empty: nowhere.
 var debugAddr string
 
+// ramp spreads the agents' arrival (-agents).
+var ramp time.Duration
+
 // settle is how long the waiting calls sit before the server's memory is read.
 var settle time.Duration
 
@@ -55,6 +58,7 @@ func main() {
 	debugAddrFlag := flag.String("debug-addr", "", "pass --debug-addr to the server, and hold the waits until Enter is pressed")
 	extra := flag.String("serve-flags", "", "more flags for `loopback serve`, space-separated (such as --progress 1m)")
 	agents := flag.Int("agents", 0, "instead: this many waiting agents, each its own client (a 2025-11-25 one with its session's GET stream open), for the memory per waiting agent")
+	flag.DurationVar(&ramp, "ramp", 0, "with -agents: start the agents evenly over this long (0: as fast as the server takes them, 32 at a time)")
 	protocol := flag.String("protocol", "both", "with -agents: 2025-11-25, 2026-07-28 or both (one after the other)")
 	tasks := flag.Int("tasks", 0, "instead: this many waiting tasks (MCP 2026-07-28 Tasks extension), for the memory and store figures per task")
 	flag.Parse()
@@ -316,14 +320,7 @@ func run(bin string, replies, waiters int) error {
 	fmt.Printf("%d waiting calls (%d seen waiting, %d errors; all waiting after %v, read %v later): server RSS %d MiB → %d MiB, %.1f KiB per waiting call\n",
 		waiters, waiting, failed.Load(), allWaiting.Round(time.Second), settle, before>>20, after>>20, float64(after-before)/1024/float64(waiters))
 	if debugAddr != "" {
-		for range 3 {
-			if res, err := http.Get("http://" + debugAddr + "/debug/pprof/heap?gc=1"); err == nil {
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-			}
-		}
-		time.Sleep(5 * time.Second)
-		gcd, _ := rss(s.cmd.Process.Pid)
+		gcd := afterForcedGCs(s)
 		fmt.Printf("after forced GCs: server RSS %d MiB, %.1f KiB per waiting call\n", gcd>>20, float64(gcd-before)/1024/float64(waiters))
 		fmt.Println("profiles at http://" + debugAddr + "/debug/pprof/ — press Enter to finish")
 		bufio.NewReader(os.Stdin).ReadString('\n')
@@ -332,6 +329,20 @@ func run(bin string, replies, waiters int) error {
 		return fmt.Errorf("%d calls failed, %d of %d waiting", failed.Load(), waiting, waiters)
 	}
 	return nil
+}
+
+// afterForcedGCs has the server collect three times (its profile endpoint's gc=1) and returns
+// its resident memory 5 s later: what is live, against what was garbage not yet given back.
+func afterForcedGCs(s *server) int64 {
+	for range 3 {
+		if res, err := http.Get("http://" + debugAddr + "/debug/pprof/heap?gc=1"); err == nil {
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	}
+	time.Sleep(5 * time.Second)
+	gcd, _ := rss(s.cmd.Process.Pid)
+	return gcd
 }
 
 func percentiles(d []time.Duration) (p50, p99 time.Duration) {
