@@ -20,8 +20,8 @@ import (
 // a waiting call is (park.go): it takes the connection from net/http, sends the SSE head itself,
 // and lets net/http's handling end. What is left while the session lives is the connection, a
 // goroutine blocked reading it (to hear the client leave), a timer, and the session as mcp-go
-// knows it (streamSession), through which whatever mcp-go sends to the session's client reaches
-// the stream.
+// knows it (streamSession, in place of what mcp-go kept since initialize: forgetSession), through
+// which whatever mcp-go sends to the session's client reaches the stream.
 //
 // The stream carries, as mcp-go's did, every notification mcp-go sends to the session (a
 // broadcast, or one sent to this session), as a `message` event; and a comment line every
@@ -193,7 +193,7 @@ func (h *Handler) parkStream(q *request) bool {
 	// the session's POSTs with what it made then); the stream takes the session's place.
 	ctx := context.WithoutCancel(q.r.Context())
 	registered := h.streams.add(ss, func() bool {
-		h.mcp.UnregisterSession(ctx, ss.id)
+		h.forgetSession(ctx, ss.id)
 		return h.mcp.RegisterSession(ctx, ss) == nil
 	})
 
@@ -211,6 +211,32 @@ func (h *Handler) parkStream(q *request) bool {
 	go ss.read(conn)
 	return false
 }
+
+// forgetSession has mcp-go let go of what it keeps of session id since its initialize: the
+// session it made then (its four channels, about 9.5 KiB) and its per-session tables, as a
+// DELETE of the session would. Loopback's sessions keep nothing (the id carries the client and
+// the credential), so mcp-go then serves each of the session's POSTs with a session of that
+// request's own, as it serves every 2026-07-28 request; what mcp-go sends to the session's client
+// reaches the parked stream, which takes the session's place.
+//
+// Seam: it goes when mcp-go keeps no state for a session whose ids the application manages, or
+// lets the application drop it.
+func (h *Handler) forgetSession(ctx context.Context, id string) {
+	r, err := http.NewRequestWithContext(ctx, http.MethodDelete, "/mcp", nil)
+	if err != nil {
+		return
+	}
+	r.Header.Set(mcp.HeaderSessionID, id)
+	h.http.ServeHTTP(discardWriter{}, r)
+}
+
+// discardWriter is an http.ResponseWriter that writes nothing: what mcp-go answers a DELETE of
+// its own (forgetSession) goes to no client.
+type discardWriter struct{}
+
+func (discardWriter) Header() http.Header         { return http.Header{} }
+func (discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (discardWriter) WriteHeader(int)             {}
 
 // read hears the client leave: nothing more is read of the connection.
 func (ss *streamSession) read(conn net.Conn) {
