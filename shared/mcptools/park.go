@@ -24,8 +24,9 @@ import (
 // wait is parked instead, when the connection allows it (HTTP/1.1 that can be hijacked, a client
 // that takes SSE, nothing written yet): the call takes the connection from net/http, sends the
 // SSE stream's headers itself, and lets mcp-go's handling and net/http's goroutine end. What is
-// left while the person thinks is the connection, a goroutine blocked reading it (to hear the
-// client leave) and the wait's callbacks (Waiter.Begin). When the wait ends, the answer is made
+// left while the person thinks is the connection, watched for the client leaving (hangup.go: on
+// Linux one poller for every parked connection, elsewhere a goroutine reading it) and the wait's
+// callbacks (Waiter.Begin). When the wait ends, the answer is made
 // by mcp-go as always: the request is handled again with the outcome in hand, and what mcp-go
 // writes goes onto the stream as its one `message` event; then the stream ends and the
 // connection closes.
@@ -231,24 +232,21 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 	done := w.Track()
 	limit := w.limitOf(ctx)
 	p.h.parked.reserve(p)
+	// The client leaving is the one thing the connection can say now: nothing more is read. It
+	// is heard from before the wait begins (the connection is closed once the wait ends, and its
+	// descriptor may be another's then), and ends the wait once there is one.
+	var hung hangupOnce
+	stopHangup := onHangup(conn, hung.hear)
 	cancel := w.Begin(ctx, gate.CredentialFrom(ctx), askID, followed, progress, func(reply *ask.Reply, err error) {
 		defer done()
 		defer p.release()
+		stopHangup()
 		p.h.parked.remove(p)
 		p.answer(line, ka, s, p.h.outcome(answerCtx, askID, reply, err, limit), errors.Is(err, context.Canceled))
 		endLine(s.sent)
 	})
 	p.h.parked.add(p, cancel) // nothing, if the wait already ended inside Begin
-	// The client leaving is the one thing the connection can say now: nothing more is read.
-	go func() {
-		var b [1]byte
-		for {
-			if _, err := conn.Read(b[:]); err != nil {
-				cancel(context.Canceled)
-				return
-			}
-		}
-	}()
+	hung.set(func() { cancel(context.Canceled) })
 	return true
 }
 

@@ -182,9 +182,10 @@ func mustMarshal(v any) string {
 	return string(b)
 }
 
-// TestParkedWaitsHoldOneGoroutine: a parked wait holds one goroutine (the read that hears its
-// client leave), not net/http's two and mcp-go's forwarder; a client that leaves ends its wait
-// (the ask stops showing an agent waiting) and its goroutine.
+// TestParkedWaitsHoldOneGoroutine: a parked wait holds at most one goroutine (on Linux none: one
+// poller hears every parked connection's client leave, hangup.go; elsewhere a read), not
+// net/http's two and mcp-go's forwarder; a client that leaves ends its wait (the ask stops
+// showing an agent waiting) and its goroutine.
 func TestParkedWaitsHoldOneGoroutine(t *testing.T) {
 	d := newTestDeployment(t, deployOpts{Progress: time.Second})
 	headers := initSession(t, d.MCP, d.Token, testClientInfo)
@@ -211,9 +212,13 @@ func TestParkedWaitsHoldOneGoroutine(t *testing.T) {
 	// What the calls hold once the goroutines that parked them have ended (they end on their
 	// own, just after the calls park): waited for, and failed after testwait.Within.
 	during := 0
-	eventually(t, fmt.Sprintf("%d parked calls to hold at most 1.2 goroutines each", n), func() bool {
+	most := 1.2
+	if runtime.GOOS == "linux" {
+		most = 0.1
+	}
+	eventually(t, fmt.Sprintf("%d parked calls to hold at most %.1f goroutines each", n, most), func() bool {
 		during = settle()
-		return float64(during-before)/n <= 1.2
+		return float64(during-before)/n <= most
 	})
 	for _, c := range calls {
 		c.conn.Close()

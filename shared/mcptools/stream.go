@@ -3,7 +3,6 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -18,8 +17,8 @@ import (
 // session's notifications, net/http's connection buffers and the session's channels: with the
 // agent's waiting call, about 97 KiB per agent (docs/benchmarks.md). So the stream is parked as
 // a waiting call is (park.go): it takes the connection from net/http, sends the SSE head itself,
-// and lets net/http's handling end. What is left while the session lives is the connection, a
-// goroutine blocked reading it (to hear the client leave), a timer, and the session as mcp-go
+// and lets net/http's handling end. What is left while the session lives is the connection,
+// watched for the client leaving (hangup.go), a timer, and the session as mcp-go
 // knows it (streamSession, in place of what mcp-go kept since initialize: forgetSession), through
 // which whatever mcp-go sends to the session's client reaches the stream.
 //
@@ -56,6 +55,7 @@ type streamSession struct {
 	registered bool // with mcp-go, as the session's stream
 	tick       *time.Timer
 	stops      []func()
+	stopHangup func() // stops hearing the client leave (hangup.go); nil until heard from
 }
 
 // Initialize implements server.ClientSession.
@@ -208,7 +208,17 @@ func (h *Handler) parkStream(q *request) bool {
 		ss.tick = time.AfterFunc(w.Progress, ss.beat)
 	}
 	ss.mu.Unlock()
-	go ss.read(conn)
+	// The client leaving: heard from until the stream ends (end stops it before the connection
+	// closes; a hangup that comes first ends the stream).
+	stop := onHangup(conn, ss.end)
+	ss.mu.Lock()
+	if ss.over {
+		ss.mu.Unlock()
+		stop()
+	} else {
+		ss.stopHangup = stop
+		ss.mu.Unlock()
+	}
 	return false
 }
 
@@ -238,17 +248,6 @@ func (discardWriter) Header() http.Header         { return http.Header{} }
 func (discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (discardWriter) WriteHeader(int)             {}
 
-// read hears the client leave: nothing more is read of the connection.
-func (ss *streamSession) read(conn net.Conn) {
-	var b [1]byte
-	for {
-		if _, err := conn.Read(b[:]); err != nil {
-			ss.end()
-			return
-		}
-	}
-}
-
 // beat sends a comment line every Waiter.Progress; a write that fails ends the stream.
 func (ss *streamSession) beat() {
 	if _, err := ss.s.Write([]byte(streamComment)); err != nil {
@@ -275,6 +274,9 @@ func (ss *streamSession) end() {
 		ss.tick.Stop()
 	}
 	stops, registered := ss.stops, ss.registered
+	if ss.stopHangup != nil {
+		stops = append(stops, ss.stopHangup) // before the connection closes, below
+	}
 	ss.stops = nil
 	ss.mu.Unlock()
 	for _, stop := range stops {
