@@ -186,11 +186,11 @@ func (h *Handler) parkStream(q *request) bool {
 		notes: make(chan mcp.JSONRPCNotification, 16), release: q.stream, done: make(chan struct{})}
 	q.stream = nil // the stream gives its place back when it ends
 	ss.endLine = q.line.Hold()
-	// A head that cannot be written closes the connection: the reader below hears it.
+	// A head that cannot be written closes the connection: the hangup below hears it.
 	_ = ss.s.head(q.w.Header())
 	// mcp-go knows the stream as the session's, as it knew its own: what it sends to the
-	// session's client comes here. It registered the session at initialize (and goes on serving
-	// the session's POSTs with what it made then); the stream takes the session's place.
+	// session's client comes here. It registered the session at initialize; it lets go of that
+	// (forgetSession), and the stream takes the session's place.
 	ctx := context.WithoutCancel(q.r.Context())
 	registered := h.streams.add(ss, func() bool {
 		h.forgetSession(ctx, ss.id)
@@ -199,6 +199,13 @@ func (h *Handler) parkStream(q *request) bool {
 
 	w := h.cfg.Waiter
 	ss.mu.Lock()
+	if ss.over { // the session's DELETE came meanwhile
+		ss.mu.Unlock()
+		if registered {
+			h.mcp.UnregisterSession(ctx, ss.id)
+		}
+		return false
+	}
 	ss.registered = registered
 	ss.stops = append(ss.stops,
 		w.Revocations.OnRevoke(q.cred, ss.end),
