@@ -1,9 +1,10 @@
 import { useEffect, useRef } from 'preact/hooks';
-import { findAsk, loadAsk, navigate, takeDetailFocus, useApp } from '../state';
+import { findAsk, loadAsk, navigate, takeDetailFocus, undoPending, useApp } from '../state';
+import { lastTab } from './shortcuts';
 import type { Ask } from '../types';
 import { ApprovalView } from './Approval';
 import { BriefingView } from './Briefing';
-import { agentOf, askTitle, KIND_LABEL, StatusChips, Time, useNow } from './common';
+import { agentOf, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
 import { BackIcon, KindIcon } from './icons';
 import { QuestionView } from './Question';
 import { ReviewView } from './Review';
@@ -27,11 +28,14 @@ export function AskView({ id }: { id: string }) {
     if (takeDetailFocus() || !document.activeElement?.closest('[data-ask-row]')) heading.current?.focus({ preventScroll: true });
   }, [id, !!ask]);
 
+  // Back to the list the ask was opened from (an ask answered here still goes back to the Inbox).
+  const from = lastTab.current === 'history' ? 'history' : 'inbox';
   const back = (
-    <button type="button" class="back-btn" onClick={() => navigate({ name: s.route.name === 'ask' && ask?.status === 'closed' ? 'history' : 'inbox' })}>
-      <BackIcon /> <span>{ask?.status === 'closed' ? 'History' : 'Inbox'}</span>
+    <button type="button" class="back-btn" onClick={() => navigate({ name: from })}>
+      <BackIcon /> <span>{from === 'history' ? 'History' : 'Inbox'}</span>
     </button>
   );
+  const pending = s.pending?.askId === id;
 
   if (!ask) {
     return (
@@ -52,7 +56,7 @@ export function AskView({ id }: { id: string }) {
   }
 
   return (
-    <article class={`ask-view kind-${ask.kind} status-${ask.status}`} aria-labelledby={`title-${ask.id}`}>
+    <article class={`ask-view kind-${ask.kind} status-${ask.status} ${pending ? 'is-pending' : ''}`} aria-labelledby={`title-${ask.id}`}>
       {back}
       <header class="ask-head">
         <div class="meta">
@@ -77,10 +81,10 @@ export function AskView({ id }: { id: string }) {
           tabIndex={-1}
           ref={heading}
         >
-          {askTitle(ask, 200)}
+          <TitleText ask={ask} max={200} />
         </h2>
         <div class="head-status">
-          <StatusChips ask={ask} />
+          <StatusChips ask={ask} known={s.online && s.conn.status === 'live'} />
           {ask.closedAt && (
             <span class="meta-item">
               <Time at={ask.closedAt} prefix="closed " />
@@ -88,6 +92,14 @@ export function AskView({ id }: { id: string }) {
           )}
         </div>
       </header>
+      {pending && (
+        <p class="pending-note" role="status">
+          Your reply is held on this page and goes to the agent in a few seconds.{' '}
+          <button type="button" class="btn small ghost" onClick={() => undoPending()}>
+            Undo
+          </button>
+        </p>
+      )}
       {ask.status === 'closed' && <p class="readonly-note">This ask is closed. It is shown read-only, with its whole thread.</p>}
       <Body ask={ask} />
     </article>
