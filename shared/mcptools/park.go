@@ -182,8 +182,10 @@ func (p *parking) releaseUnlessParked() {
 	}
 }
 
-// parkedResult is what a parked call's handler returns to mcp-go, which writes it nowhere.
-var parkedResult = &mcp.CallToolResult{IsError: true}
+// parkedResult is what a parked call's handler returns to mcp-go, which writes it nowhere. A new
+// one each time: mcp-go writes into a result it is handed (its _meta), so one shared value would
+// be written by every parked call at once.
+func parkedResult() *mcp.CallToolResult { return &mcp.CallToolResult{IsError: true} }
 
 // park parks the wait of a blocking call, and reports whether it did; then the handler returns
 // parkedResult. Otherwise nothing has changed and the call waits as before.

@@ -416,7 +416,7 @@ func (h *Handler) blockingHandler(name string) server.ToolHandlerFunc {
 // wait waits for the person and turns the outcome into the tool's result.
 func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, token mcp.ProgressToken) *mcp.CallToolResult {
 	if p := parkingFrom(ctx); p != nil && p.park(ctx, askID, followed, token) {
-		return parkedResult
+		return parkedResult()
 	}
 	srv := server.ServerFromContext(ctx)
 	n := 0
