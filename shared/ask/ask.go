@@ -136,9 +136,10 @@ type Entry struct {
 	Outcome Outcome
 	RuleID  string
 
-	// A person's turn.
+	// A person's turn, and where they gave it (empty on turns taken before revision 4).
 	Reply *Reply
 	By    *Actor
+	Via   Surface
 
 	// An agent's turn: an answer to a question asked back, or on one briefing point.
 	Answer  string

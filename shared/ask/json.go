@@ -441,6 +441,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		if e.By != nil {
 			o.field("by", e.By)
 		}
+		o.str("via", string(e.Via))
 	case AuthorAgent:
 		o.field("answer", e.Answer)
 		if len(e.Content) > 0 {
@@ -471,13 +472,17 @@ func (e *Entry) UnmarshalJSON(data []byte) error {
 	}
 	switch v.Author {
 	case AuthorHuman:
-		if err := f.only("human entry", "author", "reply", "by", "at"); err != nil {
+		if err := f.only("human entry", "author", "reply", "by", "via", "at"); err != nil {
 			return err
 		}
 		err = firstError(
 			f.get("human entry", "reply", &v.Reply, true),
 			f.get("human entry", "by", &v.By, false),
+			f.get("human entry", "via", &v.Via, false),
 		)
+		if err == nil && v.Via != "" && !v.Via.Valid() {
+			err = fmt.Errorf("human entry.via must be inbox, push, slack or email (got %q)", v.Via)
+		}
 	case AuthorAgent:
 		if err := f.only("agent entry", "author", "answer", "content", "point", "points", "at"); err != nil {
 			return err

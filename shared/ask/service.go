@@ -163,21 +163,30 @@ func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) 
 	return s.create(ctx, a, o.Follow)
 }
 
-// Reply records a person's reply, and returns the replied ask in the contract's JSON as the
-// store wrote it (encoded once, for the store and the response alike). Two replies racing on one
-// ask never both win: the loser is judged against the ask as the winner left it. A reply that
-// remembers a rule (an approval's) makes the rule first (replyRemembering).
+// Reply records a person's reply given in the inbox; see ReplyVia.
 func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
+	return s.ReplyVia(ctx, space, id, r, by, SurfaceInbox)
+}
+
+// ReplyVia records a person's reply given on surface via (the inbox, a notification, Slack,
+// email), and returns the replied ask in the contract's JSON as the store wrote it (encoded once,
+// for the store and the response alike). Two replies racing on one ask never both win, whatever
+// their surfaces: the loser is judged against the ask as the winner left it. A reply that
+// remembers a rule (an approval's) makes the rule first (replyRemembering).
+func (s *Service) ReplyVia(ctx context.Context, space, id string, r Reply, by *Actor, via Surface) (WireAsk, error) {
+	if !via.Valid() {
+		return WireAsk{}, Errorf(EInternal, "reply via unknown surface %q", via)
+	}
 	var a *Ask
 	var wire json.RawMessage
 	write := func() error {
 		var err error
-		a, wire, err = s.change(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
+		a, wire, err = s.change(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReplyVia(a, r, by, via, s.Now) }))
 		return err
 	}
 	var err error
 	if r.Remember != nil {
-		err = s.replyRemembering(ctx, space, id, r, by, write)
+		err = s.replyRemembering(ctx, space, id, r, by, via, write)
 	} else {
 		err = write()
 	}
