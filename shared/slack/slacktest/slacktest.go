@@ -313,7 +313,9 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 
 // socket is Socket Mode's websocket: hello, then the envelopes the test sends.
 func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
-	c, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+	// slack-go dials with Origin: https://api.slack.com, as Slack's own server expects.
+	up := websocket.Upgrader{CheckOrigin: func(r *http.Request) bool { return r.Header.Get("Origin") == "https://api.slack.com" }}
+	c, err := up.Upgrade(w, r, nil)
 	if err != nil {
 		return
 	}
