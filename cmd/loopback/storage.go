@@ -48,8 +48,10 @@ type backend struct {
 	// cleanup deletes what expired, where the backend does not do it by itself (DynamoDB's time
 	// to live does); nil when there is nothing to do.
 	cleanup func(ctx context.Context, now time.Time) error
-	where   string // for the log
-	dbPath  string // the SQLite database's file; "" for DynamoDB
+	// slack keeps Slack's links and settings; nil where the backend keeps none (DynamoDB, so far).
+	slack  ask.SlackStore
+	where  string // for the log
+	dbPath string // the SQLite database's file; "" for DynamoDB
 }
 
 func openStorage(ctx context.Context, c storageConfig) (*backend, error) {
@@ -86,7 +88,7 @@ func openSQLite(ctx context.Context, c storageConfig) (*backend, error) {
 		}
 		return err
 	}
-	return &backend{store: db, blobs: blobs, cleanup: cleanup, where: c.dir, dbPath: filepath.Join(c.dir, "loopback.db")}, nil
+	return &backend{store: db, blobs: blobs, cleanup: cleanup, slack: db, where: c.dir, dbPath: filepath.Join(c.dir, "loopback.db")}, nil
 }
 
 // openAWS opens the DynamoDB table (and the S3 bucket) with the standard AWS configuration:

@@ -71,6 +71,9 @@ type SlackStore interface {
 	PutSlackChannel(ctx context.Context, space, channel string) error
 }
 
+// ESlackInvalid is a Slack setting that does not fit (a channel that is no channel's name).
+const ESlackInvalid = "slack.invalid"
+
 const (
 	// SlackCodeTTL is how long a link code links.
 	SlackCodeTTL = 10 * time.Minute
@@ -130,11 +133,11 @@ func CheckSlackChannel(ch string) error {
 		return nil
 	}
 	if len(ch) > MaxSlackChannel {
-		return Errorf(ERequestInvalid, "channel is at most %d characters", MaxSlackChannel)
+		return Errorf(ESlackInvalid, "channel is at most %d characters", MaxSlackChannel)
 	}
 	for _, r := range strings.TrimPrefix(ch, "#") {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return Errorf(ERequestInvalid, "channel must be a Slack channel id (C0123…) or a #name; %q is neither", ch)
+			return Errorf(ESlackInvalid, "channel must be a Slack channel id (C0123…) or a #name; %q is neither", ch)
 		}
 	}
 	return nil

@@ -43,6 +43,33 @@ func ValidateResponse(method, path string, status int, contentType string, body 
 	if err != nil {
 		return err
 	}
+	return api.validate(method, path, status, contentType, body)
+}
+
+// ValidateResponseDraft is ValidateResponse against the next revision's document while that
+// revision is open (emitted as openapi.<Revision+1>.json, not yet frozen): its new operations can
+// be checked before the revision is the current one. Once it is frozen (and Revision names it),
+// there is no draft and every call wraps ErrUnknownOperation.
+func ValidateResponseDraft(method, path string, status int, contentType string, body []byte) error {
+	api, err := loadDraft()
+	if err != nil {
+		return err
+	}
+	if api == nil {
+		return fmt.Errorf("%w: no draft revision %d", ErrUnknownOperation, Revision+1)
+	}
+	return api.validate(method, path, status, contentType, body)
+}
+
+var loadDraft = sync.OnceValues(func() (*openAPI, error) {
+	raw, err := files.ReadFile(fmt.Sprintf("schema/openapi.%d.json", Revision+1))
+	if err != nil {
+		return nil, nil // no draft
+	}
+	return parseOpenAPI(raw, fmt.Sprintf("openapi.%d.json", Revision+1))
+})
+
+func (api *openAPI) validate(method, path string, status int, contentType string, body []byte) error {
 	op, err := api.find(method, path)
 	if err != nil {
 		return err
@@ -105,7 +132,11 @@ type response struct {
 }
 
 var loadOpenAPI = sync.OnceValues(func() (*openAPI, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(OpenAPI()))
+	return parseOpenAPI(OpenAPI(), openAPIFile)
+})
+
+func parseOpenAPI(raw []byte, openAPIFile string) (*openAPI, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("contract: %s: %w", openAPIFile, err)
 	}
@@ -166,7 +197,7 @@ var loadOpenAPI = sync.OnceValues(func() (*openAPI, error) {
 		}
 	}
 	return api, nil
-})
+}
 
 // follow resolves a response object's local "$ref" (to components/responses), returning the object
 // and its JSON pointer.
