@@ -119,6 +119,9 @@ func setDeadline(a *Ask, in *DeadlineInput, now time.Time) error {
 		if r.Remember != nil {
 			return Errorf(EInputInvalid, "deadline.default must not remember a rule: only a person makes rules")
 		}
+		if r.Outcome == OutcomeDismissed && a.Kind != KindBriefing {
+			return Errorf(EInputInvalid, "deadline.default must be an answer to the %s, not dismissed: leave default out, and you are told that nobody answered", a.Kind)
+		}
 		trial := *a
 		trial.Thread = nil
 		if err := ApplyReplyVia(&trial, r, nil, SurfaceInbox, func() time.Time { return now }); err != nil {

@@ -35,6 +35,7 @@ func TestDeadlineInputRules(t *testing.T) {
 		{"default a choice", &ask.DeadlineInput{InSeconds: 60, Default: yes}, ask.KindQuestion, "", t0.Add(time.Minute)},
 		{"default not offered", &ask.DeadlineInput{InSeconds: 60, Default: &ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"Maybe"}}}, ask.KindQuestion, "not one of the choices offered", time.Time{}},
 		{"default a follow-up", &ask.DeadlineInput{InSeconds: 60, Default: &ask.Reply{Outcome: ask.OutcomeFollowUp, Question: "Why?"}}, ask.KindQuestion, "must close the question", time.Time{}},
+		{"default dismissed", &ask.DeadlineInput{InSeconds: 60, Default: &ask.Reply{Outcome: ask.OutcomeDismissed}}, ask.KindQuestion, "leave default out", time.Time{}},
 		{"default for a review", &ask.DeadlineInput{InSeconds: 60, Default: &ask.Reply{Outcome: ask.OutcomeApproved}}, ask.KindReview, "", t0.Add(time.Minute)},
 		{"review default answered", &ask.DeadlineInput{InSeconds: 60, Default: yes}, ask.KindReview, "not a reply the person could give to this review", time.Time{}},
 		{"briefing default dismissed", &ask.DeadlineInput{InSeconds: 60, Default: &ask.Reply{Outcome: ask.OutcomeDismissed}}, ask.KindBriefing, "", t0.Add(time.Minute)},
