@@ -39,6 +39,7 @@ type Storage interface {
 	ask.UploadStore
 	ask.PushStore
 	ask.RuleStore
+	ask.SettingsStore
 }
 
 // Config is what differs between deployments. Storage and Logger are required.
