@@ -67,6 +67,9 @@ func Render(a *ask.Ask, inbox string) Message {
 		blocks = append(blocks, slackapi.NewContextBlock("lb.state", markdown(waitingLine(a))))
 		blocks = append(blocks, slackapi.NewActionBlock("lb.links", openButton(a, inbox)))
 	default:
+		if n := escalation(a); n != nil {
+			blocks = append(blocks, slackapi.NewContextBlock("lb.escalated", markdown(":rotating_light: "+escape(n.Text))))
+		}
 		blocks = append(blocks, slackapi.NewActionBlock("lb.actions", append(buttons(a), openButton(a, inbox))...))
 	}
 	return Message{Text: clip(fallback, maxFallback), Blocks: blocks}
@@ -184,6 +187,16 @@ func openButton(a *ask.Ask, inbox string) slackapi.BlockElement {
 	b := slackapi.NewButtonBlockElement(ActionOpen, a.ID, plain("Open in Loopback", maxButtonText))
 	b.URL = inbox
 	return b
+}
+
+// escalation is the ask's escalation notice, if nobody answered in time.
+func escalation(a *ask.Ask) *ask.Entry {
+	for i := range a.Thread {
+		if e := &a.Thread[i]; e.Author == ask.AuthorLoopback && e.Event == ask.NoticeEscalated {
+			return e
+		}
+	}
+	return nil
 }
 
 // lastHuman is the person's last turn, if any.

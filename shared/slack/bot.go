@@ -114,45 +114,111 @@ func (b *Bot) Deliver(ctx context.Context, ch ask.Change) error {
 	if err != nil {
 		return err
 	}
-	if len(refs) == 0 {
-		if !ch.Opened || a.Status != ask.AwaitingHuman {
-			return nil
+	if len(refs) == 0 && ch.Opened && a.Status == ask.AwaitingHuman {
+		targets, err := b.targets(ctx, a)
+		if err != nil {
+			return err
 		}
-		return b.post(ctx, a)
+		return b.post(ctx, a, targets)
 	}
-	return b.update(ctx, a, refs)
+	err = b.update(ctx, a, refs)
+	if _, ok := ask.EscalationFor(ch); ok {
+		// Nobody answered in time: the other people of the space, and the escalation's channel.
+		targets, terr := b.escalationTargets(ctx, a, refs)
+		if terr == nil {
+			terr = b.post(ctx, a, targets)
+		}
+		err = errors.Join(err, terr)
+	}
+	return err
 }
 
 // target is where a new ask goes: a channel, or a linked person's DM (To).
 type target struct{ channel, to string }
 
-func (b *Bot) targets(ctx context.Context, space string) ([]target, error) {
-	channel, err := b.Store.SlackChannel(ctx, space)
+// targets are where a new ask goes: the space's channel when it set one, or else a DM to the
+// person whose agent raised it, if they linked (every linked person of the space for an ask
+// raised in nobody's name).
+func (b *Bot) targets(ctx context.Context, a *ask.Ask) ([]target, error) {
+	channel, err := b.Store.SlackChannel(ctx, a.Space)
 	if err != nil {
 		return nil, err
 	}
 	if channel != "" {
 		return []target{{channel: channel}}, nil
 	}
-	links, err := b.Store.SlackLinks(ctx, space)
+	links, err := b.liveLinks(ctx, a.Space)
 	if err != nil {
 		return nil, err
 	}
 	var out []target
 	for _, l := range links {
-		if _, err := b.Gate.Live(ctx, space, l.CredentialID); err != nil {
-			continue // a revoked person's link hears nothing more
+		if a.RaisedBy == nil || a.RaisedBy.ID == "" || l.Person.ID == a.RaisedBy.ID {
+			out = append(out, target{channel: l.UserID, to: l.UserID})
 		}
-		out = append(out, target{channel: l.UserID, to: l.UserID})
 	}
 	return out, nil
 }
 
-func (b *Bot) post(ctx context.Context, a *ask.Ask) error {
-	targets, err := b.targets(ctx, a.Space)
+// liveLinks are the space's links whose credential is live: a revoked person's link hears
+// nothing more.
+func (b *Bot) liveLinks(ctx context.Context, space string) ([]*ask.SlackLink, error) {
+	links, err := b.Store.SlackLinks(ctx, space)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []*ask.SlackLink
+	for _, l := range links {
+		if _, err := b.Gate.Live(ctx, space, l.CredentialID); err == nil {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// escalationTargets are whom an escalation reaches in Slack (ask.EscalationFor): the linked
+// people among ask.Recipients, as DMs, and the space's escalation channel; none that already has
+// the ask.
+func (b *Bot) escalationTargets(ctx context.Context, a *ask.Ask, refs []*ask.SlackMessage) ([]target, error) {
+	has := map[string]bool{}
+	for _, r := range refs {
+		has[r.Channel] = true
+		if r.To != "" {
+			has[r.To] = true
+		}
+	}
+	var out []target
+	creds, err := b.Gate.Credentials.Credentials(ctx, a.Space)
+	if err != nil {
+		return nil, err
+	}
+	links, err := b.liveLinks(ctx, a.Space)
+	if err != nil {
+		return nil, err
+	}
+	byPerson := map[string]*ask.SlackLink{}
+	for _, l := range links {
+		byPerson[l.Person.ID] = l
+	}
+	for _, p := range ask.Recipients(a, ask.People(creds)) {
+		if l := byPerson[p.ID]; l != nil && !has[l.UserID] {
+			has[l.UserID] = true
+			out = append(out, target{channel: l.UserID, to: l.UserID})
+		}
+	}
+	if b.Service.Settings != nil {
+		e, err := b.Service.Settings.Escalation(ctx, a.Space)
+		if err != nil {
+			return nil, err
+		}
+		if e.SlackChannel != "" && !has[e.SlackChannel] {
+			out = append(out, target{channel: e.SlackChannel})
+		}
+	}
+	return out, nil
+}
+
+func (b *Bot) post(ctx context.Context, a *ask.Ask, targets []target) error {
 	msg := Render(a, b.InboxURL(a.ID))
 	var errs []error
 	for _, t := range targets {

@@ -445,3 +445,71 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// TestEscalation: an ask nobody answered within the space's escalation time reaches the other
+// linked people of the space as DMs and the escalation's channel; the first message says it was
+// escalated.
+func TestEscalation(t *testing.T) {
+	h := setup(t)
+	h.svc.Settings = h.db
+	h.svc.EscalationUnit = time.Millisecond
+	_, bea, err := gate.Issue(h.ctx, h.db, ask.Credential{Space: "s1", Role: ask.RolePerson, Actor: ask.Actor{ID: "p_bea", Name: "Bea"}, Person: ask.Actor{ID: "p_bea", Name: "Bea"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.link("UADA")
+	code, kept, _ := ask.NewSlackCode(bea, time.Now())
+	_ = h.db.PutSlackCode(h.ctx, kept)
+	if text := h.command("UBEA", "link "+code); !strings.HasPrefix(text, "Linked") {
+		t.Fatalf("bea's link: %q", text)
+	}
+	if _, err := h.svc.SetEscalation(h.ctx, "s1", ask.Escalation{AfterMinutes: 1, ToPeople: true, SlackChannel: "C0ONCALL"}, &h.owner.Person); err != nil {
+		t.Fatal(err)
+	}
+	a := h.question("Yes", "No")
+	first := h.posted(a.ID)
+	if first.Channel != "DADA" {
+		t.Fatalf("first posted to %s, want Ada's DM (her agent asked)", first.Channel)
+	}
+	if n := len(h.st.Messages()); n != 1 {
+		t.Fatalf("%d messages before the escalation, want only Ada's", n)
+	}
+	testwait.Eventually(t, "the escalation is due", func() bool {
+		n, err := h.svc.SweepDue(h.ctx)
+		return err == nil && n > 0
+	})
+	testwait.Eventually(t, "the escalation reaches Bea and the channel", func() bool {
+		got := map[string]bool{}
+		for _, m := range h.st.Messages() {
+			if strings.Contains(string(m.Blocks), a.ID) {
+				got[m.Channel] = true
+			}
+		}
+		return got["DADA"] && got["DBEA"] && got["C0ONCALL"] && len(got) == 3
+	})
+	testwait.Eventually(t, "Ada's message says it was escalated", func() bool {
+		for _, m := range h.st.Messages() {
+			if m.TS == first.TS {
+				return strings.Contains(string(m.Latest().Blocks), "lb.escalated")
+			}
+		}
+		return false
+	})
+	// Bea answers from her DM: everyone's copy says so.
+	var bm slacktest.Message
+	for _, m := range h.st.Messages() {
+		if m.Channel == "DBEA" {
+			bm = m
+		}
+	}
+	h.click("UBEA", bm, "lb.choice.0", a.ID)
+	testwait.Eventually(t, "every copy says Bea answered", func() bool {
+		n := 0
+		for _, m := range h.st.Messages() {
+			if strings.Contains(string(m.Latest().Blocks), "Answered by Bea in Slack") {
+				n++
+			}
+		}
+		return n == 3
+	})
+}
