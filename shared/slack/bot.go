@@ -40,6 +40,7 @@ type Bot struct {
 	Now           func() time.Time
 
 	queue   chan ask.Change
+	queueOn sync.Once
 	work    sync.WaitGroup // work done after an ack
 	mu      sync.Mutex
 	last    map[string][sha256.Size]byte // per message (channel+ts): the blocks last sent
@@ -71,14 +72,20 @@ func (b *Bot) InboxURL(id string) string {
 	return strings.TrimRight(b.PublicURL, "/") + "/asks/" + url.PathEscape(id)
 }
 
-// Start runs the delivery worker until ctx ends. Publish queues changes for it.
+func (b *Bot) changes() chan ask.Change {
+	b.queueOn.Do(func() { b.queue = make(chan ask.Change, QueueSize) })
+	return b.queue
+}
+
+// Start runs the delivery worker until ctx ends. Publish queues changes for it (changes
+// published before Start wait in the queue).
 func (b *Bot) Start(ctx context.Context) {
 	b.started.Do(func() {
-		b.queue = make(chan ask.Change, QueueSize)
+		queue := b.changes()
 		b.work.Go(func() {
 			for {
 				select {
-				case ch := <-b.queue:
+				case ch := <-queue:
 					if err := b.Deliver(ctx, ch); err != nil {
 						b.logger().WarnContext(ctx, "slack: delivering a change", "ask", ch.Ask.ID, "err", err)
 					}
@@ -94,13 +101,10 @@ func (b *Bot) Start(ctx context.Context) {
 func (b *Bot) Wait() { b.work.Wait() }
 
 // Publish implements ask.Publisher: it never blocks (a full queue drops the change, and says
-// so). Start must have been called.
+// so).
 func (b *Bot) Publish(ch ask.Change) {
-	if b.queue == nil {
-		return
-	}
 	select {
-	case b.queue <- ch:
+	case b.changes() <- ch:
 	default:
 		b.logger().Warn("slack: the queue is full; a change was not delivered", "ask", ch.Ask.ID)
 	}

@@ -75,6 +75,7 @@ type Server struct {
 	ephemerals []Ephemeral
 	views      []json.RawMessage
 	limited    map[string]limit
+	delays     map[string]time.Duration
 	calls      map[string]int
 	nextTS     int
 	conns      []*websocket.Conn
@@ -93,7 +94,7 @@ func New() *Server {
 	s := &Server{
 		BotToken: "xoxb-standin-bot", AppToken: "xapp-standin-app",
 		ClientID: "1.2", ClientSecret: "standin-client-secret", OAuthCode: "standin-code",
-		users: map[string]User{}, limited: map[string]limit{}, calls: map[string]int{},
+		users: map[string]User{}, limited: map[string]limit{}, delays: map[string]time.Duration{}, calls: map[string]int{},
 		acks: map[string]chan json.RawMessage{}, connected: make(chan struct{}, 16),
 	}
 	mux := http.NewServeMux()
@@ -128,6 +129,13 @@ func (s *Server) RateLimit(method string, n, after int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.limited[method] = limit{n: n, after: after}
+}
+
+// Delay makes every call of method take d before it answers (a slow Slack).
+func (s *Server) Delay(method string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delays[method] = d
 }
 
 // Calls is how many calls of method arrived (429s included).
@@ -189,6 +197,15 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.calls[method]++
+	if d := s.delays[method]; d > 0 {
+		s.mu.Unlock()
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+		s.mu.Lock()
+	}
 	if l := s.limited[method]; l.n > 0 {
 		l.n--
 		s.limited[method] = l
