@@ -582,3 +582,47 @@ func TestLinkStore(t *testing.T) {
 		t.Fatalf("%d takers got the code, want 1", won)
 	}
 }
+
+// TestApprovalAndMultipleChoice: Allow on an approval decides it as the linked person, from
+// Slack; a multiple-choice question's modal takes several picks and words.
+func TestApprovalAndMultipleChoice(t *testing.T) {
+	h := setup(t)
+	h.link("UADA")
+	ap, _, err := h.svc.RequestApproval(h.ctx, h.agent, ask.ApprovalInput{Tool: "Bash", Input: json.RawMessage(`{"command":"npm test"}`), Cwd: "/src/app", Client: "claude-code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := h.posted(ap.ID)
+	if !strings.Contains(string(m.Blocks), `"action_id":"lb.allow"`) || !strings.Contains(string(m.Blocks), "npm test") {
+		t.Fatalf("the approval's message: %s", m.Blocks)
+	}
+	h.click("UADA", m, slack.ActionAllow, ap.ID)
+	testwait.Eventually(t, "the approval is allowed", func() bool { return h.find(ap.ID).Status == ask.Closed })
+	if e := h.find(ap.ID).Thread[0]; e.Reply.Outcome != ask.OutcomeAllowed || e.Via != ask.SurfaceSlack || e.By.ID != "p_ada" {
+		t.Fatalf("the approval's reply: %+v via %q by %+v", e.Reply, e.Via, e.By)
+	}
+
+	q, err := h.svc.AskQuestion(h.ctx, ask.QuestionInput{Question: "Which checks?", Project: "p", Multiple: true,
+		Options: []ask.Choice{{Label: "lint"}, {Label: "unit"}, {Label: "e2e"}}}, ask.Origin{Space: "s1", RaisedBy: &h.owner.Person, CredentialID: h.agent.ID, Role: ask.RoleAgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = h.posted(q.ID)
+	if strings.Contains(string(m.Blocks), "lb.choice.") {
+		t.Fatalf("a multiple-choice question has one button per choice: %s", m.Blocks)
+	}
+	h.click("UADA", m, slack.ActionWords, q.ID)
+	testwait.Eventually(t, "the modal opens", func() bool { return len(h.st.Views()) == 1 })
+	if v := string(h.st.Views()[0]); !strings.Contains(v, `"checkboxes"`) {
+		t.Fatalf("the modal has no choices: %s", v)
+	}
+	resp, err := h.signed.Interaction(h.url+slack.PathInteractivity, slacktest.Submit("UADA", h.st.Views()[0], "and quickly", 0, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	testwait.Eventually(t, "the picks answer", func() bool { return h.find(q.ID).Status == ask.Closed })
+	if r := h.find(q.ID).Thread[0].Reply; strings.Join(r.Selected, ",") != "lint,e2e" || r.Text != "and quickly" {
+		t.Fatalf("the reply: %+v", r)
+	}
+}
