@@ -147,16 +147,39 @@ type Escalation struct {
 	UpdatedBy    *Actor
 }
 
+// ESettingsInvalid refuses a space's settings (its escalation) that do not fit.
+const ESettingsInvalid = "settings.invalid"
+
+// DecodeEscalationInput reads the contract's EscalationInput as a person sends it: JSON, each key
+// once, its three fields and no other, then Validate.
+func DecodeEscalationInput(body []byte) (Escalation, error) {
+	f, err := decodeFields(body, "escalation")
+	if err == nil {
+		err = f.only("escalation", "afterMinutes", "toPeople", "slackChannel")
+	}
+	var e Escalation
+	if err == nil {
+		err = json.Unmarshal(body, &e)
+	}
+	if err != nil {
+		return Escalation{}, Errorf(ESettingsInvalid, "%v", err)
+	}
+	return e, e.Validate()
+}
+
 // Validate checks an escalation as a person sets it.
 func (e *Escalation) Validate() error {
-	var c checker
+	c := checker{}
 	if e.AfterMinutes < 0 || e.AfterMinutes > MaxEscalateAfterMinutes {
-		c.fail(EInputInvalid, "afterMinutes must be between 0 (never) and %d (a week); got %d", MaxEscalateAfterMinutes, e.AfterMinutes)
+		c.fail(ESettingsInvalid, "afterMinutes must be between 0 (never) and %d (a week); got %d", MaxEscalateAfterMinutes, e.AfterMinutes)
 	}
 	c.oneLine("slackChannel", e.SlackChannel)
 	c.maxRunes("slackChannel", e.SlackChannel, MaxSlackChannelRunes)
+	if c.err != nil {
+		c.err.Code = ESettingsInvalid
+	}
 	if e.AfterMinutes > 0 && !e.ToPeople && e.SlackChannel == "" {
-		c.fail(EInputInvalid, "escalation needs someone to tell: toPeople, a slackChannel, or both (or afterMinutes 0 to turn it off)")
+		c.fail(ESettingsInvalid, "escalation needs someone to tell: toPeople, a slackChannel, or both (or afterMinutes 0 to turn it off)")
 	}
 	if c.err != nil {
 		return c.err
