@@ -273,7 +273,10 @@ func (a *Ask) DueAt() *time.Time {
 // agent's, which goes on with the default or without an answer); at its escalation time, an ask
 // still waiting for the person gets a NoticeEscalated, once, and stays open. Nothing is due on a
 // closed ask: a person who answered first has won.
-func ApplyDue(a *Ask, now Clock) bool {
+//
+// unit is how long one of the space's escalation minutes lasts (Service.EscalationUnit), for the
+// notice's words.
+func ApplyDue(a *Ask, now Clock, unit time.Duration) bool {
 	if a.Status == Closed {
 		return false
 	}
@@ -287,7 +290,10 @@ func ApplyDue(a *Ask, now Clock) bool {
 		a.Status, a.ClosedAt, a.Waiting, a.UpdatedAt = Closed, &t, false, t
 		return true
 	}
-	mins := int(a.EscalatesAt.Sub(a.CreatedAt).Round(time.Minute) / time.Minute)
+	if unit <= 0 {
+		unit = time.Minute
+	}
+	mins := int(a.EscalatesAt.Sub(a.CreatedAt).Round(unit) / unit)
 	a.Thread = append(a.Thread, Entry{Author: AuthorLoopback, Event: NoticeEscalated, Text: EscalatedText(mins), At: t})
 	a.UpdatedAt = t
 	return true

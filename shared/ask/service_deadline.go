@@ -45,7 +45,7 @@ func (s *Service) escalate(ctx context.Context, a *Ask) error {
 func (s *Service) CloseDue(ctx context.Context, space, id string) (*Ask, bool, error) {
 	changed := false
 	a, _, err := s.change(ctx, space, id, func(a *Ask) error {
-		changed = ApplyDue(a, s.Now)
+		changed = ApplyDue(a, s.Now, s.escalationUnit())
 		if !changed {
 			return errUnchanged
 		}
