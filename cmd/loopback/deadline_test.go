@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,42 +10,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/loopback-hq/loopback/shared/ask"
-	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/events/eventstest"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 )
-
-// doR4 is s.do for what revision 4 added, which the code does not write as its revision yet
-// (contract.Revision is 3 until the lead freezes r4): the body is checked against the contract's
-// bundle, which holds revision 4, as model (or as a Problem when refused), not against the
-// OpenAPI document of revision 3. Once the code writes revision 4, s.do checks it all.
-func (s *server) doR4(t *testing.T, method, path, token, body, model string) response {
-	t.Helper()
-	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode >= 400 {
-		model = "Problem"
-	}
-	if err := contract.ValidateModel(model, b); err != nil {
-		t.Errorf("%s %s → %d: not a %s: %v\n%s", method, path, res.StatusCode, model, err, b)
-	}
-	return response{res.StatusCode, res.Header, b}
-}
 
 // toolReplyOf is a blocking tool's structured result, the contract's ToolReply.
 func toolReplyOf(t *testing.T, res *mcp.CallToolResult) mcptools.ToolReply {
@@ -94,7 +59,7 @@ func TestDeadlineOnServe(t *testing.T) {
 	// The inbox shows both asks with their deadlines while they count down.
 	var open []*ask.Ask
 	eventually(t, "both asks in the snapshot", func() bool {
-		r := s.doR4(t, "GET", "/api/v1/snapshot", ownerToken, "", "Snapshot")
+		r := s.do(t, "GET", "/api/v1/snapshot", ownerToken, "")
 		var snap struct{ Open []*ask.Ask }
 		json.Unmarshal(r.body, &snap)
 		open = snap.Open
@@ -139,12 +104,12 @@ func TestDeadlineOnServe(t *testing.T) {
 	// The ask nobody waited on closed too, by serve's clock.
 	eventually(t, "the unwatched ask closed at its deadline", func() bool {
 		var a ask.Ask
-		json.Unmarshal(s.doR4(t, "GET", "/api/v1/asks/"+unwatched, ownerToken, "", "Ask").body, &a)
+		json.Unmarshal(s.do(t, "GET", "/api/v1/asks/"+unwatched, ownerToken, "").body, &a)
 		return a.Status == ask.Closed && len(a.Thread) == 1 && a.Thread[0].Event == ask.NoticeDeadline && !a.Waiting
 	})
 
 	// The thread ends with the deadline's notice; a person's answer now is refused.
-	r := s.doR4(t, "GET", "/api/v1/asks/"+got.AskID, ownerToken, "", "Ask")
+	r := s.do(t, "GET", "/api/v1/asks/"+got.AskID, ownerToken, "")
 	var a ask.Ask
 	if err := json.Unmarshal(r.body, &a); err != nil || a.Status != ask.Closed || len(a.Thread) != 1 {
 		t.Fatalf("the ask after its deadline: %v %s", err, r.body)
@@ -152,7 +117,7 @@ func TestDeadlineOnServe(t *testing.T) {
 	if e := a.Thread[0]; e.Event != ask.NoticeDeadline || !strings.Contains(e.Text, "The agent took the default it set: chose “No”.") || a.ClosedAt.Before(a.Deadline.At) {
 		t.Errorf("the notice: %+v, closed at %v for a deadline at %v", e, a.ClosedAt, a.Deadline.At)
 	}
-	if r := s.doR4(t, "POST", "/api/v1/asks/"+got.AskID+"/reply", ownerToken, yes, "Ask"); r.status != 409 || r.problem(t) != ask.EClosed {
+	if r := s.do(t, "POST", "/api/v1/asks/"+got.AskID+"/reply", ownerToken, yes); r.status != 409 || r.problem(t) != ask.EClosed {
 		t.Errorf("answering after the deadline: %d %s", r.status, r.body)
 	}
 
@@ -174,17 +139,17 @@ func TestEscalationOnServe(t *testing.T) {
 	agentToken := s.agentToken(t)
 	_, teammate := s.createToken(t, "--person", "--name", "Grace")
 
-	if r := s.doR4(t, "PUT", "/api/v1/settings/escalation", agentToken, `{"afterMinutes":1,"toPeople":true}`, "EscalationSettings"); r.status != 403 {
+	if r := s.do(t, "PUT", "/api/v1/settings/escalation", agentToken, `{"afterMinutes":1,"toPeople":true}`); r.status != 403 {
 		t.Fatalf("an agent setting the escalation: %d %s", r.status, r.body)
 	}
-	if r := s.doR4(t, "PUT", "/api/v1/settings/escalation", ownerToken, `{"afterMinutes":1}`, "EscalationSettings"); r.status != 422 || r.problem(t) != ask.ESettingsInvalid {
+	if r := s.do(t, "PUT", "/api/v1/settings/escalation", ownerToken, `{"afterMinutes":1}`); r.status != 422 || r.problem(t) != ask.ESettingsInvalid {
 		t.Fatalf("an escalation to no one: %d %s", r.status, r.body)
 	}
-	r := s.doR4(t, "PUT", "/api/v1/settings/escalation", ownerToken, `{"afterMinutes":2,"toPeople":true,"slackChannel":"#ops"}`, "EscalationSettings")
+	r := s.do(t, "PUT", "/api/v1/settings/escalation", ownerToken, `{"afterMinutes":2,"toPeople":true,"slackChannel":"#ops"}`)
 	if r.status != 200 || !strings.Contains(string(r.body), `"updatedBy":{"id":`) {
 		t.Fatalf("setting the escalation: %d %s", r.status, r.body)
 	}
-	if r := s.doR4(t, "GET", "/api/v1/settings/escalation", teammate, "", "EscalationSettings"); r.status != 200 || !strings.Contains(string(r.body), `"afterMinutes":2`) {
+	if r := s.do(t, "GET", "/api/v1/settings/escalation", teammate, ""); r.status != 200 || !strings.Contains(string(r.body), `"afterMinutes":2`) {
 		t.Fatalf("the teammate reading it: %d %s", r.status, r.body)
 	}
 
@@ -224,7 +189,7 @@ func TestEscalationOnServe(t *testing.T) {
 		t.Fatalf("the escalation reaches %+v, want Grace alone", to)
 	}
 	// Once: the person answers, and the next frame is that answer, with one notice before it.
-	if r := s.doR4(t, "POST", "/api/v1/asks/"+id+"/reply", teammate, `{"outcome":"answered","selected":[],"text":"yes"}`, "Ask"); r.status != 200 {
+	if r := s.do(t, "POST", "/api/v1/asks/"+id+"/reply", teammate, `{"outcome":"answered","selected":[],"text":"yes"}`); r.status != 200 {
 		t.Fatalf("answering: %d %s", r.status, r.body)
 	}
 	for {
