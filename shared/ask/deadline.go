@@ -147,16 +147,39 @@ type Escalation struct {
 	UpdatedBy    *Actor
 }
 
+// ESettingsInvalid refuses a space's settings (its escalation) that do not fit.
+const ESettingsInvalid = "settings.invalid"
+
+// DecodeEscalationInput reads the contract's EscalationInput as a person sends it: JSON, each key
+// once, its three fields and no other, then Validate.
+func DecodeEscalationInput(body []byte) (Escalation, error) {
+	f, err := decodeFields(body, "escalation")
+	if err == nil {
+		err = f.only("escalation", "afterMinutes", "toPeople", "slackChannel")
+	}
+	var e Escalation
+	if err == nil {
+		err = json.Unmarshal(body, &e)
+	}
+	if err != nil {
+		return Escalation{}, Errorf(ESettingsInvalid, "%v", err)
+	}
+	return e, e.Validate()
+}
+
 // Validate checks an escalation as a person sets it.
 func (e *Escalation) Validate() error {
-	var c checker
+	c := checker{}
 	if e.AfterMinutes < 0 || e.AfterMinutes > MaxEscalateAfterMinutes {
-		c.fail(EInputInvalid, "afterMinutes must be between 0 (never) and %d (a week); got %d", MaxEscalateAfterMinutes, e.AfterMinutes)
+		c.fail(ESettingsInvalid, "afterMinutes must be between 0 (never) and %d (a week); got %d", MaxEscalateAfterMinutes, e.AfterMinutes)
 	}
 	c.oneLine("slackChannel", e.SlackChannel)
 	c.maxRunes("slackChannel", e.SlackChannel, MaxSlackChannelRunes)
+	if c.err != nil {
+		c.err.Code = ESettingsInvalid
+	}
 	if e.AfterMinutes > 0 && !e.ToPeople && e.SlackChannel == "" {
-		c.fail(EInputInvalid, "escalation needs someone to tell: toPeople, a slackChannel, or both (or afterMinutes 0 to turn it off)")
+		c.fail(ESettingsInvalid, "escalation needs someone to tell: toPeople, a slackChannel, or both (or afterMinutes 0 to turn it off)")
 	}
 	if c.err != nil {
 		return c.err
@@ -250,7 +273,10 @@ func (a *Ask) DueAt() *time.Time {
 // agent's, which goes on with the default or without an answer); at its escalation time, an ask
 // still waiting for the person gets a NoticeEscalated, once, and stays open. Nothing is due on a
 // closed ask: a person who answered first has won.
-func ApplyDue(a *Ask, now Clock) bool {
+//
+// unit is how long one of the space's escalation minutes lasts (Service.EscalationUnit), for the
+// notice's words.
+func ApplyDue(a *Ask, now Clock, unit time.Duration) bool {
 	if a.Status == Closed {
 		return false
 	}
@@ -264,7 +290,10 @@ func ApplyDue(a *Ask, now Clock) bool {
 		a.Status, a.ClosedAt, a.Waiting, a.UpdatedAt = Closed, &t, false, t
 		return true
 	}
-	mins := int(a.EscalatesAt.Sub(a.CreatedAt).Round(time.Minute) / time.Minute)
+	if unit <= 0 {
+		unit = time.Minute
+	}
+	mins := int(a.EscalatesAt.Sub(a.CreatedAt).Round(unit) / unit)
 	a.Thread = append(a.Thread, Entry{Author: AuthorLoopback, Event: NoticeEscalated, Text: EscalatedText(mins), At: t})
 	a.UpdatedAt = t
 	return true

@@ -99,13 +99,13 @@ func TestApplyDue(t *testing.T) {
 
 	t.Run("before the deadline nothing is due", func(t *testing.T) {
 		a := newQ(yes)
-		if ask.ApplyDue(a, fixed(t0.Add(59*time.Second))) || len(a.Thread) != 0 {
+		if ask.ApplyDue(a, fixed(t0.Add(59*time.Second)), time.Minute) || len(a.Thread) != 0 {
 			t.Fatalf("changed: %+v", a.Thread)
 		}
 	})
 	t.Run("with a default", func(t *testing.T) {
 		a := newQ(yes)
-		if !ask.ApplyDue(a, fixed(t0.Add(time.Minute))) {
+		if !ask.ApplyDue(a, fixed(t0.Add(time.Minute)), time.Minute) {
 			t.Fatal("nothing done at the deadline")
 		}
 		if a.Status != ask.Closed || a.ClosedAt == nil || a.DueAt() != nil {
@@ -123,13 +123,13 @@ func TestApplyDue(t *testing.T) {
 		if !ok || r.Outcome != ask.OutcomeAnswered || r.Selected[0] != "Yes" || r.By != nil || r.Deadline == nil || !r.Deadline.Default {
 			t.Fatalf("move = %+v %v", r, ok)
 		}
-		if ask.ApplyDue(a, fixed(t0.Add(time.Hour))) {
+		if ask.ApplyDue(a, fixed(t0.Add(time.Hour)), time.Minute) {
 			t.Fatal("a closed ask was due again")
 		}
 	})
 	t.Run("without a default", func(t *testing.T) {
 		a := newQ(nil)
-		ask.ApplyDue(a, fixed(t0.Add(2*time.Minute)))
+		ask.ApplyDue(a, fixed(t0.Add(2*time.Minute)), time.Minute)
 		if !strings.Contains(a.Thread[0].Text, "set no default, so it was told that nobody answered") {
 			t.Fatalf("notice = %q", a.Thread[0].Text)
 		}
@@ -144,7 +144,7 @@ func TestApplyDue(t *testing.T) {
 		if err := ask.ApplyReplyVia(a, no, alice, ask.SurfaceSlack, fixed(t0.Add(30*time.Second))); err != nil {
 			t.Fatal(err)
 		}
-		if ask.ApplyDue(a, fixed(t0.Add(time.Minute))) {
+		if ask.ApplyDue(a, fixed(t0.Add(time.Minute)), time.Minute) {
 			t.Fatal("the deadline changed an answered ask")
 		}
 		r, _ := ask.PersonsMove(a)
@@ -154,7 +154,7 @@ func TestApplyDue(t *testing.T) {
 	})
 	t.Run("the deadline first, then a person", func(t *testing.T) {
 		a := newQ(yes)
-		ask.ApplyDue(a, fixed(t0.Add(time.Minute)))
+		ask.ApplyDue(a, fixed(t0.Add(time.Minute)), time.Minute)
 		err := ask.ApplyReplyVia(a, ask.Reply{Outcome: ask.OutcomeDismissed}, alice, ask.SurfaceInbox, fixed(t0.Add(61*time.Second)))
 		if ask.ErrorCode(err) != ask.EClosed {
 			t.Fatalf("late reply: %v", err)
@@ -165,7 +165,7 @@ func TestApplyDue(t *testing.T) {
 		if err := ask.ApplyReply(a, ask.Reply{Outcome: ask.OutcomeFollowUp, Question: "Why?"}, alice, fixed(t0.Add(time.Second))); err != nil {
 			t.Fatal(err)
 		}
-		ask.ApplyDue(a, fixed(t0.Add(time.Minute)))
+		ask.ApplyDue(a, fixed(t0.Add(time.Minute)), time.Minute)
 		if a.Status != ask.Closed || ask.CheckInvariants(a) != nil {
 			t.Fatalf("status %s: %v", a.Status, ask.CheckInvariants(a))
 		}
@@ -190,7 +190,7 @@ func TestEscalation(t *testing.T) {
 	if !a.DueAt().Equal(esc) {
 		t.Fatalf("due %v, want the escalation %v", a.DueAt(), esc)
 	}
-	if !ask.ApplyDue(a, fixed(esc)) {
+	if !ask.ApplyDue(a, fixed(esc), time.Minute) {
 		t.Fatal("not escalated")
 	}
 	e := a.Thread[0]
@@ -203,7 +203,7 @@ func TestEscalation(t *testing.T) {
 	if got, ok := ask.EscalationFor(ask.Change{Ask: a}); !ok || got.Event != ask.NoticeEscalated {
 		t.Fatal("the escalating change is not an escalation")
 	}
-	if !a.DueAt().Equal(t0.Add(time.Hour)) || ask.ApplyDue(a, fixed(esc.Add(time.Minute))) {
+	if !a.DueAt().Equal(t0.Add(time.Hour)) || ask.ApplyDue(a, fixed(esc.Add(time.Minute)), time.Minute) {
 		t.Fatalf("due %v after escalating, want the deadline; escalated twice?", a.DueAt())
 	}
 	if err := ask.ApplyReply(a, ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}}, bob, fixed(esc.Add(time.Minute))); err != nil {

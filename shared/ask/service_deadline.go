@@ -45,7 +45,7 @@ func (s *Service) escalate(ctx context.Context, a *Ask) error {
 func (s *Service) CloseDue(ctx context.Context, space, id string) (*Ask, bool, error) {
 	changed := false
 	a, _, err := s.change(ctx, space, id, func(a *Ask) error {
-		changed = ApplyDue(a, s.Now)
+		changed = ApplyDue(a, s.Now, s.escalationUnit())
 		if !changed {
 			return errUnchanged
 		}
@@ -96,17 +96,23 @@ func (s *Service) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return due[0].At, true, nil
 }
 
-// Escalation is a space's escalation, for a person to read.
-func (s *Service) Escalation(ctx context.Context, space string) (Escalation, error) {
+// Escalation is the escalation of cred's space, for a person to read.
+func (s *Service) Escalation(ctx context.Context, cred *Credential) (Escalation, error) {
+	if err := cred.ForPerson(); err != nil {
+		return Escalation{}, err
+	}
 	if s.Settings == nil {
 		return Escalation{}, nil
 	}
-	return s.Settings.Escalation(ctx, space)
+	return s.Settings.Escalation(ctx, cred.Space)
 }
 
-// SetEscalation sets a space's escalation, as a person (by) asked; the transport has checked that
-// the credential is a person's. Asks made from now on escalate by it.
-func (s *Service) SetEscalation(ctx context.Context, space string, e Escalation, by *Actor) (Escalation, error) {
+// SetEscalation sets the escalation of cred's space. Only a person sets it: never an agent's
+// credential. Asks made from now on escalate by it.
+func (s *Service) SetEscalation(ctx context.Context, cred *Credential, e Escalation) (Escalation, error) {
+	if err := cred.ForPerson(); err != nil {
+		return Escalation{}, err
+	}
 	if s.Settings == nil {
 		return Escalation{}, Errorf(EInternal, "this deployment keeps no settings")
 	}
@@ -114,8 +120,9 @@ func (s *Service) SetEscalation(ctx context.Context, space string, e Escalation,
 		return Escalation{}, err
 	}
 	t := s.Now()
-	e.UpdatedAt, e.UpdatedBy = &t, by
-	if err := s.Settings.PutEscalation(ctx, space, e); err != nil {
+	by := cred.Actor
+	e.UpdatedAt, e.UpdatedBy = &t, &by
+	if err := s.Settings.PutEscalation(ctx, cred.Space, e); err != nil {
 		return Escalation{}, err
 	}
 	return e, nil

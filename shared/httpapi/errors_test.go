@@ -47,6 +47,7 @@ var wantStatus = map[string]int{
 	ask.EPushInvalid:          422,
 	ask.ERuleInvalid:          422,
 	ask.ESlackInvalid:         422,
+	ask.ESettingsInvalid:      422,
 	ask.ERuleLimit:            409,
 	ask.EUploadInvalid:        422,
 	ask.EUnauthorized:         401,

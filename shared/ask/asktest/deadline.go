@@ -86,7 +86,9 @@ func testDeadlines(t *testing.T, open func(t *testing.T) Stores) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.SetEscalation(ctx, space, ask.Escalation{AfterMinutes: 5, ToPeople: true}, &ask.Actor{ID: "ada"}); err != nil {
+		_, err = svc.SetEscalation(ctx, agentCred(space, "cred_agent"), ask.Escalation{AfterMinutes: 5, ToPeople: true})
+		wantCode(t, err, ask.EForbidden, "an agent setting the escalation")
+		if _, err := svc.SetEscalation(ctx, personCred(space, "cred_owner"), ask.Escalation{AfterMinutes: 5, ToPeople: true}); err != nil {
 			t.Fatal(err)
 		}
 		q2, err := svc.AskQuestion(ctx, question("Which region?"), o)
