@@ -463,7 +463,7 @@ func TestEscalation(t *testing.T) {
 	if text := h.command("UBEA", "link "+code); !strings.HasPrefix(text, "Linked") {
 		t.Fatalf("bea's link: %q", text)
 	}
-	if _, err := h.svc.SetEscalation(h.ctx, "s1", ask.Escalation{AfterMinutes: 1, ToPeople: true, SlackChannel: "C0ONCALL"}, &h.owner.Person); err != nil {
+	if _, err := h.svc.SetEscalation(h.ctx, h.owner, ask.Escalation{AfterMinutes: 1, ToPeople: true, SlackChannel: "C0ONCALL"}); err != nil {
 		t.Fatal(err)
 	}
 	a := h.question("Yes", "No")
