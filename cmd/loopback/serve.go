@@ -115,7 +115,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	}
 	pushLoopback := os.Getenv(PushLoopbackEnv) == "1"
 	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
-	slackCfg, slackClient, err := slackOpts.config(stored.slack)
+	slackCfg, slackClient, err := slackOpts.config(a.db)
 	if err != nil {
 		return err
 	}

@@ -39,12 +39,6 @@ func slackFlagSet(fs *flag.FlagSet) slackFlags {
 // config is the wiring's Slack: settings always where the store keeps them, the bot with a
 // token.
 func (f slackFlags) config(store ask.SlackStore) (*app.Slack, *slackapi.Client, error) {
-	if store == nil {
-		if *f.botToken != "" {
-			return nil, nil, errors.New("--slack-bot-token: Slack is kept only with --store sqlite so far")
-		}
-		return nil, nil, nil
-	}
 	cfg := &app.Slack{Store: store}
 	if *f.botToken == "" {
 		if *f.appToken != "" || *f.secret != "" {

@@ -88,7 +88,7 @@ func openSQLite(ctx context.Context, c storageConfig) (*backend, error) {
 		}
 		return err
 	}
-	return &backend{store: db, blobs: blobs, cleanup: cleanup, slack: db, where: c.dir, dbPath: filepath.Join(c.dir, "loopback.db")}, nil
+	return &backend{store: db, blobs: blobs, cleanup: cleanup, where: c.dir, dbPath: filepath.Join(c.dir, "loopback.db")}, nil
 }
 
 // openAWS opens the DynamoDB table (and the S3 bucket) with the standard AWS configuration:

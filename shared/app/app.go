@@ -40,6 +40,7 @@ type Storage interface {
 	ask.PushStore
 	ask.RuleStore
 	ask.SettingsStore
+	ask.SlackStore
 }
 
 // Config is what differs between deployments. Storage and Logger are required.

@@ -535,54 +535,6 @@ func TestAckBeforeWork(t *testing.T) {
 	}
 }
 
-// TestLinkStore: a person has one link and a Slack user answers as one person; a code is taken
-// once however many race for it.
-func TestLinkStore(t *testing.T) {
-	h := setup(t)
-	ctx := h.ctx
-	put := func(person, user string) {
-		t.Helper()
-		if err := h.db.PutSlackLink(ctx, &ask.SlackLink{Space: "s1", Person: ask.Actor{ID: person}, CredentialID: h.owner.ID, TeamID: "T1", UserID: user, UserName: user, LinkedAt: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put("p1", "U1")
-	put("p1", "U2") // p1 relinks as U2: U1 answers for nobody
-	if _, err := h.db.SlackLinkByUser(ctx, "T1", "U1"); ask.ErrorCode(err) != ask.ENotFound {
-		t.Fatalf("U1 after p1 relinked: %v", err)
-	}
-	put("p2", "U2") // U2 now links p2: p1 has no link
-	links, err := h.db.SlackLinks(ctx, "s1")
-	if err != nil || len(links) != 1 || links[0].Person.ID != "p2" {
-		t.Fatalf("links: %+v %v", links, err)
-	}
-	if err := h.db.DeleteSlackLink(ctx, "s1", "p1"); ask.ErrorCode(err) != ask.ENotFound {
-		t.Fatalf("unlinking the unlinked: %v", err)
-	}
-	_, kept, _ := ask.NewSlackCode(h.owner, time.Now())
-	if err := h.db.PutSlackCode(ctx, kept); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan error, 8)
-	for range 8 {
-		go func() {
-			_, err := h.db.TakeSlackCode(ctx, kept.Hash, time.Now())
-			got <- err
-		}()
-	}
-	won := 0
-	for range 8 {
-		if err := <-got; err == nil {
-			won++
-		} else if ask.ErrorCode(err) != ask.ENotFound {
-			t.Fatal(err)
-		}
-	}
-	if won != 1 {
-		t.Fatalf("%d takers got the code, want 1", won)
-	}
-}
-
 // TestApprovalAndMultipleChoice: Allow on an approval decides it as the linked person, from
 // Slack; a multiple-choice question's modal takes several picks and words.
 func TestApprovalAndMultipleChoice(t *testing.T) {
