@@ -15,14 +15,14 @@ const slackSecret = "e2e-signing-secret"
 
 // slackServe is `loopback serve` with Slack on, against the stand-in: Socket Mode, and the HTTP
 // interactivity route with a signing secret.
-func slackServe(t *testing.T) (*server, *slacktest.Server) {
+func slackServe(t *testing.T, flags ...string) (*server, *slacktest.Server) {
 	t.Helper()
 	st := slacktest.New()
 	t.Cleanup(st.Close)
 	st.AddUser(slacktest.User{ID: "UADA", Name: "ada", RealName: "Ada Lovelace"})
-	s := startServe(t, 15*time.Second, map[string]string{"LOOPBACK_TOKEN": ownerToken},
-		"--slack-bot-token", st.BotToken, "--slack-app-token", st.AppToken,
-		"--slack-signing-secret", slackSecret, "--slack-api-url", st.APIURL())
+	args := append([]string{"--slack-bot-token", st.BotToken, "--slack-app-token", st.AppToken,
+		"--slack-signing-secret", slackSecret, "--slack-api-url", st.APIURL()}, flags...)
+	s := startServe(t, 15*time.Second, map[string]string{"LOOPBACK_TOKEN": ownerToken}, args...)
 	if !st.Connected(15 * time.Second) {
 		t.Fatalf("serve did not connect over Socket Mode:\n%s", s.log.String())
 	}
@@ -32,7 +32,13 @@ func slackServe(t *testing.T) (*server, *slacktest.Server) {
 // linkOwner makes a code as the owner in the inbox's API and sends it over Socket Mode.
 func linkOwner(t *testing.T, s *server, st *slacktest.Server, user string) {
 	t.Helper()
-	r := s.do(t, "POST", "/api/v1/slack/codes", ownerToken, "")
+	linkAs(t, s, st, ownerToken, user)
+}
+
+// linkAs links a person's credential (token) to a Slack user.
+func linkAs(t *testing.T, s *server, st *slacktest.Server, token, user string) {
+	t.Helper()
+	r := s.do(t, "POST", "/api/v1/slack/codes", token, "")
 	if r.status != 201 {
 		t.Fatalf("a link code: %d %s", r.status, r.body)
 	}
@@ -177,5 +183,55 @@ func TestAnswerFromSlack(t *testing.T) {
 	}
 	if r := s.do(t, "PUT", "/api/v1/slack/channel", ownerToken, `{"channel":"not a channel!"}`); r.status != 422 || r.problem(t) != ask.ESlackInvalid {
 		t.Errorf("a bad channel: %d %s", r.status, r.body)
+	}
+}
+
+// TestSlackEscalation: with a space's escalation set in the inbox, an ask nobody answered in time
+// reaches the teammate's Slack DM and the escalation's channel, through loopback serve's own
+// deadline clock; the teammate's click there answers the waiting agent.
+func TestSlackEscalation(t *testing.T) {
+	s, st := slackServe(t, "--escalation-minute", "200ms")
+	agentToken := s.agentToken(t)
+	_, bea := s.createToken(t, "--person", "--name", "bea")
+	linkOwner(t, s, st, "UADA")
+	linkAs(t, s, st, bea, "UBEA")
+	if r := s.do(t, "PUT", "/api/v1/settings/escalation", ownerToken, `{"afterMinutes":1,"toPeople":true,"slackChannel":"C0ONCALL"}`); r.status != 200 {
+		t.Fatalf("escalation: %d %s", r.status, r.body)
+	}
+	call := askInBackground(t, s.agent(t, agentToken), map[string]any{"question": "Roll back the release?", "project": "billing-service", "options": []map[string]any{{"label": "Roll back"}, {"label": "Keep"}}})
+	var bm slacktest.Message
+	eventually(t, "the escalation reaches Bea's DM and the channel", func() bool {
+		got := map[string]bool{}
+		for _, m := range st.Messages() {
+			if strings.Contains(string(m.Blocks), "Roll back the release?") {
+				got[m.Channel] = true
+				if m.Channel == "DBEA" {
+					bm = m
+				}
+			}
+		}
+		return got["DADA"] && got["DBEA"] && got["C0ONCALL"]
+	})
+	var id string
+	if _, after, ok := strings.Cut(string(bm.Blocks), `"value":"`); ok {
+		id, _, _ = strings.Cut(after, `"`)
+	}
+	resp, err := slacktest.Signed{Secret: slackSecret}.Interaction(s.base+slack.PathInteractivity, slacktest.Click("UBEA", bm.Channel, bm.TS, "lb.choice.1", id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if text := textOf(call.wait(t)); !strings.Contains(text, "Keep") {
+		t.Errorf("the agent got: %s", text)
+	}
+	got := decode[struct {
+		Thread []struct {
+			Via string
+			By  struct{ Name string }
+		}
+	}](t, s.do(t, "GET", "/api/v1/asks/"+id, ownerToken, ""))
+	last := got.Thread[len(got.Thread)-1]
+	if last.Via != "slack" || last.By.Name != "bea" {
+		t.Errorf("the answer: via %q by %q", last.Via, last.By.Name)
 	}
 }
