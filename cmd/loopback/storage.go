@@ -48,10 +48,8 @@ type backend struct {
 	// cleanup deletes what expired, where the backend does not do it by itself (DynamoDB's time
 	// to live does); nil when there is nothing to do.
 	cleanup func(ctx context.Context, now time.Time) error
-	// slack keeps Slack's links and settings; nil where the backend keeps none (DynamoDB, so far).
-	slack  ask.SlackStore
-	where  string // for the log
-	dbPath string // the SQLite database's file; "" for DynamoDB
+	where   string // for the log
+	dbPath  string // the SQLite database's file; "" for DynamoDB
 }
 
 func openStorage(ctx context.Context, c storageConfig) (*backend, error) {
