@@ -147,8 +147,10 @@ type Escalation struct {
 	UpdatedBy    *Actor
 }
 
-// ESettingsInvalid refuses a space's settings (its escalation) that do not fit.
-const ESettingsInvalid = "settings.invalid"
+const (
+	// ESettingsInvalid refuses a space's settings (its escalation) that do not fit.
+	ESettingsInvalid = "settings.invalid"
+)
 
 // DecodeEscalationInput reads the contract's EscalationInput as a person sends it: JSON, each key
 // once, its three fields and no other, then Validate.

@@ -107,6 +107,16 @@ func (s *Service) Escalation(ctx context.Context, cred *Credential) (Escalation,
 	return s.Settings.Escalation(ctx, cred.Space)
 }
 
+// EscalationOf is a space's escalation as a delivery channel reads it when it hears of an
+// escalation (EscalationFor): whether to tell the other people (ToPeople) and which Slack channel
+// (SlackChannel). Never served to a credential: a person reads it through Escalation.
+func (s *Service) EscalationOf(ctx context.Context, space string) (Escalation, error) {
+	if s.Settings == nil {
+		return Escalation{}, nil
+	}
+	return s.Settings.Escalation(ctx, space)
+}
+
 // SetEscalation sets the escalation of cred's space. Only a person sets it: never an agent's
 // credential. Asks made from now on escalate by it.
 func (s *Service) SetEscalation(ctx context.Context, cred *Credential, e Escalation) (Escalation, error) {

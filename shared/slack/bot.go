@@ -192,7 +192,7 @@ func (b *Bot) escalationTargets(ctx context.Context, a *ask.Ask, refs []*ask.Sla
 		}
 	}
 	var out []target
-	creds, err := b.Gate.Credentials.Credentials(ctx, a.Space)
+	people, err := gate.People(ctx, b.Gate.Credentials, a.Space)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (b *Bot) escalationTargets(ctx context.Context, a *ask.Ask, refs []*ask.Sla
 	for _, l := range links {
 		byPerson[l.Person.ID] = l
 	}
-	for _, p := range ask.Recipients(a, ask.People(creds)) {
+	for _, p := range ask.Recipients(a, people) {
 		if l := byPerson[p.ID]; l != nil && !has[l.UserID] {
 			has[l.UserID] = true
 			out = append(out, target{channel: l.UserID, to: l.UserID})
