@@ -83,16 +83,8 @@ func TestRoutesHaveTheirFunctions(t *testing.T) {
 // they fall through to the $default function, which answers them as the local binary answers an
 // address that names nothing.
 var localOnly = map[string]string{
-	"GET /api/v1/slack":                     slackLocalOnly,
-	"POST /api/v1/slack/codes":              slackLocalOnly,
-	"DELETE /api/v1/slack/link":             slackLocalOnly,
-	"PUT /api/v1/slack/channel":             slackLocalOnly,
 	"PUT /api/v1/uploads/{spaceId}/{token}": "on AWS an upload ticket is a presigned S3 PUT (upload.Service.Direct) whose token is never given out, so no address of this route names a ticket there",
 }
-
-// slackLocalOnly: Slack's settings are kept by ask.SlackStore, which only SQLite implements so
-// far (docs/slack.md, "On AWS").
-const slackLocalOnly = "Slack's links and settings are kept only by the SQLite store so far; on AWS the DynamoDB store has no ask.SlackStore yet"
 
 // apiDir is the one main package every function of the HTTP API runs (a function per route, so
 // that each has a role of its own).

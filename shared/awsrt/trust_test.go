@@ -136,12 +136,6 @@ func TestServerlessRoleMatrix(t *testing.T) {
 		Routes: keys,
 		Elsewhere: map[string]string{
 			"PUT /api/v1/uploads/{spaceId}/{token}": "on AWS an upload ticket is a presigned S3 PUT; this path falls through to $default (below)",
-			// Slack's settings: only the SQLite store keeps them so far (docs/slack.md).
-			"GET /api/v1/slack":         "Slack's settings are local only so far",
-			"HEAD /api/v1/slack":        "Slack's settings are local only so far",
-			"POST /api/v1/slack/codes":  "Slack's settings are local only so far",
-			"DELETE /api/v1/slack/link": "Slack's settings are local only so far",
-			"PUT /api/v1/slack/channel": "Slack's settings are local only so far",
 		},
 		OK: map[string]int{
 			// A file read redirects to a presigned GET of the object (through CloudFront's /uploads/*).
