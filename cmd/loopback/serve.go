@@ -169,7 +169,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		go watchDatabase(ctx, stored.dbPath, opened, stopServing, logger)
 	}
 	go sweep(ctx, lb, stored.cleanup, logger)
-	slackOpts.start(ctx, lb, slackClient, logger)
+	stopSlack := slackOpts.start(ctx, lb, slackClient, logger)
+	defer stopSlack() // before the database closes: a click's work may still be writing
 	// Deadlines and escalation, on time: one timer for the nearest due time (app.DeadlineClock).
 	go lb.Deadlines.Run(ctx)
 	if *debugAddr != "" {

@@ -58,11 +58,13 @@ func (f slackFlags) config(store ask.SlackStore) (*app.Slack, *slackapi.Client, 
 	return cfg, client, nil
 }
 
-// start runs the bot's delivery, and Socket Mode when there is an app-level token.
-func (f slackFlags) start(ctx context.Context, lb *app.App, client *slackapi.Client, logger *slog.Logger) {
+// start runs the bot's delivery, and Socket Mode when there is an app-level token, until the
+// returned stop, which also waits for the work clicks started (before the database closes).
+func (f slackFlags) start(ctx context.Context, lb *app.App, client *slackapi.Client, logger *slog.Logger) (stop func()) {
 	if lb.Slack == nil {
-		return
+		return func() {}
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	lb.Slack.Start(ctx)
 	if *f.appToken != "" {
 		go func() {
@@ -72,6 +74,10 @@ func (f slackFlags) start(ctx context.Context, lb *app.App, client *slackapi.Cli
 		}()
 	}
 	logger.Info("slack: on", "socket_mode", *f.appToken != "", "http", *f.secret != "")
+	return func() {
+		cancel()
+		lb.Slack.Wait()
+	}
 }
 
 // slackCmd: loopback slack manifest [--name NAME] [--url PUBLIC_URL].
