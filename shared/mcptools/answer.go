@@ -71,10 +71,23 @@ func personName(by *ask.Actor) string {
 	return "The person"
 }
 
+// surfaceWords says where a reply was given, for the model: every surface is the person's own.
+func surfaceWords(via ask.Surface) string {
+	switch via {
+	case ask.SurfaceSlack:
+		return "in Slack, as the Slack user they linked to Loopback"
+	case ask.SurfaceEmail:
+		return "from Loopback's email, through a link sent to them alone"
+	case ask.SurfacePush:
+		return "from a Loopback notification on their device"
+	}
+	return "in Loopback's inbox"
+}
+
 // replyWords says what a reply is: who answered, what they decided, what to do next.
 func replyWords(askID string, r ask.Reply) string {
 	who := personName(r.By)
-	own := fmt.Sprintf("This is %s's own reply to your ask %s, given in Loopback's inbox.", who, askID)
+	own := fmt.Sprintf("This is %s's own reply to your ask %s, given %s.", who, askID, surfaceWords(r.Via))
 	var decided, next string
 	switch r.Outcome {
 	case ask.OutcomeAnswered:
