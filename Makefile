@@ -164,6 +164,7 @@ LAMBDA_DIRS = \
   ApiFilesFunction=api \
   ApiPushFunction=api \
   ApiRulesFunction=api \
+  ApiEscalationFunction=api \
   ApiDefaultFunction=api \
   WsConnectFunction=ws-connect \
   WsDisconnectFunction=ws-disconnect \

@@ -121,6 +121,8 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "POST", "/api/v1/rules", s.createRule, true),
 		gated(personsOnly, "PUT", "/api/v1/rules/{id}", s.updateRule, true),
 		gated(personsOnly, "DELETE", "/api/v1/rules/{id}", s.deleteRule, true),
+		gated(personsOnly, "GET", "/api/v1/settings/escalation", s.readEscalation, true),
+		gated(personsOnly, "PUT", "/api/v1/settings/escalation", s.updateEscalation, true),
 	}
 }
 

@@ -73,6 +73,11 @@ var Matrix = map[string]Row{
 	"POST /api/v1/rules":        {Path: "/api/v1/rules", Body: `{"effect":"allow","tool":"Read","pathPattern":"docs/**"}`, OK: 201, Want: [5]int{OK, OK, 403, 401, OK}},
 	"PUT /api/v1/rules/{id}":    {Path: "/api/v1/rules/rule_none", Body: `{"effect":"deny","tool":"Bash","commandPrefix":"rm"}`, OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
 	"DELETE /api/v1/rules/{id}": {Path: "/api/v1/rules/rule_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	// A space's escalation (revision 4): any person of the space reads and sets it; an agent
+	// never does.
+	"GET /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/settings/escalation": {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", Body: `{"afterMinutes":30,"toPeople":true}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	// The event socket, by bearer token: persons only.
 	"GET /api/v1/events": {Path: "/api/v1/events", OK: 101, Want: [5]int{OK, OK, 403, 401, OK}},
 	// MCP: every live credential may ask (a person trying it alone included).
