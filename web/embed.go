@@ -62,9 +62,9 @@ func SetSecurityHeaders(h http.Header) {
 }
 
 // IsAppRoute reports whether a path is one of the inbox's own pages, served index.html: `/`,
-// `/history`, `/rules`, and `/asks/{id}` (the address get_inbox_link gives an agent).
+// `/history`, `/rules`, `/settings`, and `/asks/{id}` (the address get_inbox_link gives an agent).
 func IsAppRoute(p string) bool {
-	if p == "/" || p == "/history" || p == "/history/" || p == "/rules" || p == "/rules/" {
+	if p == "/" || p == "/history" || p == "/history/" || p == "/rules" || p == "/rules/" || p == "/settings" || p == "/settings/" {
 		return true
 	}
 	id, ok := strings.CutPrefix(p, "/asks/")
