@@ -140,8 +140,8 @@ func TestAnswerFromSlack(t *testing.T) {
 	}
 	resp.Body.Close()
 	res := call.wait(t)
-	if text := textOf(res); !strings.Contains(text, "Deploy") {
-		t.Errorf("the agent got: %s", text)
+	if text := textOf(res); !strings.Contains(text, "Deploy") || !strings.Contains(text, "in Slack") {
+		t.Errorf("the agent got: %s (want the choice, and that it was given in Slack)", text)
 	}
 	r := s.do(t, "GET", "/api/v1/asks/"+id, ownerToken, "")
 	got := decode[struct {
