@@ -17,6 +17,11 @@ import { fileURLToPath } from 'node:url';
 import { launch } from './lib/browser.mjs';
 import { cspViolations, openInbox } from './lib/helpers.mjs';
 import { Server } from './lib/server.mjs';
+import { TARGET } from '../../../e2e/lib/target.mjs';
+
+// Slack's interactivity and commands are served by loopback serve only so far (docs/slack.md, "On
+// AWS"): on aws-local nobody can link.
+const SKIP = TARGET !== 'serve' && 'serve only: the AWS deployment takes no Slack commands yet';
 
 const OUT = process.env.LOOPBACK_SCREENSHOTS ?? join(dirname(fileURLToPath(import.meta.url)), '../../../docs/screenshots');
 const SECRET = 'web-e2e-signing-secret';
@@ -25,6 +30,7 @@ let server;
 let browser;
 
 before(async () => {
+  if (SKIP) return;
   await mkdir(OUT, { recursive: true });
   server = await new Server({
     args: ['--slack-bot-token', 'xoxb-web-e2e', '--slack-signing-secret', SECRET, '--slack-api-url', 'http://127.0.0.1:9/api/'],
@@ -50,7 +56,7 @@ async function command(text, { user = 'UWEBADA', userName = 'ada.web', secret = 
   return { status: res.status, body: await res.json() };
 }
 
-describe('Settings → Slack', () => {
+describe('Settings → Slack', { skip: SKIP }, () => {
   it('links with a one-time code, shows who is linked, and unlinks', async () => {
     const page = await openInbox(browser, server);
     await page.locator('button[aria-controls="account-menu"], button[aria-label^="Account"]').first().click();
