@@ -165,6 +165,7 @@ LAMBDA_DIRS = \
   ApiPushFunction=api \
   ApiRulesFunction=api \
   ApiEscalationFunction=api \
+  ApiSlackFunction=api \
   ApiDefaultFunction=api \
   WsConnectFunction=ws-connect \
   WsDisconnectFunction=ws-disconnect \

@@ -74,6 +74,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	bucket := fs.String("bucket", os.Getenv("LOOPBACK_BUCKET"), "the S3 bucket for uploaded images, with --store dynamodb (empty: the data folder)")
 	create := fs.Bool("create", false, "with --store dynamodb, create the table and bucket if they do not exist")
 	openAsks := openAskFlags(fs)
+	slackOpts := slackFlagSet(fs)
 	readyFile := readyFileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -114,8 +115,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	}
 	pushLoopback := os.Getenv(PushLoopbackEnv) == "1"
 	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
+	slackCfg, slackClient, err := slackOpts.config(a.db)
+	if err != nil {
+		return err
+	}
 	// This process holds the sockets and the waits: the hub reaches both.
 	lb := app.New(app.Config{
+		Slack:    slackCfg,
 		OpenAsks: *openAsks,
 		Storage:  a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: push.NewQueue(ctx, pusher, 2, 1024),
 		PublicURL: base, Limits: limits, Logger: logger, EscalationUnit: *escalationUnit,
@@ -163,6 +169,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		go watchDatabase(ctx, stored.dbPath, opened, stopServing, logger)
 	}
 	go sweep(ctx, lb, stored.cleanup, logger)
+	stopSlack := slackOpts.start(ctx, lb, slackClient, logger)
+	defer stopSlack() // before the database closes: a click's work may still be writing
 	// Deadlines and escalation, on time: one timer for the nearest due time (app.DeadlineClock).
 	go lb.Deadlines.Run(ctx)
 	if *debugAddr != "" {

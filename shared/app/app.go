@@ -23,6 +23,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/mcptools"
+	"github.com/loopback-hq/loopback/shared/slack"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
@@ -39,6 +40,7 @@ type Storage interface {
 	ask.PushStore
 	ask.RuleStore
 	ask.SettingsStore
+	ask.SlackStore
 }
 
 // Config is what differs between deployments. Storage and Logger are required.
@@ -83,6 +85,10 @@ type Config struct {
 	// Push serves the Web Push routes; nil where the deployment sends no pushes.
 	Push *httpapi.PushConfig
 
+	// Slack keeps the person's Slack settings and, with a bot, posts asks and takes answers
+	// (contract revision 4); nil: no Slack routes.
+	Slack *Slack
+
 	// Limits bound what one credential holds at once (waits, MCP streams, event sockets) in this
 	// process. Zero fields: no bound.
 	Limits limit.Limits
@@ -118,6 +124,17 @@ type Wait struct {
 	TaskPoll          time.Duration // the poll interval a task suggests to its client
 }
 
+// Slack is a deployment's Slack: where its links and messages are kept, and its app.
+type Slack struct {
+	Store ask.SlackStore
+	// Bot posts asks and takes answers; nil: the settings only (no Slack app configured). New
+	// sets its Service, Store and Gate; the caller starts it (Bot.Start) and, locally, its Socket
+	// Mode (Bot.RunSocketMode).
+	Bot *slack.Bot
+	// Command is the app's slash command (default /loopback).
+	Command string
+}
+
 // App is one wired Loopback. Its handlers are what a deployment serves: API at /api/, MCP at /mcp.
 type App struct {
 	Service     *ask.Service
@@ -128,6 +145,7 @@ type App struct {
 	API         *httpapi.Server
 	MCP         *mcptools.Handler
 	Hooks       *hooks.Handler // Claude Code's hooks, /hooks/claude-code (approvals)
+	Slack       *slack.Bot     // nil without a Slack app
 	// Deadlines closes asks at their deadlines and escalates them, where this process hears of
 	// every change (Hub set: the local binary); the caller runs it (DeadlineClock.Run). Nil on AWS.
 	Deadlines *DeadlineClock
@@ -159,6 +177,9 @@ func New(cfg Config) *App {
 	if cfg.Publish != nil {
 		publishers = append(publishers, cfg.Publish)
 	}
+	if cfg.Slack != nil && cfg.Slack.Bot != nil {
+		publishers = append(publishers, cfg.Slack.Bot)
+	}
 	if len(publishers) > 0 {
 		svc.Changes = publishers
 	}
@@ -180,6 +201,19 @@ func New(cfg Config) *App {
 		Service: svc, Gate: a.Gate, Logger: cfg.Logger, Tickets: store, Hub: cfg.Hub,
 		PublicURL: cfg.PublicURL, Uploads: a.Uploads, Push: cfg.Push, Revocations: a.Revocations,
 		SocketLimit: perKey(cfg.Limits.SocketsPerCredential),
+	}
+	if cfg.Slack != nil {
+		a.API.Slack = &httpapi.SlackConfig{Store: cfg.Slack.Store, Connected: cfg.Slack.Bot != nil, Command: cfg.Slack.Command}
+		if b := cfg.Slack.Bot; b != nil {
+			b.Service, b.Store, b.Gate = svc, cfg.Slack.Store, a.Gate
+			if b.PublicURL == "" {
+				b.PublicURL = cfg.PublicURL
+			}
+			if b.Logger == nil {
+				b.Logger = cfg.Logger
+			}
+			a.Slack = b
+		}
 	}
 	watcher := cfg.Watcher
 	if watcher == nil && cfg.Hub != nil {
@@ -225,6 +259,9 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 	mux.Handle("/api/", api)
 	mux.Handle("/mcp", a.MCP)
 	mux.Handle("/hooks/", a.Hooks)
+	if a.Slack != nil {
+		mux.Handle("/slack/", a.Slack.Handler())
+	}
 	if rest != nil {
 		mux.Handle("/", rest)
 	}

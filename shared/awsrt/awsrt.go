@@ -246,6 +246,9 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// Failed sign-ins are counted in the table: every instance sees the same count.
 		Throttle:       &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
 		EscalationUnit: env.EscalationUnit,
+		// Slack's settings (links, codes, the space's channel), kept in the table. No Slack app
+		// posts or takes answers on AWS yet (docs/slack.md): the settings say it is not connected.
+		Slack: &app.Slack{Store: store},
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)

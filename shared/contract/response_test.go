@@ -102,6 +102,7 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		"GET /files/{uploadId}", "GET /push/key", "POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
 		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}",
 		"GET /settings/escalation", "PUT /settings/escalation", // revision 4
+		"GET /slack", "PUT /slack/channel", "POST /slack/codes", "DELETE /slack/link", // revision 4
 		"GET /snapshot", "PUT /uploads/{spaceId}/{token}", "GET /whoami",
 	}
 	var got []string

@@ -29,6 +29,7 @@ var statusByCode = map[string]int{
 	ask.EInputInvalid:    http.StatusUnprocessableEntity,
 	ask.EPushInvalid:     http.StatusUnprocessableEntity,
 	ask.ERuleInvalid:     http.StatusUnprocessableEntity,
+	ask.ESlackInvalid:    http.StatusUnprocessableEntity,
 	ask.ESettingsInvalid: http.StatusUnprocessableEntity,
 	ask.ERuleLimit:       http.StatusConflict,
 	ask.EAnswerInvalid:   http.StatusUnprocessableEntity,

@@ -45,6 +45,10 @@ type Server struct {
 	// devices. Nil where the deployment sends no pushes, and then the routes do not exist.
 	Push *PushConfig
 
+	// Slack serves the person's Slack settings (contract revision 4): links, link codes, the
+	// space's channel. Nil where the deployment keeps no Slack state; then the routes do not exist.
+	Slack *SlackConfig
+
 	// SocketLimit bounds the event sockets one credential holds at once; nil, no bound.
 	SocketLimit *limit.PerKey
 
@@ -117,6 +121,10 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "GET", "/api/v1/push/key", s.pushKey, s.Push != nil),
 		gated(personsOnly, "POST", "/api/v1/push/subscriptions", s.subscribePush, s.Push != nil),
 		gated(personsOnly, "DELETE", "/api/v1/push/subscriptions/{id}", s.unsubscribePush, s.Push != nil),
+		gated(personsOnly, "GET", "/api/v1/slack", s.slackSettings, s.Slack != nil),
+		gated(personsOnly, "POST", "/api/v1/slack/codes", s.slackCode, s.Slack != nil),
+		gated(personsOnly, "DELETE", "/api/v1/slack/link", s.slackUnlink, s.Slack != nil),
+		gated(personsOnly, "PUT", "/api/v1/slack/channel", s.slackChannel, s.Slack != nil),
 		gated(personsOnly, "GET", "/api/v1/rules", s.listRules, true),
 		gated(personsOnly, "POST", "/api/v1/rules", s.createRule, true),
 		gated(personsOnly, "PUT", "/api/v1/rules/{id}", s.updateRule, true),

@@ -73,6 +73,13 @@ var Matrix = map[string]Row{
 	"POST /api/v1/rules":        {Path: "/api/v1/rules", Body: `{"effect":"allow","tool":"Read","pathPattern":"docs/**"}`, OK: 201, Want: [5]int{OK, OK, 403, 401, OK}},
 	"PUT /api/v1/rules/{id}":    {Path: "/api/v1/rules/rule_none", Body: `{"effect":"deny","tool":"Bash","commandPrefix":"rm"}`, OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
 	"DELETE /api/v1/rules/{id}": {Path: "/api/v1/rules/rule_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	// Slack (revision 4): a person's, any person's of the space; an agent never links, unlinks or
+	// sets where asks go. Nobody here is linked, so unlinking is 404 to every person.
+	"GET /api/v1/slack":         {Path: "/api/v1/slack", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/slack":        {Path: "/api/v1/slack", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"POST /api/v1/slack/codes":  {Path: "/api/v1/slack/codes", OK: 201, Want: [5]int{OK, OK, 403, 401, OK}},
+	"DELETE /api/v1/slack/link": {Path: "/api/v1/slack/link", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/slack/channel": {Path: "/api/v1/slack/channel", Body: `{"channel":""}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	// A space's escalation (revision 4): any person of the space reads and sets it; an agent
 	// never does.
 	"GET /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
