@@ -14,7 +14,7 @@ export CGO_ENABLED = 0
 # The project's own tools first: cfn-lint and moto_server from .venv (make setup).
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: build dev aws-local setup test test-e2e test-e2e-aws test-claude-code test-codex test-python test-soak test-reach web test-web lint spec spec-check bench clean
+.PHONY: build dev aws-local setup test test-e2e test-e2e-aws test-claude-code test-codex test-python test-soak test-reach web test-web lint spec spec-check bench bench-replypath clean
 
 ## build: the local binary at bin/loopback
 build:
@@ -191,6 +191,10 @@ build-lambdas:
 	  case $$file_out in 7f454c46020101*b700*) ;; *) echo "build-$$id: not a linux/arm64 ELF"; exit 1;; esac; \
 	  printf '%-22s %10d bytes\n' $$id $$(stat -c %s $$dir/$$id/bootstrap); \
 	done
+
+## bench-replypath: a person's answer → the agent's call returns, beside mcp-feedback-enhanced and (with AGENTRQ_SRC, a copy of its repository) AgentRQ (docs/benchmarks.md)
+bench-replypath:
+	bench/replypath/run --asks 200
 
 ## bench-lambdas: each function's size and cold initialisation against moto (docs/benchmarks.md)
 bench-lambdas:

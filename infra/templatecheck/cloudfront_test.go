@@ -200,3 +200,45 @@ func TestHooksReachTheMCPFunction(t *testing.T) {
 		t.Errorf("template.yaml: /hooks/* runs viewer function %q, want /mcp's %q", fn(hooksCB), fn(mcpCB))
 	}
 }
+
+// TestCloudFrontCompresses: the inbox and the API's JSON are compressed at the edge (Compress on
+// the behaviour, and Accept-Encoding in its cache policy, without which CloudFront compresses
+// nothing); the event socket, /mcp and /hooks/* are not, since they stream.
+func TestCloudFrontCompresses(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	resources := samtemplate.Get(doc.Content[0], "Resources")
+	dist := samtemplate.Get(samtemplate.Get(samtemplate.Get(resources, "Distribution"), "Properties"), "DistributionConfig")
+	byPath := map[string]*yaml.Node{"default": samtemplate.Get(dist, "DefaultCacheBehavior")}
+	for _, cb := range samtemplate.Items(samtemplate.Get(dist, "CacheBehaviors")) {
+		byPath[samtemplate.Scalar(samtemplate.Get(cb, "PathPattern"))] = cb
+	}
+	// A managed policy (an id, not a !Ref) is CachingOptimized, which takes gzip and brotli.
+	acceptsEncoding := func(cb *yaml.Node) bool {
+		ref := samtemplate.Get(cb, "CachePolicyId")
+		if ref == nil || ref.Tag != "!Ref" {
+			return ref != nil && ref.Value == "658327ea-f89d-4fab-a63d-7e88639e58f6"
+		}
+		params := samtemplate.Get(samtemplate.Get(samtemplate.Get(samtemplate.Get(resources, ref.Value), "Properties"), "CachePolicyConfig"), "ParametersInCacheKeyAndForwardedToOrigin")
+		return samtemplate.Scalar(samtemplate.Get(params, "EnableAcceptEncodingGzip")) == "true"
+	}
+	for path, want := range map[string]bool{"default": true, "/api/*": true, "/api/v1/events": false, "/mcp": false, "/hooks/*": false} {
+		cb := byPath[path]
+		if cb == nil {
+			t.Fatalf("template.yaml: no cache behaviour %s", path)
+		}
+		got := samtemplate.Scalar(samtemplate.Get(cb, "Compress")) == "true"
+		if got != want {
+			t.Errorf("template.yaml: %s has Compress %v, want %v", path, got, want)
+		}
+		if want && !acceptsEncoding(cb) {
+			t.Errorf("template.yaml: %s compresses, but its cache policy leaves Accept-Encoding out (CloudFront then compresses nothing)", path)
+		}
+	}
+}

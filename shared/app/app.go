@@ -253,8 +253,12 @@ func (a *App) Sockets(poster wsapi.Poster, conns ask.ConnectionStore) *wsapi.Soc
 // the API answers dot segments and doubled slashes with a Problem, so an upload URL with `..` in
 // it is refused, never followed), MCP at /mcp, Claude Code's hooks under /hooks/, and rest (the
 // inbox; nil: nothing) at /.
+//
+// What the API and the inbox send is gzipped for clients that take it (httpapi.Compress, which
+// leaves the event socket's handshake alone); /mcp and /hooks/ are not wrapped, since their
+// waits stream progress that must not sit in a compressor's buffer.
 func (a *App) Handler(rest http.Handler) http.Handler {
-	api := a.API.Handler()
+	api := httpapi.Compress(a.API.Handler())
 	mux := http.NewServeMux()
 	mux.Handle("/api/", api)
 	mux.Handle("/mcp", a.MCP)
@@ -263,7 +267,7 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 		mux.Handle("/slack/", a.Slack.Handler())
 	}
 	if rest != nil {
-		mux.Handle("/", rest)
+		mux.Handle("/", httpapi.Compress(rest))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The API answers its own paths, and any path that cleans to one of them or to /mcp

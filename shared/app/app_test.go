@@ -79,3 +79,43 @@ func sendRaw(addr, method, target string) (*http.Response, error) {
 	res.Body = io.NopCloser(bytes.NewReader(b))
 	return res, err
 }
+
+// The API and the inbox are gzipped for a client that takes it; /mcp (whose waits stream) is not
+// even wrapped: no Vary, no encoding, whatever it sends.
+func TestHandlerCompresses(t *testing.T) {
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "loopback.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lb := app.New(app.Config{Storage: db, Hub: events.NewHub(), PublicURL: "http://127.0.0.1:1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	page := "<!doctype html>" + strings.Repeat("<p>inbox</p>", 500)
+	rest := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, page)
+	})
+	srv := httptest.NewServer(lb.Handler(rest))
+	defer srv.Close()
+	get := func(method, path, body string) *http.Response {
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Accept-Encoding", "gzip")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultTransport.RoundTrip(req) // no transparent gunzip
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	if res := get("GET", "/", ""); res.Header.Get("Content-Encoding") != "gzip" || res.Header.Get("Vary") != "Accept-Encoding" {
+		t.Errorf("the inbox: %v", res.Header)
+	}
+	if res := get("GET", "/api/v1/whoami", ""); res.StatusCode != 401 || res.Header.Get("Vary") != "Accept-Encoding" {
+		t.Errorf("the API: %d %v", res.StatusCode, res.Header)
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	if res := get("POST", "/mcp", init); res.Header.Get("Vary") == "Accept-Encoding" || res.Header.Get("Content-Encoding") != "" {
+		t.Errorf("/mcp is wrapped: %v", res.Header)
+	}
+}

@@ -35,16 +35,32 @@ const Memory = ":memory:"
 // busyTimeout is how long a statement waits for another process's lock before it fails.
 const busyTimeout = 5 * time.Second
 
-// checkpointEvery is how often a connection of its own copies the WAL back into the database file
-// (a PASSIVE checkpoint, which waits for no reader or writer), so that commits need not: SQLite
-// otherwise checkpoints inside whichever commit takes the WAL past 1,000 pages, and that reply
-// then waits for the copy and two fsyncs. With synchronous=NORMAL a checkpoint is also when the
-// WAL is synced: a commit survives the process being killed at once, and a power loss once the
-// next checkpoint (a fraction of a second later) has synced it.
-const checkpointEvery = 200 * time.Millisecond
+// Checkpoints. In WAL mode a commit appends its pages to the WAL; a checkpoint copies them back
+// into the database file and fsyncs both; the first commit after a checkpoint that copied
+// everything starts the WAL again from its beginning, and with synchronous=NORMAL that commit
+// fsyncs the WAL's new header (SQLite's rule, so that a power cut cannot mix old frames with
+// new). Whichever commit comes first after a checkpoint pays that fsync, and in a quiet house
+// that is the person's reply, which comes seconds after the agent's ask: so the WAL is
+// checkpointed by size, not by time. A connection of its own looks at the WAL file's size every
+// checkpointLook and runs a PASSIVE checkpoint (which waits for no reader or writer) only once
+// the file is past walLimit: one commit in about every checkpointPages pages written starts the
+// WAL again, and no commit copies it.
+//
+// The size tells because of journal_size_limit: the commit that starts the WAL again cuts the
+// file back to walLimit, and frames are then written from its start, so the file grows past
+// walLimit only once checkpointPages pages are in the WAL again.
+const (
+	checkpointLook  = 200 * time.Millisecond
+	checkpointPages = 1000 // SQLite's own default for its automatic checkpoints
+
+	// walLimit is the WAL file's size with checkpointPages frames in it: a 32-byte header, then
+	// a 24-byte header and a page (4,096 bytes, SQLite's default, which Loopback keeps) a frame.
+	walLimit = 32 + checkpointPages*(24+4096)
+)
 
 // autocheckpointPages is the WAL size (in pages) at which a commit checkpoints after all: a
-// safety net should the background checkpoints fall behind, well above what one interval writes.
+// safety net should the background checkpoints fall behind, well above what one look's interval
+// writes.
 const autocheckpointPages = 5000
 
 // DB is Loopback's SQLite store.
@@ -53,6 +69,7 @@ type DB struct {
 	r *pool // readers; the same pool as w for an in-memory database
 
 	ck      *pool         // the background checkpoints' connection; nil in memory
+	wal     string        // the WAL's path
 	stopCk  chan struct{} // closed by Close
 	ckEnded chan struct{} // closed when the checkpoint loop has returned
 }
@@ -85,10 +102,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 			f.Close()
 		}
 		dsn := path + "?" + params + "&_journal_mode=WAL&_synchronous=NORMAL" +
-			fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)", autocheckpointPages)
+			fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)&_pragma=journal_size_limit(%d)", autocheckpointPages, walLimit)
 		d.w = openPool(dsn, 1)
 		d.r = openPool(dsn+"&_query_only=1", max(4, runtime.GOMAXPROCS(0)))
 		d.ck = openPool(dsn, 1)
+		d.wal = path + "-wal"
 	}
 	if err := d.init(ctx, path); err != nil {
 		d.Close()
@@ -101,20 +119,31 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	return d, nil
 }
 
-// checkpoints runs a PASSIVE checkpoint every checkpointEvery until Close. One with nothing to
-// copy costs next to nothing; a failed one (the database busy) is simply tried again next time.
+// checkpoints looks at the WAL every checkpointLook until Close, and checkpoints it once it is
+// large.
 func (d *DB) checkpoints() {
 	defer close(d.ckEnded)
-	t := time.NewTicker(checkpointEvery)
+	t := time.NewTicker(checkpointLook)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			_, _ = d.ck.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+			d.checkpointIfLarge()
 		case <-d.stopCk:
 			return
 		}
 	}
+}
+
+// checkpointIfLarge runs a PASSIVE checkpoint if the WAL file is past walLimit, and says whether
+// it ran one. A failed one (the database busy) is simply tried again at the next look.
+func (d *DB) checkpointIfLarge() bool {
+	fi, err := os.Stat(d.wal)
+	if err != nil || fi.Size() <= walLimit {
+		return false
+	}
+	_, _ = d.ck.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+	return true
 }
 
 func openPool(dsn string, conns int) *pool {

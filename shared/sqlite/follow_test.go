@@ -301,21 +301,34 @@ func TestChangeAsk(t *testing.T) {
 	}
 }
 
-// TestCheckpointsInTheBackground: commits leave the WAL to the background checkpoints, which copy
-// it into the database file within a fraction of a second, with no commit doing it.
-func TestCheckpointsInTheBackground(t *testing.T) {
+// TestCheckpointsBySize: commits leave the WAL to the background checkpoints, which copy it into
+// the database file only once it holds checkpointPages pages, so that the commit that starts the
+// WAL again (and fsyncs its header) comes once in that many pages, not after every pause; that
+// commit cuts the WAL file back to walLimit.
+func TestCheckpointsBySize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "loopback.db")
 	d := openPath(t, path)
-	size := func() int64 {
-		fi, err := os.Stat(path)
+	size := func(p string) int64 {
+		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return fi.Size()
 	}
-	seed(t, d, "s", 300, 0) // about 100 pages, in the WAL when the transaction commits
-	before := size()
+	seed(t, d, "s", 300, 0) // about 100 pages
+	if d.checkpointIfLarge() {
+		t.Fatalf("a WAL of %d bytes (limit %d) was checkpointed", size(path+"-wal"), walLimit)
+	}
+	before := size(path)
+	seed(t, d, "t", 4000, 0) // over 1,000 pages, in the WAL when the transaction commits
+	if wal := size(path + "-wal"); wal <= walLimit {
+		t.Fatalf("the WAL is %d bytes after 4,000 asks; want more than %d", wal, walLimit)
+	}
 	testwait.Eventually(t, "a checkpoint to grow the database file from its "+strconv.FormatInt(before, 10)+" bytes", func() bool {
-		return size() > before
+		return size(path) > before
+	})
+	testwait.Eventually(t, "a commit after the checkpoint to cut the WAL back to "+strconv.Itoa(walLimit)+" bytes", func() bool {
+		seed(t, d, "u", 1, 0)
+		return size(path+"-wal") == walLimit
 	})
 }

@@ -86,6 +86,8 @@ func TestPragmas(t *testing.T) {
 		check(pool, "PRAGMA user_version", strconv.Itoa(len(names)))
 	}
 	check("w", "PRAGMA wal_autocheckpoint", "5000") // the background checkpoints do it
+	check("w", "PRAGMA journal_size_limit", strconv.Itoa(walLimit))
+	check("w", "PRAGMA page_size", "4096") // walLimit counts frames of it
 	check("r", "PRAGMA query_only", "1")
 	check("w", "PRAGMA query_only", "0")
 }

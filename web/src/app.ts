@@ -26,6 +26,7 @@ export const store = createStore(
     route: parseRoute(location.pathname, location.search),
     notifications: permission,
     push: derivePushState(startingPushFacts),
+    online: typeof navigator === 'undefined' ? true : navigator.onLine !== false,
   }),
 );
 

@@ -6,9 +6,11 @@
 // The rules, so that nothing an agent writes can steer who is signed in (agents write the markdown
 // this page shows, and several people may share a space):
 //
-// - A token is read from the fragment only when the page loads: the printed link, or a teammate's
+// - A token is read from the fragment when the page loads: the printed link, or a teammate's
 //   (`loopback token create --person`). A later `hashchange` (a link clicked in the page, a script)
-//   never signs in, out or over: its token leaves the address bar at once and is dropped, with a note.
+//   never signs out or over: its token leaves the address bar at once and is dropped, with a note.
+//   Only on a signed-out page, which shows nothing an agent wrote, does a later fragment sign in:
+//   the printed link pasted into that tab.
 // - A token is checked before it is kept: `GET /whoami`, then one read of the inbox. A 401 is refused
 //   with the server's reason. A 403 `auth.forbidden` means an agent's credential, which may only be
 //   used over MCP: it is refused with a word on what to use instead. Neither is ever stored. (The
@@ -165,3 +167,17 @@ function linkRefusalText(c: TokenCheck): string {
 /** Said when a token turns up in the fragment after the page has loaded (and is dropped). */
 export const LATE_LINK_TEXT =
   'A sign-in link was opened inside this page and ignored: a link signs in only when a page is opened with it. To use it, open it in a new tab.';
+
+/**
+ * The token in what the person pasted into the sign-in form: the token itself, or the whole
+ * sign-in link (`http://127.0.0.1:8080/#token=lb_…`), whose fragment holds it.
+ */
+export function tokenFromPaste(text: string): string {
+  const t = text.trim();
+  const i = t.indexOf('#');
+  if (i >= 0) {
+    const token = new URLSearchParams(t.slice(i + 1)).get('token');
+    if (token) return token.trim();
+  }
+  return t;
+}

@@ -134,6 +134,12 @@ export function sanitizeHtml(html: string): DocumentFragment {
     note.title = img.getAttribute('data-blocked-src') ?? '';
     img.replaceWith(note);
   }
+  // A task list's checkboxes (inert) are named by their item: "Done: …" or "Not done: …".
+  for (const box of Array.from(frag.querySelectorAll<HTMLInputElement>('input[type="checkbox"]'))) {
+    const item = box.closest('li');
+    const words = (item?.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 200);
+    box.setAttribute('aria-label', `${box.hasAttribute('checked') ? 'Done' : 'Not done'}${words ? ': ' + words : ''}`);
+  }
   for (const a of Array.from(frag.querySelectorAll('a[data-token-link]'))) {
     const text = document.createElement('span');
     text.className = 'token-link';
@@ -144,15 +150,116 @@ export function sanitizeHtml(html: string): DocumentFragment {
   return frag;
 }
 
-/** Markdown as plain text, for one-line previews (titles in lists, notifications). */
+// ----------------------------------------------------------------------------------- titles --
+//
+// A title is one line: a review's or briefing's title, or a question's first paragraph. Its inline
+// markdown (code spans, emphasis) is rendered, and everything else kept as written: `#` and `_` are
+// text ("PR #1043", "events_v2"), never stripped by a pattern. Links and images become their words
+// (the row around a title is itself a link), and the sanitiser lets only inline text tags through.
+
+const INLINE_TAGS = ['code', 'em', 'strong', 'del', 's', 'b', 'i', 'span', 'sub', 'sup', 'kbd', 'mark'];
+
+const inlineMarked = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: {
+    html({ text }: Tokens.HTML | Tokens.Tag) {
+      return escapeHtml(text);
+    },
+    link(this: { parser: { parseInline(t: Tokens.Generic[]): string } }, { tokens }: Tokens.Link) {
+      return this.parser.parseInline(tokens);
+    },
+    image({ text }: Tokens.Image) {
+      return escapeHtml(text);
+    },
+    br() {
+      return ' ';
+    },
+  },
+});
+
+/** The source of a title's one line: the first block of markdown that has words, as written. */
+export function titleSource(src: string): string {
+  const tokens = marked.lexer(src ?? '');
+  for (const t of tokens) {
+    if (t.type === 'paragraph' || t.type === 'heading' || t.type === 'text') return (t as Tokens.Paragraph).text.replace(/\s+/g, ' ').trim();
+    if (t.type === 'blockquote' || t.type === 'list') {
+      const inner = titleSource(t.raw.replace(/^\s*(?:>|[-*+]|\d+[.)])\s?/gm, ''));
+      if (inner) return inner;
+    }
+  }
+  return '';
+}
+
+const inlineCache = new Map<string, DocumentFragment>();
+
+/**
+ * A title's inline markdown, rendered and sanitised, as a fragment of this document (a copy of a
+ * cached one: a list redraws often). `max` bounds the source's length; CSS ellipsises the rest.
+ */
+export function renderTitle(src: string, max = 200): DocumentFragment {
+  const key = max + '\u0000' + src;
+  let frag = inlineCache.get(key);
+  if (!frag) {
+    let line = titleSource(src);
+    if (line.length > max) line = line.slice(0, max - 1).trimEnd() + '…';
+    const html = inlineMarked.parseInline(line) as string;
+    frag = getPurifier().sanitize(html, {
+      ALLOWED_TAGS: INLINE_TAGS,
+      ALLOWED_ATTR: [],
+      ALLOW_DATA_ATTR: false,
+      ALLOW_ARIA_ATTR: false,
+      RETURN_DOM_FRAGMENT: true,
+    }) as DocumentFragment;
+    if (inlineCache.size > 2000) inlineCache.clear();
+    inlineCache.set(key, frag);
+  }
+  return frag.cloneNode(true) as DocumentFragment;
+}
+
+/** Markdown as plain text, for one-line previews (the page's title, notifications): its words as written. */
 export function plainText(src: string, max = 140): string {
-  const text = (src ?? '')
-    .replace(/```[\s\S]*?```/g, ' ')
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/[*_`#>~|]+/g, '')
-    .replace(/\s+/g, ' ')
-    .trim();
+  const text = tokensText(marked.lexer(src ?? '')).replace(/\s+/g, ' ').trim();
   return text.length > max ? text.slice(0, max - 1).trimEnd() + '…' : text;
+}
+
+function tokensText(tokens: readonly Tokens.Generic[]): string {
+  let out = '';
+  for (const t of tokens) {
+    switch (t.type) {
+      case 'code':
+      case 'html':
+      case 'hr':
+      case 'space':
+      case 'def':
+        out += ' ';
+        break;
+      case 'image':
+        out += (t as Tokens.Image).text;
+        break;
+      case 'codespan':
+        out += (t as Tokens.Codespan).text;
+        break;
+      case 'escape':
+        out += (t as Tokens.Escape).text;
+        break;
+      case 'br':
+        out += ' ';
+        break;
+      case 'list':
+        for (const item of (t as Tokens.List).items) out += ' ' + tokensText(item.tokens);
+        out += ' ';
+        break;
+      case 'table':
+        out += ' ';
+        break;
+      default: {
+        const kids = (t as { tokens?: Tokens.Generic[] }).tokens;
+        out += kids ? tokensText(kids) : ((t as { text?: string }).text ?? '');
+        if (t.type === 'paragraph' || t.type === 'heading' || t.type === 'blockquote') out += ' ';
+      }
+    }
+  }
+  return out;
 }

@@ -64,13 +64,25 @@ export function byClosedDesc(a: Ask, b: Ask): number {
   return compareTimes(b.closedAt ?? b.updatedAt, a.closedAt ?? a.updatedAt) || (a.id < b.id ? -1 : 1);
 }
 
-/** Open asks, newest first, of one project or of all (project ''). */
-export function openAsks(m: AskMap, project = ''): Ask[] {
+const openCache = new WeakMap<AskMap, Map<string, readonly Ask[]>>();
+
+/**
+ * Open asks, newest first, of one project or of all (project ''). The list is kept for the map it
+ * came from (maps are never changed in place: a change is a new map), so the many reads of one
+ * render sort once; callers must not change it.
+ */
+export function openAsks(m: AskMap, project = ''): readonly Ask[] {
+  let byProject = openCache.get(m);
+  if (!byProject) openCache.set(m, (byProject = new Map()));
+  const held = byProject.get(project);
+  if (held) return held;
   const out: Ask[] = [];
   for (const a of m.values()) {
     if (a.status !== 'closed' && (!project || a.project === project)) out.push(a);
   }
-  return out.sort(byCreatedDesc);
+  out.sort(byCreatedDesc);
+  byProject.set(project, out);
+  return out;
 }
 
 /**

@@ -9,6 +9,7 @@
 //   effects/socket.ts         the event socket's lifecycle (live.ts) and its frames
 //   effects/asks.ts           one ask, a reply, the history pages, the project filter
 //   effects/toasts.ts         toasts and their timers
+//   effects/triage.ts         a reply held for undo, the next ask after an answer, online or not
 //   effects/title.ts          the document's title
 //   effects/notifications.ts  the unseen count and the page's own notifications
 //   effects/webpush.ts        the bell: Web Push on this device
@@ -19,6 +20,7 @@ import { startRouter } from './effects/router';
 import { startSession } from './effects/session';
 import { startTitle } from './effects/title';
 import { startUnseen } from './effects/notifications';
+import { startTriage } from './effects/triage';
 
 export { getState, setState, store, useApp } from './app';
 export { findAsk, parseRoute, routePath, titleOf } from './store';
@@ -31,6 +33,8 @@ export { checkToken, fragmentChanged, resolveChoice, setNotice, signIn, signOut,
 export { deleteRule, loadRules, saveRule } from './effects/rules';
 export { retryLive } from './effects/socket';
 export { toast } from './effects/toasts';
+export { advanceFrom, flushPending, queueReply, undoPending, wide } from './effects/triage';
+export { readSettings as readSettingsNow } from './triage';
 export { checkPush, turnPushOff, turnPushOn } from './effects/webpush';
 
 /**
@@ -42,4 +46,5 @@ export function startEffects(): void {
   startRouter();
   startUnseen();
   startTitle();
+  startTriage();
 }

@@ -6,7 +6,7 @@ import type { ConnState } from './live';
 import { isNewer, mergeAsk, mergeAsks, mergeFrame, needsPerson, type AskMap } from './merge';
 import type { PushState } from './push';
 import { compareTimes } from './time';
-import type { Ask, AskPage, Rule, Whoami } from './types';
+import type { Ask, AskKind, AskPage, Rule, Whoami } from './types';
 
 export type Route = { name: 'inbox' } | { name: 'history' } | { name: 'ask'; id: string } | { name: 'rules'; focus?: string } | { name: 'settings' };
 
@@ -44,6 +44,20 @@ export interface Toast {
   text: string;
   kind: 'ok' | 'error';
   id: number;
+  /** A reply held for undo: the toast offers Undo while it waits (effects/triage.ts). */
+  undo?: boolean;
+}
+
+/** Whose move the list shows: everyone's, the person's, or the agents'. */
+export type MoveFilter = '' | 'yours' | 'agents';
+
+/** A reply held on this page for a few seconds before it is sent, so the person can undo it. */
+export interface PendingReply {
+  askId: string;
+  /** When it goes, in ms since the epoch. */
+  due: number;
+  /** What the toast says, such as "Answer sent". */
+  label: string;
 }
 
 export interface AppState {
@@ -67,6 +81,17 @@ export interface AppState {
   unseen: number;
   toast: Toast | null;
   project: string;
+  /** The list's other filters, over what the page holds (client-side): kind of ask, whose move. */
+  kindFilter: AskKind | '';
+  moveFilter: MoveFilter;
+  /** Open asks that arrived while the list was shown, held behind the "N new" pill. */
+  held: ReadonlySet<string>;
+  /** A reply waiting out its undo time. */
+  pending: PendingReply | null;
+  /** Whether the browser says it is online (navigator.onLine and its events). */
+  online: boolean;
+  /** The asks shown are the snapshot kept on this device, from this time (offline); null when live. */
+  staleSince: string | null;
   route: Route;
   /** The shortcuts dialog is open. The dialog follows this flag (effects/help.ts), never the reverse. */
   help: boolean;
@@ -116,6 +141,7 @@ export interface Surroundings {
   route: Route;
   notifications: AppState['notifications'];
   push: PushState;
+  online?: boolean;
 }
 
 export function initialHistory(): HistoryState {
@@ -140,6 +166,12 @@ export function initialState(env: Surroundings): AppState {
     unseen: 0,
     toast: null,
     project: env.project,
+    kindFilter: '',
+    moveFilter: '',
+    held: new Set(),
+    pending: null,
+    online: env.online ?? true,
+    staleSince: null,
     route: env.route,
     help: false,
     notifications: env.notifications,
@@ -214,6 +246,9 @@ export function signedOut(message: string | null): Partial<AppState> {
     extra: new Map(),
     missing: new Set(),
     history: initialHistory(),
+    held: new Set(),
+    pending: null,
+    staleSince: null,
     conn: { status: 'stopped' },
     unseen: 0,
     pushNote: null,
@@ -227,9 +262,23 @@ export function noticeSet(s: AppState, text: string | null): Partial<AppState> {
   return s.token ? { notice: text } : { signInMessage: text };
 }
 
-/** The socket's snapshot: the inbox starts again from it. */
+/** The socket's snapshot: the inbox starts again from it (and shows all of it). */
 export function snapshotReceived(asks: AskMap): Partial<AppState> {
-  return { live: asks, liveReady: true };
+  return { live: asks, liveReady: true, held: new Set(), staleSince: null };
+}
+
+/**
+ * Whether a new open ask waits behind the "N new" pill rather than pushing the rows the person is
+ * looking at down: when the list already shows open asks (an empty list has nothing to shift).
+ */
+export function holdsArrivals(s: AppState): boolean {
+  for (const a of s.live.values()) if (a.status !== 'closed' && !s.held.has(a.id)) return true;
+  return false;
+}
+
+/** The pill was pressed (or the person came back to the list): every held ask shows. */
+export function arrivalsShown(s: AppState): Partial<AppState> {
+  return s.held.size ? { held: new Set() } : {};
 }
 
 /**
@@ -246,7 +295,10 @@ export function askFrame(
   if (next === s.live) return { patch: null, announce: false, isNew: false };
   const patch: Partial<AppState> = { live: next };
   if (s.extra.has(a.id)) patch.extra = mergeFrame(s.extra, a);
-  return { patch, announce: needsPerson(prev, a), isNew: type === 'ask.opened' && !prev };
+  const isNew = type === 'ask.opened' && !prev;
+  if (isNew && a.status !== 'closed' && s.liveReady && holdsArrivals(s)) patch.held = new Set([...s.held, a.id]);
+  else if (s.held.has(a.id) && a.status === 'closed') patch.held = new Set([...s.held].filter((id) => id !== a.id));
+  return { patch, announce: needsPerson(prev, a), isNew };
 }
 
 /** An ask read on its own (GET /asks/{id}). */

@@ -2,10 +2,10 @@
 // sign-in page. Each view is its own file in components/.
 
 import { openAsks } from '../merge';
-import { useApp, type AppState } from '../state';
+import { undoPending, useApp, type AppState } from '../state';
 import { AskView } from './AskView';
-import { ListPane, type Tab } from './AskList';
-import { NoticeBanner, ReloadBanner } from './Banners';
+import { AgentSetup, ListPane, type Tab } from './AskList';
+import { NoticeBanner, ReloadBanner, StaleBanner } from './Banners';
 import { RulesPage } from './Rules';
 import { SettingsPage } from './Settings';
 import { Help } from './Help';
@@ -30,6 +30,7 @@ export function App() {
       <TopBar s={s} />
       {s.banner && <ReloadBanner kind={s.banner} />}
       {s.notice && <NoticeBanner text={s.notice} />}
+      {s.staleSince && <StaleBanner since={s.staleSince} />}
       {s.route.name === 'rules' ? (
         <main id="main" class="layout-page">
           <RulesPage focus={s.route.focus} />
@@ -50,9 +51,15 @@ export function App() {
       )}
       {s.toast && (
         <div class={`toast toast-${s.toast.kind}`} role={s.toast.kind === 'error' ? 'alert' : 'status'}>
-          {s.toast.text}
+          <span>{s.toast.text}</span>
+          {s.toast.undo && s.pending && (
+            <button type="button" class="toast-undo" onClick={() => undoPending()} title="Undo (z)">
+              Undo
+            </button>
+          )}
         </div>
       )}
+      <div id="announcer" class="sr-only" aria-live="polite" aria-atomic="true" />
       <Help />
       {s.choice && <SwitchDialog choice={s.choice} />}
     </div>
@@ -73,6 +80,7 @@ function Placeholder({ s, tab }: { s: AppState; tab: Tab }) {
       ) : (
         <p>All caught up. New asks appear here live.</p>
       )}
+      {tab === 'inbox' && s.liveReady && s.live.size === 0 && <AgentSetup />}
       <p class="muted small">
         Press <kbd>j</kbd>/<kbd>k</kbd> to move through the list, <kbd>?</kbd> for all shortcuts.
       </p>

@@ -95,7 +95,7 @@ type Remember = null | 'allow' | 'deny';
 
 function Verdict({ ask, names }: { ask: ApprovalAsk; names: (id: string) => string }) {
   const [draft, setDraft, resetDraft] = useDraft<ApprovalDraft>(ask.id, emptyDraft, isEmpty);
-  const { busy, send } = useSend(ask);
+  const { busy, send, blocked } = useSend(ask);
   const [remember, setRemember] = useState<Remember>(null);
   const [project, setProject] = useState<Widen>('suggested');
   const [agent, setAgent] = useState<Widen>('suggested');
@@ -149,7 +149,7 @@ function Verdict({ ask, names }: { ask: ApprovalAsk; names: (id: string) => stri
         onInput={(e) => setDraft({ message: (e.target as HTMLTextAreaElement).value })}
       />
       <p id={`why-${ask.id}`} class="reason" role="status" aria-live="polite">
-        {tooLong ? `The message is too long: at most ${MESSAGE_MAX} characters (it has ${message.length}).` : ''}
+        {blocked ?? (tooLong ? `The message is too long: at most ${MESSAGE_MAX} characters (it has ${message.length}).` : '')}
       </p>
 
       {remember && (
@@ -194,7 +194,7 @@ function Verdict({ ask, names }: { ask: ApprovalAsk; names: (id: string) => stri
                     type="button"
                     class={`btn suggestion suggestion-${remember}`}
                     data-suggestion={i}
-                    disabled={busy || (remember === 'deny' && tooLong)}
+                    disabled={busy || !!blocked || (remember === 'deny' && tooLong)}
                     onClick={() => decide(remember === 'allow' ? 'allowed' : 'denied', sg)}
                   >
                     <span class="suggestion-verb">{remember === 'allow' ? 'Always allow' : 'Always deny'}</span>{' '}
@@ -216,13 +216,13 @@ function Verdict({ ask, names }: { ask: ApprovalAsk; names: (id: string) => stri
           type="button"
           class="btn big verdict-deny"
           data-verdict="deny"
-          disabled={busy || tooLong}
+          disabled={busy || tooLong || !!blocked}
           onClick={() => decide('denied')}
           title="Deny (d)"
         >
           {message ? 'Deny with message' : 'Deny'}
         </button>
-        <button type="submit" class="btn big verdict-allow" data-verdict="allow" disabled={busy} title="Allow (a)">
+        <button type="submit" class="btn big verdict-allow" data-verdict="allow" disabled={busy || !!blocked} title="Allow (a)">
           {busy ? 'Sending…' : 'Allow'}
         </button>
         <div class="remember-toggles">

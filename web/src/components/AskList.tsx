@@ -1,29 +1,76 @@
-import { useEffect } from 'preact/hooks';
+import { memo } from 'preact/compat';
+import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { hasDraft } from '../drafts';
 import { historyList, openAsks, projectsOf } from '../merge';
-import { loadHistoryPage, navigate, requestDetailFocus, setProject, useApp, type AppState } from '../state';
-import type { Actor, Ask } from '../types';
-import { agentOf, askTitle, Countdown, KIND_LABEL, StatusChips, Time, useNow } from './common';
+import { arrivalsShown } from '../store';
+import { filtered, type Filters } from '../triage';
+import { loadHistoryPage, navigate, requestDetailFocus, setState, setProject, useApp, type AppState } from '../state';
+import type { Actor, Ask, AskKind } from '../types';
+import { agentOf, Countdown, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
 import { deadlineOf } from '../deadline';
 import { InboxIcon, KindIcon } from './icons';
+import { CopyButton } from './Blocks';
+import type { MoveFilter } from '../store';
 
 export type Tab = 'inbox' | 'history';
 
+export function filtersOf(s: AppState): Filters {
+  return { project: s.project, kind: s.kindFilter, move: s.moveFilter };
+}
+
+/** Everything the list holds for a tab under its filters, held arrivals included. */
 export function listFor(s: AppState, tab: Tab): Ask[] {
+  const f = filtersOf(s);
   return tab === 'history'
-    ? historyList(s.live, s.history.pages, s.history.oldest, s.project)
-    : openAsks(s.live, s.project);
+    ? filtered(historyList(s.live, s.history.pages, s.history.oldest, s.project), { ...f, move: '' })
+    : filtered(openAsks(s.live, s.project), f);
+}
+
+/** The list as shown: on the inbox, without the asks waiting behind the "N new" pill. */
+export function shownList(s: AppState, tab: Tab): Ask[] {
+  const all = listFor(s, tab);
+  return tab === 'inbox' && s.held.size ? all.filter((a) => !s.held.has(a.id)) : all;
+}
+
+/** Rows drawn beyond the screen's edges, each way. */
+const OVERSCAN = 8;
+/** A list this long or shorter is drawn whole: windowing pays only on long ones. */
+const WHOLE = 60;
+/** A row's height before one is measured (styles.css: .ask-row). */
+const ROW_H = 62;
+
+/**
+ * The list's keyboard cursor, for the shortcuts (j/k) and for the triage flow: the list is
+ * windowed, so a row off screen is not in the page to be focused until the list draws it.
+ */
+export const listCursor: {
+  ids: readonly string[];
+  /** Draws the row and focuses it (scrolled into view). */
+  focus: (id: string) => void;
+} = { ids: [], focus: () => {} };
+
+let pendingFocus: string | null = null;
+
+/** Focuses an ask's row once the list has drawn it (after the next render). */
+export function focusRow(id: string): void {
+  pendingFocus = id;
+  listCursor.focus(id);
 }
 
 export function ListPane({ tab }: { tab: Tab }) {
   const s = useApp();
-  useNow();
-  const items = listFor(s, tab);
-  const openCount = openAsks(s.live).length;
-  const yourMove = openAsks(s.live).filter((a) => a.status === 'awaiting_human').length;
-  const projects = projectsOf(s.live, s.history.pages);
-  if (s.project && !projects.includes(s.project)) projects.unshift(s.project);
+  const now = useNow();
+  // Computed again only when what they are made of changes (a key, a move, draws nothing new here).
+  const all = useMemo(() => listFor(s, tab), [tab, s.live, s.history.pages, s.history.oldest, s.project, s.kindFilter, s.moveFilter]);
+  const items = useMemo(() => (tab === 'inbox' && s.held.size ? all.filter((a) => !s.held.has(a.id)) : all), [all, s.held, tab]);
+  const newCount = all.length - items.length;
+  const open = openAsks(s.live);
+  const openCount = open.length;
+  const yourMove = useMemo(() => open.filter((a) => a.status === 'awaiting_human').length, [open]);
+  const known = useMemo(() => projectsOf(s.live, s.history.pages), [s.live, s.history.pages]);
+  const projects = s.project && !known.includes(s.project) ? [s.project, ...known] : known;
   const selected = s.route.name === 'ask' ? s.route.id : null;
+  const isFiltered = !!(s.project || s.kindFilter || (tab === 'inbox' && s.moveFilter));
 
   useEffect(() => {
     if (tab === 'history' && s.history.nextBefore === null && !s.history.loading && !s.history.error) void loadHistoryPage();
@@ -32,53 +79,93 @@ export function ListPane({ tab }: { tab: Tab }) {
   return (
     <div class="list-pane">
       <div class="list-tools">
-        <nav class="tabs" aria-label="Lists">
-          <a
-            href="/"
-            class={`tab ${tab === 'inbox' ? 'on' : ''}`}
-            aria-current={tab === 'inbox' ? 'page' : undefined}
-            onClick={(e) => {
-              e.preventDefault();
-              navigate({ name: 'inbox' });
-            }}
-          >
-            Open <span class="count" aria-label={`${openCount} open, ${yourMove} waiting on you`}>{openCount}</span>
-          </a>
-          <a
-            href="/history"
-            class={`tab ${tab === 'history' ? 'on' : ''}`}
-            aria-current={tab === 'history' ? 'page' : undefined}
-            onClick={(e) => {
-              e.preventDefault();
-              navigate({ name: 'history' });
-            }}
-          >
-            History
-          </a>
-        </nav>
-        <label class="project-filter">
-          <span class="sr-only">Project</span>
-          <select value={s.project} onChange={(e) => setProject((e.target as HTMLSelectElement).value)}>
-            <option value="">All projects</option>
-            {projects.map((p) => (
-              <option value={p} key={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-        </label>
+        <div class="list-tools-row">
+          <nav class="tabs" aria-label="Lists">
+            <a
+              href="/"
+              class={`tab ${tab === 'inbox' ? 'on' : ''}`}
+              aria-current={tab === 'inbox' ? 'page' : undefined}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate({ name: 'inbox' });
+              }}
+            >
+              Open <span class="count" aria-label={`${openCount} open, ${yourMove} waiting on you`}>{openCount}</span>
+            </a>
+            <a
+              href="/history"
+              class={`tab ${tab === 'history' ? 'on' : ''}`}
+              aria-current={tab === 'history' ? 'page' : undefined}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate({ name: 'history' });
+              }}
+            >
+              History
+            </a>
+          </nav>
+          <label class="project-filter">
+            <span class="sr-only">Project</span>
+            <select value={s.project} onChange={(e) => setProject((e.target as HTMLSelectElement).value)}>
+              <option value="">All projects</option>
+              {projects.map((p) => (
+                <option value={p} key={p}>
+                  {p}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+        <div class="list-tools-row filters" title="Filters sort through the asks this page holds; nothing is asked of the server">
+          <label class="filter">
+            <span class="sr-only">Kind</span>
+            <select value={s.kindFilter} onChange={(e) => setState({ kindFilter: (e.target as HTMLSelectElement).value as AskKind | '' })}>
+              <option value="">All kinds</option>
+              {(Object.keys(KIND_LABEL) as AskKind[]).map((k) => (
+                <option value={k} key={k}>
+                  {KIND_LABEL[k]}s
+                </option>
+              ))}
+            </select>
+          </label>
+          {tab === 'inbox' && (
+            <label class="filter">
+              <span class="sr-only">Whose move</span>
+              <select value={s.moveFilter} onChange={(e) => setState({ moveFilter: (e.target as HTMLSelectElement).value as MoveFilter })}>
+                <option value="">Anyone's move</option>
+                <option value="yours">Your move</option>
+                <option value="agents">Agent's move</option>
+              </select>
+            </label>
+          )}
+          {isFiltered && (
+            <span class="filter-note muted small" data-filter-note>
+              {items.length} shown{tab === 'history' ? ' of the asks loaded' : ''}
+            </span>
+          )}
+        </div>
+        {/* Above the list, never in it: arrivals do not push the rows down under the thumb. */}
+        {newCount > 0 && (
+          <button type="button" class="new-pill" data-new-pill onClick={() => setState(arrivalsShown)}>
+            {newCount} new
+          </button>
+        )}
       </div>
 
       {!s.liveReady && tab === 'inbox' ? (
         <div class="list-empty muted">Connecting…</div>
-      ) : items.length === 0 ? (
-        <EmptyList tab={tab} filtered={!!s.project} />
+      ) : items.length === 0 && newCount === 0 ? (
+        <EmptyList tab={tab} filtered={isFiltered} />
       ) : (
-        <ul class="ask-list" aria-label={tab === 'history' ? 'Closed asks' : 'Open asks'}>
-          {items.map((a) => (
-            <AskRow key={a.id} ask={a} selected={a.id === selected} me={s.whoami?.actor ?? null} />
-          ))}
-        </ul>
+        <WindowedList
+          items={items}
+          selected={selected}
+          me={s.whoami?.actor ?? null}
+          now={now}
+          pendingId={s.pending?.askId ?? null}
+          known={s.online && s.conn.status === 'live'}
+          label={tab === 'history' ? 'Closed asks' : 'Open asks'}
+        />
       )}
 
       {tab === 'history' && (
@@ -97,29 +184,148 @@ export function ListPane({ tab }: { tab: Tab }) {
   );
 }
 
+/**
+ * The rows on screen and a few beyond, in a list as tall as all of them (padding stands in for the
+ * rest): a list of 500 asks draws some 30 rows. Every row is as tall as the first one measured.
+ */
+function WindowedList({
+  items,
+  selected,
+  me,
+  now,
+  pendingId,
+  known,
+  label,
+}: {
+  items: Ask[];
+  selected: string | null;
+  me: Actor | null;
+  now: number;
+  pendingId: string | null;
+  known: boolean;
+  label: string;
+}) {
+  const ref = useRef<HTMLUListElement>(null);
+  const rowH = useRef(ROW_H);
+  const count = items.length;
+  const [range, setRange] = useState<[number, number]>([0, Math.max(30, Math.min(count, WHOLE))]);
+  const [focusId, setFocusId] = useState<string | null>(null);
+
+  const measure = () => {
+    const el = ref.current;
+    if (!el) return;
+    const first = el.querySelector<HTMLElement>('li');
+    if (first && first.offsetHeight > 0) rowH.current = first.offsetHeight;
+    const h = rowH.current;
+    const top = -el.getBoundingClientRect().top;
+    const start = count <= WHOLE ? 0 : Math.max(0, Math.floor(top / h) - OVERSCAN);
+    const end = count <= WHOLE ? count : Math.min(count, Math.max(start, Math.ceil((top + window.innerHeight) / h) + OVERSCAN));
+    setRange((r) => (r[0] === start && r[1] === end ? r : [start, end]));
+  };
+
+  useLayoutEffect(() => {
+    measure();
+    const onScroll = () => measure();
+    document.addEventListener('scroll', onScroll, { capture: true, passive: true });
+    window.addEventListener('resize', onScroll);
+    return () => {
+      document.removeEventListener('scroll', onScroll, { capture: true });
+      window.removeEventListener('resize', onScroll);
+    };
+  }, [count]);
+
+  listCursor.ids = useMemo(() => items.map((a) => a.id), [items]);
+  listCursor.focus = (id: string) => setFocusId(id + '\u0000' + Math.random());
+
+  // A row asked for (j/k, the triage flow) is drawn even when it is just beyond the window.
+  const want = focusId ? focusId.split('\u0000')[0] : null;
+  let [start, end] = range;
+  const fi = want ? items.findIndex((a) => a.id === want) : -1;
+  if (fi >= 0 && fi >= start - 50 && fi < end + 50) {
+    start = Math.min(start, fi);
+    end = Math.max(end, fi + 1);
+  }
+  start = Math.min(start, count);
+  end = Math.min(Math.max(end, start), count);
+
+  useLayoutEffect(() => {
+    const id = pendingFocus;
+    if (!id) return;
+    if (!items.some((a) => a.id === id)) {
+      pendingFocus = null; // not in this list (filtered out, or gone)
+      return;
+    }
+    const row = ref.current?.querySelector<HTMLElement>(`[data-ask-row="${CSS.escape(id)}"]`);
+    if (!row) return;
+    pendingFocus = null;
+    row.focus({ preventScroll: true });
+    row.scrollIntoView({ block: 'nearest' });
+  });
+
+  const h = rowH.current;
+  return (
+    <ul
+      class="ask-list"
+      aria-label={label}
+      ref={ref}
+      style={{ paddingTop: `${start * h}px`, paddingBottom: `${(count - end) * h}px` }}
+    >
+      {items.slice(start, end).map((a, i) => (
+        <AskRow
+          key={a.id}
+          ask={a}
+          selected={a.id === selected}
+          me={me}
+          now={now}
+          sending={a.id === pendingId}
+          known={known}
+          pos={start + i + 1}
+          size={count}
+        />
+      ))}
+    </ul>
+  );
+}
+
 function EmptyList({ tab, filtered }: { tab: Tab; filtered: boolean }) {
   return (
     <div class="list-empty">
       <InboxIcon />
       {tab === 'inbox' ? (
         <>
-          <p class="strong">{filtered ? 'Nothing open in this project.' : 'Nothing waiting on you.'}</p>
+          <p class="strong">{filtered ? 'Nothing open under these filters.' : 'Nothing waiting on you.'}</p>
           <p class="muted small">New asks from your agents appear here the moment they are made.</p>
+          {!filtered && <AgentSetup />}
         </>
       ) : (
-        <p class="strong">{filtered ? 'No closed asks in this project yet.' : 'No closed asks yet.'}</p>
+        <p class="strong">{filtered ? 'No closed asks under these filters yet.' : 'No closed asks yet.'}</p>
       )}
     </div>
   );
 }
 
-function AskRow({ ask, selected, me }: { ask: Ask; selected: boolean; me: Actor | null }) {
+interface RowProps {
+  ask: Ask;
+  selected: boolean;
+  me: Actor | null;
+  /** The minute the ages are told from: a new one redraws the row. */
+  now: number;
+  /** Its reply is held, waiting out the undo time. */
+  sending: boolean;
+  /** Whether the page hears the server now (else whether an agent waits is not known). */
+  known: boolean;
+  pos: number;
+  size: number;
+}
+
+/** One ask in the list, redrawn only when one of its props changes (the list redraws often). */
+const AskRow = memo(function AskRow({ ask, selected, me, sending, known, pos, size }: RowProps) {
   const draft = ask.status !== 'closed' && hasDraft(ask.id);
   // Only a teammate's agent is named in the list: most asks are the person's own, and saying so on
   // every row would be noise.
   const by = ask.raisedBy && ask.raisedBy.id !== me?.id ? agentOf(ask.raisedBy, me) : null;
   return (
-    <li>
+    <li aria-setsize={size} aria-posinset={pos}>
       <a
         href={'/asks/' + encodeURIComponent(ask.id)}
         class={`ask-row kind-${ask.kind} status-${ask.status} ${selected ? 'selected' : ''}`}
@@ -137,25 +343,29 @@ function AskRow({ ask, selected, me }: { ask: Ask; selected: boolean; me: Actor 
         }}
       >
         <span class="row-top">
-          <span class={`kind-badge kind-${ask.kind}`}>
+          <span class={`kind-badge kind-${ask.kind}`} title={KIND_LABEL[ask.kind]}>
             <KindIcon kind={ask.kind} />
-            {KIND_LABEL[ask.kind]}
+            <span class="sr-only">{KIND_LABEL[ask.kind]}</span>
           </span>
-          {ask.project && <span class="project-tag">{ask.project}</span>}
-          <span class="spacer" />
+          {ask.kind === 'approval' ? (
+            <span class="row-title row-command" title={ask.prompt.title}>
+              <span class="row-tool">{ask.prompt.tool}</span>
+              <code>
+                <TitleText ask={ask} max={160} />
+              </code>
+            </span>
+          ) : (
+            <span class="row-title">
+              <TitleText ask={ask} max={160} />
+            </span>
+          )}
           <Time at={ask.status === 'closed' ? (ask.closedAt ?? ask.updatedAt) : ask.createdAt} />
         </span>
-        {ask.kind === 'approval' ? (
-          <span class="row-title row-command" title={ask.prompt.title}>
-            <span class="row-tool">{ask.prompt.tool}</span>
-            <code>{askTitle(ask, 160)}</code>
-          </span>
-        ) : (
-          <span class="row-title">{askTitle(ask, 160)}</span>
-        )}
         <span class="row-bottom">
-          <StatusChips ask={ask} compact />
+          {ask.project && <span class="project-tag">{ask.project}</span>}
+          <StatusChips ask={ask} compact known={known} />
           {ask.status !== 'closed' && deadlineOf(ask) && <Countdown at={deadlineOf(ask)!.at} compact />}
+          {sending && <span class="chip chip-sending">Sending…</span>}
           {draft && <span class="chip chip-draft">Draft</span>}
           {(by || ask.client) && (
             <span class="row-source">
@@ -166,5 +376,41 @@ function AskRow({ ask, selected, me }: { ask: Ask; selected: boolean; me: Actor 
         </span>
       </a>
     </li>
+  );
+});
+
+/**
+ * How to connect an agent, on the empty inbox: the lines `loopback serve` prints, for this address.
+ * The page never holds an agent's token (it is the person's inbox), so the lines name where it goes:
+ * the one `loopback serve` printed, or a new one from `loopback token create`.
+ */
+export function AgentSetup() {
+  const mcp = location.origin + '/mcp';
+  const lines: { label: string; text: string }[] = [
+    { label: 'An agent token for this machine (or use the one loopback serve printed)', text: 'loopback token create --name my-laptop' },
+    { label: 'Claude Code', text: `claude mcp add --transport http loopback ${mcp} --header "Authorization: Bearer AGENT_TOKEN"` },
+    { label: 'Cursor (~/.cursor/mcp.json, under "mcpServers")', text: `"loopback": {"url": "${mcp}", "headers": {"Authorization": "Bearer AGENT_TOKEN"}}` },
+    { label: 'VS Code (.vscode/mcp.json, under "servers")', text: `"loopback": {"type": "http", "url": "${mcp}", "headers": {"Authorization": "Bearer AGENT_TOKEN"}}` },
+  ];
+  const titleId = useId();
+  return (
+    <section class="setup" aria-labelledby={titleId}>
+      <h2 class="section-title" id={titleId}>
+        Connect an agent
+      </h2>
+      <p class="muted small">
+        Put an agent token where it says AGENT_TOKEN: it can ask you, never answer for you. Your own sign-in link never
+        goes to an agent.
+      </p>
+      {lines.map((l) => (
+        <div key={l.label}>
+          <p class="small">{l.label}</p>
+          <div class="setup-line">
+            <pre data-setup-line>{l.text}</pre>
+            <CopyButton text={l.text} label={`Copy the ${l.label.split(' (')[0]} line`} />
+          </div>
+        </div>
+      ))}
+    </section>
   );
 }

@@ -1,9 +1,10 @@
 import { useEffect, useRef } from 'preact/hooks';
-import { findAsk, loadAsk, navigate, takeDetailFocus, useApp } from '../state';
+import { findAsk, loadAsk, navigate, takeDetailFocus, undoPending, useApp } from '../state';
+import { lastTab } from './shortcuts';
 import type { Ask } from '../types';
 import { ApprovalView } from './Approval';
 import { BriefingView } from './Briefing';
-import { agentOf, askTitle, Countdown, KIND_LABEL, StatusChips, Time, useNow } from './common';
+import { agentOf, Countdown, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
 import { answeredByLine, closingEntry, deadlineLine, deadlineOf, escalatesAt, wasEscalated } from '../deadline';
 import { BackIcon, KindIcon } from './icons';
 import { QuestionView } from './Question';
@@ -30,11 +31,14 @@ export function AskView({ id }: { id: string }) {
     if (takeDetailFocus() || !document.activeElement?.closest('[data-ask-row]')) heading.current?.focus({ preventScroll: true });
   }, [id, !!ask]);
 
+  // Back to the list the ask was opened from (an ask answered here still goes back to the Inbox).
+  const from = lastTab.current === 'history' ? 'history' : 'inbox';
   const back = (
-    <button type="button" class="back-btn" onClick={() => navigate({ name: s.route.name === 'ask' && ask?.status === 'closed' ? 'history' : 'inbox' })}>
-      <BackIcon /> <span>{ask?.status === 'closed' ? 'History' : 'Inbox'}</span>
+    <button type="button" class="back-btn" onClick={() => navigate({ name: from })}>
+      <BackIcon /> <span>{from === 'history' ? 'History' : 'Inbox'}</span>
     </button>
   );
+  const pending = s.pending?.askId === id;
 
   if (!ask) {
     return (
@@ -55,7 +59,7 @@ export function AskView({ id }: { id: string }) {
   }
 
   return (
-    <article class={`ask-view kind-${ask.kind} status-${ask.status}`} aria-labelledby={`title-${ask.id}`}>
+    <article class={`ask-view kind-${ask.kind} status-${ask.status} ${pending ? 'is-pending' : ''}`} aria-labelledby={`title-${ask.id}`}>
       {back}
       <header class="ask-head">
         <div class="meta">
@@ -80,10 +84,10 @@ export function AskView({ id }: { id: string }) {
           tabIndex={-1}
           ref={heading}
         >
-          {askTitle(ask, 200)}
+          <TitleText ask={ask} max={200} />
         </h2>
         <div class="head-status">
-          <StatusChips ask={ask} />
+          <StatusChips ask={ask} known={s.online && s.conn.status === 'live'} />
           {deadline && ask.status !== 'closed' && <Countdown at={deadline.at} />}
           {ask.closedAt && (
             <span class="meta-item">
@@ -101,6 +105,14 @@ export function AskView({ id }: { id: string }) {
       {answered && (
         <p class="answered-by" data-testid="answered-by">
           {answeredByLine(answered, s.whoami?.actor)}
+        </p>
+      )}
+      {pending && (
+        <p class="pending-note" role="status">
+          Your reply is held on this page and goes to the agent in a few seconds.{' '}
+          <button type="button" class="btn small ghost" onClick={() => undoPending()}>
+            Undo
+          </button>
         </p>
       )}
       {ask.status === 'closed' && <p class="readonly-note">This ask is closed. It is shown read-only, with its whole thread.</p>}

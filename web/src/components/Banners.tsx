@@ -1,6 +1,7 @@
 // The banners under the top bar: a revision mismatch with the server, and a note about signing in.
 
 import { setNotice } from '../state';
+import { fullTime } from '../time';
 
 export function ReloadBanner({ kind }: { kind: 'server-newer' | 'reload' }) {
   return (
@@ -26,6 +27,18 @@ export function NoticeBanner({ text }: { text: string }) {
       <button type="button" class="btn small" onClick={() => setNotice(null)}>
         Dismiss
       </button>
+    </div>
+  );
+}
+
+/** Offline: the asks shown are what this device heard last, and nothing can be sent. */
+export function StaleBanner({ since }: { since: string }) {
+  return (
+    <div class="banner stale" role="status" data-stale>
+      <span>
+        Offline: showing what this page last heard from Loopback, at {fullTime(since)}. Sending is off until it is back;
+        your drafts are kept.
+      </span>
     </div>
   );
 }

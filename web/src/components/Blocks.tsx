@@ -6,7 +6,7 @@ import { fileUrl, hydrateImages } from '../files';
 import { highlight, highlightLines, languageFor } from '../highlight';
 import { renderMarkdown } from '../markdown';
 import type { Block, CodeBlock, DiffBlock, ImageBlock } from '../types';
-import { CheckIcon, CopyIcon, FileIcon } from './icons';
+import { CheckIcon, ChevronIcon, CopyIcon, FileIcon } from './icons';
 
 /** Sanitised markdown (see markdown.ts). The element's children are set here, never by Preact. */
 export function Markdown({ text, class: cls }: { text: string; class?: string }) {
@@ -46,7 +46,7 @@ export function BlockView({ block }: { block: Block }) {
   }
 }
 
-function CopyButton({ text, label }: { text: string; label: string }) {
+export function CopyButton({ text, label }: { text: string; label: string }) {
   const [done, setDone] = useState(false);
   if (!navigator.clipboard) return null;
   return (
@@ -67,10 +67,21 @@ function CopyButton({ text, label }: { text: string; label: string }) {
   );
 }
 
+/** Code longer than this is folded to its first FOLD_SHOW lines until the person opens it. */
+const FOLD_OVER = 40;
+const FOLD_SHOW = 24;
+/** A diff file longer than this (in lines) shows its first DIFF_SHOW lines until opened. */
+const DIFF_FOLD_OVER = 150;
+const DIFF_SHOW = 80;
+
 export function CodeView({ block }: { block: CodeBlock }) {
   const lang = languageFor(block.language, block.filename);
+  const code = block.code.replace(/\n$/, '');
+  const lines = code.split('\n').length;
+  const [open, setOpen] = useState(lines <= FOLD_OVER);
+  const shown = open ? code : code.split('\n').slice(0, FOLD_SHOW).join('\n');
   // highlight.js escapes the code; its output is only text and <span class="hljs-…">.
-  const html = useMemo(() => highlight(block.code.replace(/\n$/, ''), lang), [block.code, lang]);
+  const html = useMemo(() => highlight(shown, lang), [shown, lang]);
   return (
     <figure class="block code-block">
       <figcaption class="block-head">
@@ -83,76 +94,177 @@ export function CodeView({ block }: { block: CodeBlock }) {
       <pre class="code-scroll" tabIndex={0}>
         <code class={`hljs${lang ? ` language-${lang}` : ''}`} dangerouslySetInnerHTML={{ __html: html }} />
       </pre>
+      {lines > FOLD_OVER && (
+        <button type="button" class="fold-btn" aria-expanded={open} onClick={() => setOpen(!open)}>
+          {open ? 'Fold' : `Show all ${lines} lines`}
+        </button>
+      )}
     </figure>
   );
 }
 
+function narrow(): boolean {
+  return typeof matchMedia !== 'undefined' && matchMedia('(max-width: 720px)').matches;
+}
+
 export function DiffView({ block }: { block: DiffBlock }) {
   const files = useMemo(() => parseUnifiedDiff(block.diff, block.filename), [block.diff, block.filename]);
+  // Long lines wrap on a phone from the start; on a wide screen they scroll, and either can change.
+  const [wrap, setWrap] = useState(narrow);
+  const [collapsed, setCollapsed] = useState<ReadonlySet<number>>(() => new Set());
+  const root = useRef<HTMLDivElement>(null);
   if (!files.some((f) => f.hunks.length)) {
     // Not something parse-diff understands: show it as text, coloured as a diff.
     return <CodeView block={{ type: 'code', code: block.diff, language: 'diff', filename: block.filename }} />;
   }
+  const toggle = (i: number) => {
+    const next = new Set(collapsed);
+    if (next.has(i)) next.delete(i);
+    else next.add(i);
+    setCollapsed(next);
+  };
+  const added = files.reduce((n, f) => n + f.additions, 0);
+  const removed = files.reduce((n, f) => n + f.deletions, 0);
   return (
-    <div class="block diff-block">
+    <div class={`block diff-block ${wrap ? 'wrap' : ''}`} ref={root}>
+      <div class="diff-tools">
+        <span class="diff-summary">
+          {files.length} {files.length === 1 ? 'file' : 'files'}{' '}
+          <span class="diff-stat" aria-label={`${added} added, ${removed} removed`}>
+            <span class="plus">+{added}</span> <span class="minus">−{removed}</span>
+          </span>
+        </span>
+        <span class="spacer" />
+        <button type="button" class="btn small ghost" aria-pressed={wrap} onClick={() => setWrap(!wrap)}>
+          Wrap lines
+        </button>
+        {files.length > 1 && (
+          <button
+            type="button"
+            class="btn small ghost"
+            onClick={() => setCollapsed(collapsed.size === files.length ? new Set() : new Set(files.map((_, i) => i)))}
+          >
+            {collapsed.size === files.length ? 'Expand all' : 'Collapse all'}
+          </button>
+        )}
+      </div>
+      {files.length > 1 && (
+        <nav class="diff-files" aria-label="Files in this diff">
+          <ol>
+            {files.map((f, i) => (
+              <li key={i}>
+                <button
+                  type="button"
+                  class="diff-file-link"
+                  onClick={() => {
+                    if (collapsed.has(i)) toggle(i);
+                    requestAnimationFrame(() =>
+                      root.current?.querySelector<HTMLElement>(`[data-diff-file="${i}"] .diff-file-toggle`)?.focus(),
+                    );
+                    root.current?.querySelector<HTMLElement>(`[data-diff-file="${i}"]`)?.scrollIntoView({ block: 'start' });
+                  }}
+                >
+                  <span class="file-name">{f.name}</span>
+                  <span class="diff-stat" aria-label={`${f.additions} added, ${f.deletions} removed`}>
+                    <span class="plus">+{f.additions}</span> <span class="minus">−{f.deletions}</span>
+                  </span>
+                </button>
+              </li>
+            ))}
+          </ol>
+        </nav>
+      )}
       {files.map((f, i) => (
-        <DiffFileView key={i} file={f} fallbackName={block.filename} />
+        <DiffFileView key={i} index={i} file={f} fallbackName={block.filename} open={!collapsed.has(i)} onToggle={() => toggle(i)} />
       ))}
     </div>
   );
 }
 
-function DiffFileView({ file, fallbackName }: { file: DiffFile; fallbackName?: string }) {
+function DiffFileView({
+  file,
+  fallbackName,
+  index,
+  open,
+  onToggle,
+}: {
+  file: DiffFile;
+  fallbackName?: string;
+  index: number;
+  open: boolean;
+  onToggle: () => void;
+}) {
   const lang = languageFor(undefined, languageName(file, fallbackName));
+  const total = file.hunks.reduce((n, h) => n + h.lines.length, 0);
+  const [full, setFull] = useState(total <= DIFF_FOLD_OVER);
   const highlighted = useMemo(
-    () => file.hunks.map((h) => highlightLines(h.lines.map((l) => l.text), lang)),
-    [file, lang],
+    () => (open ? file.hunks.map((h) => highlightLines(h.lines.map((l) => l.text), lang)) : []),
+    [file, lang, open],
   );
+  // Folded: the first DIFF_SHOW lines, hunk by hunk.
+  let budget = full ? Infinity : DIFF_SHOW;
+  const hunks = file.hunks.map((h) => {
+    const n = Math.max(0, Math.min(h.lines.length, budget));
+    budget -= n;
+    return n;
+  });
   return (
-    <figure class="diff-file">
+    <figure class={`diff-file ${open ? '' : 'collapsed'}`} data-diff-file={index}>
       <figcaption class="block-head">
-        <FileIcon />
-        <span class="file-name">{file.name}</span>
+        <button type="button" class="diff-file-toggle" aria-expanded={open} onClick={onToggle}>
+          <ChevronIcon />
+          <FileIcon />
+          <span class="file-name">{file.name}</span>
+        </button>
         {file.status !== 'modified' && <span class={`file-status ${file.status}`}>{file.status}</span>}
         <span class="spacer" />
         <span class="diff-stat" aria-label={`${file.additions} added, ${file.deletions} removed`}>
           <span class="plus">+{file.additions}</span> <span class="minus">−{file.deletions}</span>
         </span>
       </figcaption>
-      <div class="diff-scroll" tabIndex={0}>
-        <table class="diff-table">
-          <colgroup>
-            <col class="ln-col" />
-            <col class="ln-col" />
-            <col class="sign-col" />
-            <col />
-          </colgroup>
-          {file.hunks.map((h, hi) => (
-            <tbody key={hi}>
-              <tr class="hunk-row">
-                <td colSpan={4}>{h.header}</td>
-              </tr>
-              {h.lines.map((l, li) => (
-                <tr key={li} class={`line ${l.kind}`}>
-                  <td class="ln" data-ln={l.oldNo ?? ''} aria-label={l.oldNo ? `old line ${l.oldNo}` : undefined} />
-                  <td class="ln" data-ln={l.newNo ?? ''} aria-label={l.newNo ? `new line ${l.newNo}` : undefined} />
-                  <td class="sign" aria-hidden="true">
-                    {l.kind === 'add' ? '+' : l.kind === 'del' ? '−' : ''}
-                  </td>
-                  {l.kind === 'note' ? (
-                    <td class="text note">{l.text}</td>
-                  ) : (
-                    <td class="text">
-                      <span class="sr-only">{l.kind === 'add' ? 'added: ' : l.kind === 'del' ? 'removed: ' : ''}</span>
-                      <code dangerouslySetInnerHTML={{ __html: highlighted[hi][li] || ' ' }} />
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          ))}
-        </table>
-      </div>
+      {open && (
+        <div class="diff-scroll" tabIndex={0} role="region" aria-label={`Changes in ${file.name}`}>
+          <table class="diff-table">
+            <colgroup>
+              <col class="ln-col" />
+              <col class="ln-col" />
+              <col class="sign-col" />
+              <col />
+            </colgroup>
+            {file.hunks.map((h, hi) =>
+              hunks[hi] === 0 ? null : (
+                <tbody key={hi}>
+                  <tr class="hunk-row">
+                    <td colSpan={4}>{h.header}</td>
+                  </tr>
+                  {h.lines.slice(0, hunks[hi]).map((l, li) => (
+                    <tr key={li} class={`line ${l.kind}`}>
+                      <td class="ln ln-old" data-ln={l.oldNo ?? ''} aria-label={l.oldNo ? `old line ${l.oldNo}` : undefined} />
+                      <td class="ln ln-new" data-ln={l.newNo ?? ''} aria-label={l.newNo ? `new line ${l.newNo}` : undefined} />
+                      <td class="sign" aria-hidden="true">
+                        {l.kind === 'add' ? '+' : l.kind === 'del' ? '−' : ''}
+                      </td>
+                      {l.kind === 'note' ? (
+                        <td class="text note">{l.text}</td>
+                      ) : (
+                        <td class="text">
+                          <span class="sr-only">{l.kind === 'add' ? 'added: ' : l.kind === 'del' ? 'removed: ' : ''}</span>
+                          <code dangerouslySetInnerHTML={{ __html: highlighted[hi]?.[li] || ' ' }} />
+                        </td>
+                      )}
+                    </tr>
+                  ))}
+                </tbody>
+              ),
+            )}
+          </table>
+          {!full && (
+            <button type="button" class="fold-btn" onClick={() => setFull(true)}>
+              Show the other {total - DIFF_SHOW} lines of {file.name}
+            </button>
+          )}
+        </div>
+      )}
     </figure>
   );
 }

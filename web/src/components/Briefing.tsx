@@ -27,7 +27,7 @@ export function BriefingView({ ask, me }: { ask: BriefingAsk; me: Actor | null }
   const [stored, setDraft, resetDraft] = useDraft<BriefingDraft>(ask.id, emptyDraft, isEmpty);
   // A draft may name points resolved since (elsewhere, or in an earlier round): ignore those.
   const draft = useMemo(() => cleanDraft(ps, stored), [ps, stored]);
-  const { busy, send } = useSend(ask);
+  const { busy, send, blocked } = useSend(ask);
   const replies = draftReplies(ps, draft);
   const verdict = judge(ps, replies);
   const owed = pending(ps);
@@ -99,12 +99,12 @@ export function BriefingView({ ask, me }: { ask: BriefingAsk; me: Actor | null }
               {verdict.closes ? ' · closes the briefing' : ` · the agent answers ${verdict.handsOver.join(', ')}`}
             </p>
           ) : null}
-          <Reason id={`why-${ask.id}`} text={verdict.ok ? null : verdict.reason} />
+          <Reason id={`why-${ask.id}`} text={blocked ?? (verdict.ok ? null : verdict.reason)} />
           <div class="actions">
             <button
               type="button"
               class="btn primary"
-              disabled={!verdict.ok || busy}
+              disabled={!verdict.ok || busy || !!blocked}
               aria-describedby={`why-${ask.id}`}
               onClick={() => verdict.ok && void send(verdict.reply, resetDraft)}
             >

@@ -39,6 +39,22 @@ export function Help() {
         </dt>
         <dd>Allow / deny the open approval (deny sends the message, if you wrote one)</dd>
         <dt>
+          <kbd>a</kbd> / <kbd>c</kbd>
+        </dt>
+        <dd>Approve / request changes on the open review</dd>
+        <dt>
+          <kbd>1</kbd>–<kbd>6</kbd>
+        </dt>
+        <dd>Pick a choice of the open question</dd>
+        <dt>
+          <kbd>e</kbd>
+        </dt>
+        <dd>Done: dismiss the open ask and go to the next</dd>
+        <dt>
+          <kbd>z</kbd>
+        </dt>
+        <dd>Undo the reply just given (it is held a few seconds before it is sent)</dd>
+        <dt>
           <kbd>Ctrl</kbd> <kbd>Enter</kbd>
         </dt>
         <dd>Send, while typing an answer</dd>

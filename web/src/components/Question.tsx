@@ -1,28 +1,67 @@
 import { useState } from 'preact/hooks';
 import { useDraft } from '../drafts';
-import { sendReply } from '../state';
-import type { Actor, QuestionAsk, Reply } from '../types';
+import { advanceFrom, getState, queueReply, readSettingsNow, useApp } from '../state';
+import type { Actor, Ask, QuestionAsk, Reply } from '../types';
+import { focusRow, shownList } from './AskList';
 import { Markdown } from './Blocks';
 import { Reason, Thread } from './common';
 import { CheckIcon } from './icons';
 
-/** Sending state for one view: busy while a reply is on its way. */
-export function useSend(ask: { id: string } & Parameters<typeof sendReply>[0]) {
+/** What the toast calls a reply while it waits out its undo time. */
+export function heldLabel(r: Reply): string {
+  switch (r.outcome) {
+    case 'answered':
+      return 'Sending your answer';
+    case 'approved':
+      return 'Approving';
+    case 'changes_requested':
+      return 'Requesting changes';
+    case 'follow_up':
+      return 'Sending your question';
+    case 'dismissed':
+      return 'Dismissing';
+    case 'responded':
+      return 'Sending your replies';
+    case 'allowed':
+      return 'Allowing';
+    case 'denied':
+      return 'Denying';
+  }
+}
+
+/** Why nothing can be sent right now (offline), or null. */
+export function sendBlocked(s: { online: boolean; conn: { status: string } }): string | null {
+  return s.online && s.conn.status !== 'offline' ? null : 'You are offline: your draft is kept here, and you can send it once the connection is back.';
+}
+
+/**
+ * Sending for one view: busy while a reply is on its way (or held for undo), `blocked` saying why
+ * nothing can be sent (offline). A reply is held for the undo time (effects/triage.ts) and the next
+ * ask opens at once; `after` runs once the server has it.
+ */
+export function useSend(ask: Ask) {
+  const s = useApp();
   const [busy, setBusy] = useState(false);
+  const blocked = sendBlocked(s);
   const send = async (reply: Reply, after?: () => void): Promise<boolean> => {
-    if (busy) return false;
+    if (busy || sendBlocked(getState())) return false;
     setBusy(true);
+    const list = shownList(getState(), 'inbox');
+    const heldFirst = readSettingsNow().undoSeconds > 0;
     try {
-      await sendReply(ask, reply);
-      after?.();
-      return true;
-    } catch {
-      return false;
+      const sent = queueReply(ask, reply, heldLabel(reply));
+      if (heldFirst) advanceFrom(ask.id, list, focusRow);
+      const ok = await sent;
+      if (ok) {
+        after?.();
+        if (!heldFirst) advanceFrom(ask.id, list, focusRow);
+      }
+      return ok;
     } finally {
       setBusy(false);
     }
   };
-  return { busy, send };
+  return { busy, send, blocked };
 }
 
 interface QuestionDraft {
@@ -39,9 +78,11 @@ export function QuestionView({ ask, me }: { ask: QuestionAsk; me: Actor | null }
   const p = ask.prompt;
   const open = ask.status === 'awaiting_human';
   const [draft, setDraft, resetDraft] = useDraft<QuestionDraft>(ask.id, emptyDraft, isEmpty);
-  const { busy, send } = useSend(ask);
+  const { busy, send, blocked } = useSend(ask);
   // Only labels still offered count (a stale draft could name one the agent no longer offers).
-  const selected = draft.selected.filter((l) => p.options.some((o) => o.label === l));
+  // Once answered, the choice that was sent is the one marked.
+  const answered = lastAnswer(ask);
+  const selected = open ? draft.selected.filter((l) => p.options.some((o) => o.label === l)) : (answered?.selected ?? []);
 
   const toggle = (label: string) => {
     if (!open) return;
@@ -53,7 +94,9 @@ export function QuestionView({ ask, me }: { ask: QuestionAsk; me: Actor | null }
 
   const text = draft.text.trim();
   const canAnswer = selected.length > 0 || text !== '';
-  const answerReason = canAnswer
+  const answerReason = blocked
+    ? blocked
+    : canAnswer
     ? null
     : p.options.length
       ? 'Pick a choice or write an answer to send.'
@@ -79,17 +122,19 @@ export function QuestionView({ ask, me }: { ask: QuestionAsk; me: Actor | null }
       {p.options.length > 0 && (
         <fieldset class="choices" disabled={!open}>
           <legend class="section-title">
-            {p.multiple ? 'Choices — pick one or more' : 'Choices — pick one'}
+            {!open && answered ? 'Choices — the one sent is marked' : p.multiple ? 'Choices — pick one or more' : 'Choices — pick one'}
           </legend>
           <div class="choice-list" role="group">
-            {p.options.map((o) => {
+            {p.options.map((o, i) => {
               const on = selected.includes(o.label);
               return (
                 <button
                   type="button"
                   key={o.label}
-                  class={`choice ${on ? 'on' : ''} ${p.multiple ? 'multi' : 'single'}`}
+                  class={`choice ${on ? 'on' : ''} ${p.multiple ? 'multi' : 'single'} ${!open && on ? 'chosen' : ''}`}
                   aria-pressed={on}
+                  data-choice={i + 1}
+                  title={open && i < 6 ? `Press ${i + 1}` : undefined}
                   onClick={() => toggle(o.label)}
                 >
                   <span class="choice-mark" aria-hidden="true">
@@ -99,6 +144,12 @@ export function QuestionView({ ask, me }: { ask: QuestionAsk; me: Actor | null }
                     <span class="choice-label">{o.label}</span>
                     {o.description && <span class="choice-desc">{o.description}</span>}
                   </span>
+                  {!open && on && <span class="chip chip-chosen">Chosen</span>}
+                  {open && i < 6 && (
+                    <kbd class="choice-key" aria-hidden="true">
+                      {i + 1}
+                    </kbd>
+                  )}
                 </button>
               );
             })}
@@ -134,14 +185,14 @@ export function QuestionView({ ask, me }: { ask: QuestionAsk; me: Actor | null }
             }}
           />
           <div class="actions">
-            <button type="submit" class="btn primary" disabled={!canAnswer || busy} aria-describedby={`why-${ask.id}`}>
+            <button type="submit" class="btn primary" disabled={!canAnswer || busy || !!blocked} aria-describedby={`why-${ask.id}`}>
               {busy ? 'Sending…' : 'Send answer'}
             </button>
             <button type="button" class="btn ghost" onClick={() => setDraft({ ...draft, mode: 'ask' })}>
               Ask a question back
             </button>
             <span class="spacer" />
-            <DismissButton busy={busy} onDismiss={() => void send({ outcome: 'dismissed' }, resetDraft)} />
+            <DismissButton busy={busy || !!blocked} onDismiss={() => void send({ outcome: 'dismissed' }, resetDraft)} />
           </div>
           <Reason id={`why-${ask.id}`} text={answerReason} />
         </form>
@@ -167,14 +218,14 @@ export function QuestionView({ ask, me }: { ask: QuestionAsk; me: Actor | null }
             onInput={(e) => setDraft({ ...draft, question: (e.target as HTMLTextAreaElement).value })}
           />
           <div class="actions">
-            <button type="submit" class="btn primary" disabled={!question || busy} aria-describedby={`whyq-${ask.id}`}>
+            <button type="submit" class="btn primary" disabled={!question || busy || !!blocked} aria-describedby={`whyq-${ask.id}`}>
               {busy ? 'Sending…' : 'Send question'}
             </button>
             <button type="button" class="btn ghost" onClick={() => setDraft({ ...draft, mode: 'answer' })}>
               Back to answering
             </button>
           </div>
-          <Reason id={`whyq-${ask.id}`} text={question ? null : 'Write your question to send it.'} />
+          <Reason id={`whyq-${ask.id}`} text={blocked ?? (question ? null : 'Write your question to send it.')} />
         </form>
       )}
 
@@ -206,4 +257,13 @@ export function DismissButton({ busy, onDismiss, label = 'Dismiss' }: { busy: bo
       </button>
     </span>
   );
+}
+
+/** The last answer a person gave on a question (the one that closed it, or the latest). */
+function lastAnswer(a: QuestionAsk): Extract<Reply, { outcome: 'answered' }> | null {
+  for (let i = a.thread.length - 1; i >= 0; i--) {
+    const e = a.thread[i];
+    if (e.author === 'human' && e.reply.outcome === 'answered') return e.reply;
+  }
+  return null;
 }

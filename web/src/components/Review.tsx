@@ -2,7 +2,7 @@ import { useDraft } from '../drafts';
 import { findAsk, useApp } from '../state';
 import type { Actor, Reply, ReviewAsk } from '../types';
 import { Blocks, Markdown } from './Blocks';
-import { AskLink, askTitle, Reason, Thread } from './common';
+import { AskLink, Reason, Thread, TitleText } from './common';
 import { LinkIcon } from './icons';
 import { DismissButton, useSend } from './Question';
 
@@ -27,11 +27,12 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
   const p = ask.prompt;
   const open = ask.status === 'awaiting_human';
   const [draft, setDraft, resetDraft] = useDraft<ReviewDraft>(ask.id, emptyDraft, isEmpty);
-  const { busy, send } = useSend(ask);
+  const { busy, send, blocked } = useSend(ask);
   const action = ACTIONS.find((a) => a.id === draft.action) ?? ACTIONS[0];
   const text = (draft.texts[action.id] ?? '').trim();
   const needsText = action.id !== 'approve';
-  const reason = needsText && !text ? (action.id === 'changes' ? 'Say what needs to change to request changes.' : 'Write your question to send it.') : null;
+  const reason =
+    blocked ?? (needsText && !text ? (action.id === 'changes' ? 'Say what needs to change to request changes.' : 'Write your question to send it.') : null);
 
   const revised = ask.revises ? findAsk(s, ask.revises) : undefined;
   const revisedBy = [...s.live.values(), ...s.extra.values()].filter((a) => a.kind === 'review' && a.revises === ask.id);
@@ -53,7 +54,7 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
           <span>
             Revises{' '}
             <AskLink id={ask.revises} class="revises-link">
-              {revised ? askTitle(revised, 80) : 'an earlier review'}
+              {revised ? <TitleText ask={revised} max={80} /> : 'an earlier review'}
             </AskLink>
             {revised && revised.status === 'closed' && <span class="muted"> (closed)</span>}
           </span>
@@ -63,7 +64,7 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
         <p class="revises revised-by" key={r.id}>
           <LinkIcon />
           <span>
-            Revised by <AskLink id={r.id}>{askTitle(r, 80)}</AskLink>
+            Revised by <AskLink id={r.id}><TitleText ask={r} max={80} /></AskLink>
           </span>
         </p>
       ))}
@@ -73,26 +74,13 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
 
       {open && (
         <form
-          class="reply-panel"
+          class="reply-panel review-reply"
+          id={`review-form-${ask.id}`}
           onSubmit={(e) => {
             e.preventDefault();
             submit();
           }}
         >
-          <div class="segmented" role="radiogroup" aria-label="Your verdict">
-            {ACTIONS.map((a) => (
-              <button
-                type="button"
-                role="radio"
-                key={a.id}
-                aria-checked={draft.action === a.id}
-                class={`seg seg-${a.id} ${draft.action === a.id ? 'on' : ''}`}
-                onClick={() => setDraft({ ...draft, action: a.id })}
-              >
-                {a.label}
-              </button>
-            ))}
-          </div>
           <label class="field-label" for={`review-${ask.id}`}>
             {action.field}
           </label>
@@ -112,24 +100,82 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
               }
             }}
           />
+        </form>
+      )}
+      {open && (
+        // Sticky at the bottom of the screen, as the briefing's: the verdict is never fifteen
+        // screens away from the diff being read.
+        <div class="submit-bar review-bar" role="region" aria-label="Your verdict">
+          <VerdictSwitch
+            value={draft.action}
+            onChange={(id) => {
+              setDraft({ ...draft, action: id });
+            }}
+          />
           <div class="actions">
             <button
               type="submit"
+              form={`review-form-${ask.id}`}
               class={`btn primary action-${action.id}`}
+              data-review-send
               disabled={!!reason || busy}
               aria-describedby={`why-${ask.id}`}
             >
               {busy ? 'Sending…' : action.button}
             </button>
             <span class="spacer" />
-            <DismissButton busy={busy} onDismiss={() => void send({ outcome: 'dismissed' }, resetDraft)} />
+            <DismissButton busy={busy || !!blocked} onDismiss={() => void send({ outcome: 'dismissed' }, resetDraft)} />
           </div>
           <Reason id={`why-${ask.id}`} text={reason} />
-        </form>
+        </div>
       )}
       {ask.status === 'awaiting_agent' && (
         <p class="turn-note">You asked a question. The agent's answer will appear in the thread; then you can decide.</p>
       )}
+    </div>
+  );
+}
+
+/**
+ * The verdict: a radio group, one tab stop, arrow keys move and pick (WAI-ARIA's radio group).
+ * Picking one that needs words takes the focus to the text box.
+ */
+function VerdictSwitch({ value, onChange }: { value: Action; onChange: (a: Action) => void }) {
+  const pick = (id: Action, el: HTMLElement | null) => {
+    onChange(id);
+    requestAnimationFrame(() => {
+      if (el) el.querySelector<HTMLElement>(`[data-action="${id}"]`)?.focus();
+    });
+  };
+  return (
+    <div
+      class="segmented"
+      role="radiogroup"
+      aria-label="Your verdict"
+      onKeyDown={(e) => {
+        const keys: Record<string, number> = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+        if (e.key === 'Home' || e.key === 'End' || keys[e.key]) {
+          e.preventDefault();
+          const i = ACTIONS.findIndex((a) => a.id === value);
+          const n = e.key === 'Home' ? 0 : e.key === 'End' ? ACTIONS.length - 1 : (i + keys[e.key] + ACTIONS.length) % ACTIONS.length;
+          pick(ACTIONS[n].id, e.currentTarget as HTMLElement);
+        }
+      }}
+    >
+      {ACTIONS.map((a) => (
+        <button
+          type="button"
+          role="radio"
+          key={a.id}
+          data-action={a.id}
+          aria-checked={value === a.id}
+          tabIndex={value === a.id ? 0 : -1}
+          class={`seg seg-${a.id} ${value === a.id ? 'on' : ''}`}
+          onClick={() => onChange(a.id)}
+        >
+          {a.label}
+        </button>
+      ))}
     </div>
   );
 }

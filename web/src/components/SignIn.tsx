@@ -1,6 +1,7 @@
 // The page shown to nobody signed in: the sign-in link's explanation and the token form.
 
 import { useState } from 'preact/hooks';
+import { tokenFromPaste } from '../auth';
 import { signIn } from '../state';
 import { LogoIcon } from './icons';
 
@@ -27,11 +28,11 @@ export function SignIn({ message, busy }: { message: string | null; busy: boolea
           class="signin-form"
           onSubmit={(e) => {
             e.preventDefault();
-            if (token.trim() && !busy) void signIn(token.trim());
+            if (tokenFromPaste(token) && !busy) void signIn(tokenFromPaste(token));
           }}
         >
           <label class="field-label" for="token">
-            Or paste your token
+            Or paste your token (or the sign-in link)
           </label>
           <input
             id="token"
@@ -39,7 +40,7 @@ export function SignIn({ message, busy }: { message: string | null; busy: boolea
             autoComplete="off"
             spellcheck={false}
             value={token}
-            placeholder="lb_…"
+            placeholder="http://…/#token=lb_… or lb_…"
             onInput={(e) => setToken((e.target as HTMLInputElement).value)}
           />
           <button type="submit" class="btn primary wide" disabled={!token.trim() || busy}>

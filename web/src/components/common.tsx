@@ -1,8 +1,8 @@
 // Pieces every view uses: an ask's title, its status chips, its thread, and small helpers.
 
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { plainText } from '../markdown';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { plainText, renderTitle } from '../markdown';
 import { navigate } from '../state';
 import { age, fullTime } from '../time';
 import { approvalClosedLabel, approvalLine, approvalOutcome, codeParts, noticeHeading, scopeWords, verdictVerb, type AgentNames } from '../approval';
@@ -20,12 +20,31 @@ export function useNow(ms = 30_000): number {
   return now;
 }
 
-/** One line that names an ask: the review's or briefing's title (plain text), or the question's first words (markdown). */
+/**
+ * One line that names an ask, as plain text (the page's title, labels): the review's or briefing's
+ * title, or the question's first words, with their markdown's words kept as written.
+ */
 export function askTitle(a: Ask, max = 140): string {
   if (a.kind === 'question') return plainText(a.prompt.question, max) || 'Question';
   if (a.kind === 'approval') return approvalLine(a, max);
-  const t = a.prompt.title.replace(/\s+/g, ' ').trim();
-  return t.length > max ? t.slice(0, max - 1).trimEnd() + '…' : t;
+  return plainText(a.prompt.title, max) || KIND_LABEL[a.kind];
+}
+
+/**
+ * An ask's title as shown: its inline markdown rendered and sanitised (markdown.ts renderTitle),
+ * an approval's command as the text it is. The element's children are set here, never by Preact.
+ */
+export function TitleText({ ask, max = 200 }: { ask: Ask; max?: number }) {
+  const ref = useRef<HTMLSpanElement>(null);
+  const src = ask.kind === 'question' ? ask.prompt.question : ask.kind === 'approval' ? null : ask.prompt.title;
+  useLayoutEffect(() => {
+    if (src === null || !ref.current) return;
+    const frag = renderTitle(src, max);
+    if (!frag.textContent?.trim()) ref.current.textContent = KIND_LABEL[ask.kind];
+    else ref.current.replaceChildren(frag);
+  }, [src, max]);
+  if (src === null) return <>{askTitle(ask, max)}</>;
+  return <span class="title-md" ref={ref} />;
 }
 
 export const KIND_LABEL = { question: 'Question', review: 'Review', briefing: 'Briefing', approval: 'Approval' } as const;
@@ -70,8 +89,12 @@ export function closedLabel(a: Ask): string {
   return outcomeLabel(r);
 }
 
-/** Whose move it is, and whether an agent is following right now. */
-export function StatusChips({ ask, compact = false }: { ask: Ask; compact?: boolean }) {
+/**
+ * Whose move it is, and whether an agent is following right now. `known` is false while the page
+ * cannot hear the server (offline, reconnecting): whether an agent waits is then shown greyed, as
+ * not known, rather than as it was last heard.
+ */
+export function StatusChips({ ask, compact = false, known = true }: { ask: Ask; compact?: boolean; known?: boolean }) {
   const r = closingReply(ask);
   const outcome = ask.kind === 'approval' ? approvalOutcome(ask) : closedByDeadline(ask) ? 'deadline' : (r?.outcome ?? 'none');
   return (
@@ -82,7 +105,11 @@ export function StatusChips({ ask, compact = false }: { ask: Ask; compact?: bool
         <span class={`chip chip-closed outcome-${outcome}`}>{closedLabel(ask)}</span>
       )}
       {ask.status !== 'closed' &&
-        (ask.waiting ? (
+        (!known ? (
+          <span class="chip chip-unknown" title="Not known while the page cannot reach Loopback">
+            {compact ? 'Agent: not known' : 'Whether an agent waits is not known offline'}
+          </span>
+        ) : ask.waiting ? (
           <span class="chip chip-waiting" title="An agent is waiting on this ask right now">
             <span class="pulse" aria-hidden="true" />
             {compact ? 'Agent waiting' : 'Agent waiting now'}

@@ -1,18 +1,32 @@
 // The address bar and the store's route: a navigation pushes (or replaces) the path, Back and
 // Forward set the route from it.
 
-import { setState } from '../app';
+import { getState, setState } from '../app';
 import { parseRoute, routed, routePath, type Route } from '../store';
 
+/**
+ * Where each list was scrolled to when an ask was opened from it: on a phone the list and the ask
+ * share the page's scroll, and coming back (an answer, Back, Esc) puts the list where it was.
+ */
+const listScroll = new Map<string, number>();
+
 export function navigate(r: Route, replace = false): void {
+  const from = getState().route;
   const path = routePath(r);
   if (location.pathname + location.search !== path) {
     if (replace) history.replaceState(null, '', path);
     else history.pushState(null, '', path);
   }
+  if (from.name !== 'ask' && r.name === 'ask') listScroll.set(from.name, window.scrollY);
   setState(routed(r));
   closeDialogs();
-  if (r.name !== 'ask') window.scrollTo(0, 0);
+  if (r.name !== 'ask') restoreScroll(from.name === 'ask' ? (listScroll.get(r.name) ?? 0) : 0);
+}
+
+/** Scrolls the page once the view it belongs to has been drawn. */
+function restoreScroll(y: number): void {
+  window.scrollTo(0, y);
+  if (y > 0) requestAnimationFrame(() => window.scrollTo(0, y));
 }
 
 /**
@@ -39,7 +53,11 @@ export function takeDetailFocus(): boolean {
 /** Back and Forward. */
 export function startRouter(): void {
   addEventListener('popstate', () => {
-    setState(routed(parseRoute(location.pathname, location.search)));
+    const from = getState().route;
+    const r = parseRoute(location.pathname, location.search);
+    if (from.name !== 'ask' && r.name === 'ask') listScroll.set(from.name, window.scrollY);
+    setState(routed(r));
     closeDialogs();
+    if (from.name === 'ask' && r.name !== 'ask') restoreScroll(listScroll.get(r.name) ?? 0);
   });
 }

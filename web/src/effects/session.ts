@@ -20,6 +20,8 @@ import { forgetFiles } from '../files';
 import { noticeSet, signedOut } from '../store';
 import type { Whoami } from '../types';
 import { problemText } from './asks';
+import { forgetKeptSnapshot } from './offline';
+import { flushPending } from './triage';
 import { startLive, stopLive, type LiveSession } from './socket';
 import { toast } from './toasts';
 import { checkPush, pushSignedOut } from './webpush';
@@ -173,10 +175,20 @@ export async function confirmSession(): Promise<void> {
 }
 
 /**
- * The fragment changed after the page loaded: a link clicked in the page, or a script. Its token
- * leaves the address bar at once and is dropped, with a note: it never signs in, out or over.
+ * The fragment changed after the page loaded: a link clicked in the page, or a script, or the sign-in
+ * link pasted into a signed-out tab. Signed in, its token leaves the address bar at once and is
+ * dropped, with a note: it never signs out or over. Signed out, it signs in (nothing an agent wrote
+ * is on a signed-out page to have set it).
  */
 export function fragmentChanged(): void {
+  const st = getState();
+  if (!st.token && !st.choice) {
+    // Nobody is signed in, so the page shows nothing an agent wrote: the link was pasted into this
+    // tab by the person, and signs in as it would on a load (checked first, as every token is).
+    const token = takeTokenFromFragment();
+    if (token && !st.signingIn) void signIn(token);
+    return;
+  }
   if (takeTokenFromFragment()) setNotice(LATE_LINK_TEXT);
 }
 
@@ -191,6 +203,8 @@ export function setNotice(text: string | null): void {
  * signs out themselves (`forgetDrafts`).
  */
 export function signOut(message: string | null = null, forgetDrafts = false): void {
+  // A reply given and held for undo is sent first, with the credential that gave it.
+  flushPending();
   if (forgetDrafts) clearAllDrafts();
   stopLive();
   const token = getState().token;
@@ -198,6 +212,7 @@ export function signOut(message: string | null = null, forgetDrafts = false): vo
   setToken(null);
   forgetToken();
   forgetFiles();
+  forgetKeptSnapshot();
   setState(signedOut(message));
 }
 

@@ -7,7 +7,12 @@ import { getState, setState } from '../app';
 import { Live } from '../live';
 import { fromSnapshot } from '../merge';
 import { askFrame, snapshotReceived } from '../store';
+import { readSettings } from '../triage';
+import type { Ask } from '../types';
+import { approvalLine } from '../approval';
+import { plainText } from '../markdown';
 import { announce } from './notifications';
+import { keepSnapshot, showKeptSnapshot } from './offline';
 import { recheckPushIfUnknown } from './webpush';
 
 /** What the socket's frames ask of the session that started it. */
@@ -25,6 +30,7 @@ export function startLive(session: LiveSession): void {
   live = new Live({
     snapshot(s) {
       setState(snapshotReceived(fromSnapshot(s)));
+      keepSnapshot();
       if (!getState().whoami) session.unconfirmed();
       // The server was not reachable when the bell looked (a start offline): look again now.
       recheckPushIfUnknown();
@@ -32,11 +38,16 @@ export function startLive(session: LiveSession): void {
     ask(type, a) {
       const f = askFrame(getState(), type, a);
       if (!f.patch) return;
+      if (f.patch.held && !readSettings().hold) delete f.patch.held;
       setState(f.patch);
+      keepSnapshot();
       if (f.announce) announce(a, f.isNew);
+      if (f.isNew && a.status !== 'closed') say(`New ${a.kind}${a.project ? ` in ${a.project}` : ''}: ${titleWords(a)}`);
     },
     state(conn) {
       setState({ conn });
+      // Nothing live to show and Loopback out of reach: what this device heard last.
+      if ((conn.status === 'offline' || conn.status === 'retrying') && !getState().liveReady) void showKeptSnapshot();
     },
     forbidden() {
       // The server says this credential may not read the inbox: an agent's, kept from before these
@@ -54,4 +65,15 @@ export function stopLive(): void {
 
 export function retryLive(): void {
   live?.retryNow();
+}
+
+function titleWords(a: Ask): string {
+  if (a.kind === 'approval') return approvalLine(a, 120);
+  return plainText(a.kind === 'question' ? a.prompt.question : a.prompt.title, 120);
+}
+
+/** Tells a screen reader, politely (the page's aria-live region, App.tsx). */
+export function say(text: string): void {
+  const el = document.getElementById('announcer');
+  if (el) el.textContent = text;
 }

@@ -1,4 +1,4 @@
-// Toasts: one at a time, gone after a while (longer for an error).
+// Toasts: one at a time, gone after a while (longer for an error; a held reply's until it is sent).
 
 import { setState } from '../app';
 import { toastExpired, toastShown } from '../store';
@@ -6,9 +6,9 @@ import { toastExpired, toastShown } from '../store';
 let toastSeq = 0;
 let toastTimer: ReturnType<typeof setTimeout> | null = null;
 
-export function toast(text: string, kind: 'ok' | 'error' = 'ok'): void {
+export function toast(text: string, kind: 'ok' | 'error' = 'ok', opts: { undo?: boolean; ms?: number } = {}): void {
   const id = ++toastSeq;
-  setState(toastShown({ text, kind, id }));
+  setState(toastShown(opts.undo ? { text, kind, id, undo: true } : { text, kind, id }));
   if (toastTimer) clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => setState((s) => toastExpired(s, id)), kind === 'error' ? 8000 : 3500);
+  toastTimer = setTimeout(() => setState((s) => toastExpired(s, id)), opts.ms ?? (kind === 'error' ? 8000 : 3500));
 }

@@ -6,6 +6,8 @@
 //   build. The inbox's pages come from the network and, when that fails, from that cache; the shell's
 //   files come from the cache. Nothing else is ever stored or answered: the API, the event socket,
 //   MCP, and anything that carries a token go straight to the network (policy.ts, routeRequest).
+//   (The page itself keeps its last snapshot of the asks in a cache of its own, for an offline
+//   load: effects/offline.ts. The worker neither reads nor deletes it.)
 // - Web Push: a push from Loopback (an ask needs the person) becomes a notification, unless an
 //   inbox window has the focus, since that already shows the ask. A click brings an inbox window
 //   forward on the ask, or opens one.

@@ -3,7 +3,7 @@
 // view (what it shows, and the reply its buttons send).
 
 import { render } from 'preact';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setToken } from '../../src/api';
 import {
   adjustScope,
@@ -177,6 +177,8 @@ async function until<T>(probe: () => T | null | undefined | false): Promise<T> {
 }
 
 describe('the approval view', () => {
+  // Replies go at once here (the undo hold is triage.test.ts's subject).
+  beforeEach(() => localStorage.setItem('loopback.triage', JSON.stringify({ undoSeconds: 0, advance: false, hold: false })));
   afterEach(() => {
     vi.unstubAllGlobals();
     setToken(null);

@@ -2,7 +2,7 @@
 // flows through the store with a fake server (whoami, the inbox read, an agent's 403).
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { decideSwitch, refusalText, startPlan, storedToken, storeToken, type TokenCheck } from '../../src/auth';
+import { decideSwitch, refusalText, startPlan, storedToken, storeToken, tokenFromPaste, type TokenCheck } from '../../src/auth';
 import { hasDraft, saveDraft } from '../../src/drafts';
 import { fragmentChanged, getState, resolveChoice, signIn, signOut, start } from '../../src/state';
 import type { Whoami } from '../../src/types';
@@ -173,7 +173,7 @@ describe('signing in through the store', () => {
     expect(storedToken()).toBeNull();
   });
 
-  it('never signs in from a later change of the fragment, but takes the token out of the address bar', async () => {
+  it('never signs in over someone from a later change of the fragment, but takes the token out of the address bar', async () => {
     await signedInAs('lb_grace');
     history.replaceState(null, '', '/asks/abc#token=lb_ada');
     fragmentChanged();
@@ -186,11 +186,28 @@ describe('signing in through the store', () => {
     // Not even a check: the token went nowhere.
     expect(server.mock.calls.some(([, init]) => String((init.headers as Record<string, string>).Authorization).includes('lb_ada'))).toBe(false);
 
-    signOut();
+  });
+
+  it('signs in from the sign-in link pasted into a signed-out tab, checked as every token is', async () => {
+    // Signed out, the page shows nothing an agent wrote: the link came from the person.
     history.replaceState(null, '', '/#token=lb_ada');
     fragmentChanged();
     expect(location.hash).toBe('');
+    await vi.waitFor(() => expect(getState().token).toBe('lb_ada'));
+    expect(getState().whoami?.actor.name).toBe('ada');
+    expect(storedToken()).toBe('lb_ada');
+    signOut();
+    // An agent's token pasted the same way is refused, and not kept.
+    history.replaceState(null, '', '/#token=lb_bot');
+    fragmentChanged();
+    await vi.waitFor(() => expect(getState().signInMessage).toMatch(/only be used by agents/));
     expect(getState().token).toBeNull();
-    expect(getState().signInMessage).toMatch(/ignored/);
+    expect(storedToken()).toBeNull();
+  });
+
+  it('takes the token out of a whole sign-in link pasted into the form', () => {
+    expect(tokenFromPaste('  http://127.0.0.1:8080/#token=lb_abc  ')).toBe('lb_abc');
+    expect(tokenFromPaste('lb_abc')).toBe('lb_abc');
+    expect(tokenFromPaste('http://127.0.0.1:8080/#x=1&token=lb_def')).toBe('lb_def');
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseUnifiedDiff } from '../../src/diff';
 import { highlight, languageFor } from '../../src/highlight';
-import { carriesToken, plainText, renderMarkdown, sanitizeHtml } from '../../src/markdown';
+import { carriesToken, plainText, renderMarkdown, renderTitle, sanitizeHtml } from '../../src/markdown';
 
 function html(md: string): string {
   const div = document.createElement('div');
@@ -125,6 +125,27 @@ describe('markdown', () => {
 
   it('makes one-line previews', () => {
     expect(plainText('## Use **SQLite**?\n\n[docs](https://x)', 40)).toBe('Use SQLite? docs');
+  });
+
+  it('keeps every character of a title that is not markup', () => {
+    expect(plainText('Merge PR #1043 into `events_v2`?')).toBe('Merge PR #1043 into events_v2?');
+    expect(plainText('snake_case_name and C# and a_b_c')).toBe('snake_case_name and C# and a_b_c');
+  });
+
+  it('renders a title’s inline markdown, sanitised, on one line', () => {
+    const t = (src: string) => {
+      const div = document.createElement('div');
+      div.append(renderTitle(src));
+      return div.innerHTML;
+    };
+    expect(t('Merge PR #1043 into `events_v2`?')).toBe('Merge PR #1043 into <code>events_v2</code>?');
+    expect(t('Use **SQLite** for _local_ runs')).toBe('Use <strong>SQLite</strong> for <em>local</em> runs');
+    // Only the first paragraph, links as their words, no raw HTML, no images.
+    expect(t('See [the docs](https://evil.example) now\n\nSecond paragraph')).toBe('See the docs now');
+    expect(t('<img src=x onerror=alert(1)> hi')).toBe('&lt;img src=x onerror=alert(1)&gt; hi');
+    expect(t('![alt text](https://x/y.png) `code`')).toBe('alt text <code>code</code>');
+    expect(t('## Heading #1')).toBe('Heading #1');
+    expect(t('```\ncode only\n```\nThen words')).toBe('Then words');
   });
 });
 

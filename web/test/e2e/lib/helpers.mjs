@@ -20,9 +20,17 @@ export async function waitForAsk(server, match, timeoutMs = 10_000) {
  * requests to anywhere but the server (and blob:/data: URLs it made itself) are collected in
  * `foreign`, page errors in `errors`, and CSP violations in `violations` (read with cspViolations).
  */
-export async function openInbox(browser, server, { viewport = { width: 1280, height: 800 }, path = '/', signIn = true, ...opts } = {}) {
+/**
+ * The triage settings (web/src/triage.ts) the suites that test other things run with: replies sent
+ * at once, no next ask opened after an answer, arrivals shown in place. test/e2e/triage.test.mjs
+ * passes `triage: null` for the inbox's own defaults (undo, auto-advance, the "N new" pill).
+ */
+export const PLAIN_TRIAGE = { undoSeconds: 0, advance: false, hold: false };
+
+export async function openInbox(browser, server, { viewport = { width: 1280, height: 800 }, path = '/', signIn = true, triage = PLAIN_TRIAGE, ...opts } = {}) {
   const context = await browser.newContext({ viewport, ...opts });
   const page = await context.newPage();
+  if (triage) await page.addInitScript((t) => localStorage.setItem('loopback.triage', t), JSON.stringify(triage));
   page.foreign = [];
   page.errors = [];
   page.requests = [];
