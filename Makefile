@@ -164,6 +164,7 @@ LAMBDA_DIRS = \
   ApiFilesFunction=api \
   ApiPushFunction=api \
   ApiActionsFunction=api \
+  ApiMailSettingsFunction=api \
   ApiRulesFunction=api \
   ApiDefaultFunction=api \
   WsConnectFunction=ws-connect \

@@ -39,6 +39,7 @@ type Storage interface {
 	ask.PushStore
 	ask.RuleStore
 	ask.ActionStore
+	ask.MailStore
 }
 
 // Config is what differs between deployments. Storage and Logger are required.
@@ -180,7 +181,7 @@ func New(cfg Config) *App {
 	a.API = &httpapi.Server{
 		Service: svc, Gate: a.Gate, Logger: cfg.Logger, Tickets: store, Hub: cfg.Hub,
 		PublicURL: cfg.PublicURL, Uploads: a.Uploads, Push: cfg.Push, Revocations: a.Revocations,
-		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions,
+		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions, Mail: store,
 	}
 	watcher := cfg.Watcher
 	if watcher == nil && cfg.Hub != nil {

@@ -48,6 +48,7 @@ var statusByCode = map[string]int{
 	ask.EActionExpired:  http.StatusGone,
 	ask.EActionUsed:     http.StatusGone,
 	ask.EActionRevoked:  http.StatusGone,
+	ask.EMailInvalid:    http.StatusUnprocessableEntity,
 }
 
 // StatusOf is the HTTP status for an error code; an unknown code is our fault.

@@ -63,6 +63,7 @@ var wantStatus = map[string]int{
 	ask.EActionExpired:        410,
 	ask.EActionUsed:           410,
 	ask.EActionRevoked:        410,
+	ask.EMailInvalid:          422,
 }
 
 // allCodes reads every error code declared in shared/ask and in this package (codes.go): their

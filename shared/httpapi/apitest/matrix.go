@@ -79,6 +79,10 @@ var Matrix = map[string]Row{
 	"GET /api/v1/actions/{token}":  {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
 	"HEAD /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
 	"POST /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", Body: `{}`, OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
+	// Email settings (revision 4): each person their own address; an agent never sets one.
+	"GET /api/v1/settings/mail":  {Path: "/api/v1/settings/mail", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/settings/mail": {Path: "/api/v1/settings/mail", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/settings/mail":  {Path: "/api/v1/settings/mail", Body: `{"email":"ada@example.com"}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	// The event socket, by bearer token: persons only.
 	"GET /api/v1/events": {Path: "/api/v1/events", OK: 101, Want: [5]int{OK, OK, 403, 401, OK}},
 	// MCP: every live credential may ask (a person trying it alone included).
