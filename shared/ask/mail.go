@@ -2,6 +2,7 @@ package ask
 
 import (
 	"context"
+	"fmt"
 	"net/mail"
 	"strings"
 	"time"
@@ -67,4 +68,62 @@ func MailRecipients(creds []*Credential, addrs []*MailAddress) []*MailAddress {
 		}
 	}
 	return out
+}
+
+// MailNotice is what an email says of an ask, in plain text (markdown marks removed; shared/mail
+// escapes it for HTML): its subject, a heading, and paragraphs of its content.
+type MailNotice struct {
+	Subject    string
+	Heading    string
+	Paragraphs []string
+}
+
+// maxMailParagraph bounds each paragraph of a notice, in characters: the email is a notice with
+// the ask's gist, and the inbox shows the whole of it.
+const maxMailParagraph = 2000
+
+// MailNoticeFor says what an email notice of a says: the same words a push notice's title uses
+// (NoticeFor), the ask in a line, and the part of its content a person decides on from a mail.
+func MailNoticeFor(a *Ask) MailNotice {
+	who := "An agent"
+	if a.Project != "" {
+		who = a.Project
+	}
+	n := MailNotice{Heading: plainText(askSummary(a))}
+	verb := " asks"
+	if a.Kind == KindApproval {
+		verb = " asks permission"
+		n.Heading = askSummary(a) // a command or a path, shown exactly as it runs
+	}
+	n.Subject = cut(strings.Join(strings.Fields(who+verb+": "+n.Heading), " "), 120)
+	add := func(s string) {
+		if s = strings.TrimSpace(s); s != "" {
+			n.Paragraphs = append(n.Paragraphs, cut(s, maxMailParagraph))
+		}
+	}
+	switch {
+	case a.Question != nil:
+		add(plainText(a.Question.Context))
+	case a.Review != nil:
+		add(plainText(a.Review.Summary))
+		for _, b := range a.Review.Content {
+			if b.Type == BlockMarkdown {
+				add(plainText(b.Text))
+				break
+			}
+		}
+	case a.Briefing != nil:
+		add(plainText(a.Briefing.Summary))
+		points := 0
+		for _, s := range a.Briefing.Sections {
+			points += len(s.Points)
+		}
+		add(fmt.Sprintf("%d points to go through, one by one, in the inbox.", points))
+	case a.Approval != nil:
+		add("Tool: " + a.Approval.Tool)
+		if a.Approval.Cwd != "" {
+			add("In: " + a.Approval.Cwd)
+		}
+	}
+	return n
 }
