@@ -21,6 +21,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/push"
 	"github.com/loopback-hq/loopback/shared/redact"
@@ -73,6 +74,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	bucket := fs.String("bucket", os.Getenv("LOOPBACK_BUCKET"), "the S3 bucket for uploaded images, with --store dynamodb (empty: the data folder)")
 	create := fs.Bool("create", false, "with --store dynamodb, create the table and bucket if they do not exist")
 	openAsks := openAskFlags(fs)
+	smtp := smtpFlags(fs)
 	readyFile := readyFileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -119,10 +121,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return fmt.Errorf("setting up action links: %w", err)
 	}
 	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
+	publish := ask.Publishers{push.NewQueue(ctx, pusher, 2, 1024)}
+	// Email (docs/email.md): a notice of each ask to the space's owner, off the request path.
+	mailer, err := smtp.notifier(a.db, base, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if mailer != nil {
+		publish = append(publish, mail.NewQueue(ctx, mailer, 2, 1024))
+	}
 	// This process holds the sockets and the waits: the hub reaches both.
 	lb := app.New(app.Config{
 		OpenAsks: *openAsks,
-		Storage:  a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: push.NewQueue(ctx, pusher, 2, 1024),
+		Storage:  a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: publish,
 		PublicURL: base, Limits: limits, Logger: logger,
 		Wait: app.Wait{MaxWait: *maxWait, Progress: *progress, QuietMaxWait: *quietMaxWait, ClaudeCodeMaxWait: *claudeMaxWait},
 		Push: &httpapi.PushConfig{
@@ -132,6 +144,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		ActionKey: func(context.Context) ([]byte, error) { return actionKey, nil },
 	})
 	defer lb.Waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
+	if mailer != nil {
+		mailer.Actions = lb.Actions // before anything is served: a notice's links are the app's
+	}
 
 	// Shutting down first ends every wait with a result that tells its agent to call await_reply;
 	// requests also run on a context that is cancelled if they still hold the shutdown up.
