@@ -166,6 +166,7 @@ LAMBDA_DIRS = \
   ApiActionsFunction=api \
   ApiMailSettingsFunction=api \
   ApiRulesFunction=api \
+  ApiEscalationFunction=api \
   ApiDefaultFunction=api \
   WsConnectFunction=ws-connect \
   WsDisconnectFunction=ws-disconnect \

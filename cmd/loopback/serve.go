@@ -68,6 +68,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", limits.IdleTimeout, "how long an idle keep-alive connection is kept")
 	fs.DurationVar(&limits.BodyTimeout, "body-timeout", limits.BodyTimeout, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
 	fs.DurationVar(&limits.HeaderTimeout, "header-timeout", limits.HeaderTimeout, "how long a request's headers may take to arrive")
+	escalationUnit := fs.Duration("escalation-minute", time.Minute, "how long one minute of a space's escalation lasts (tests shorten it)")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (such as 127.0.0.1:6060); off when empty")
 	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where asks are kept: sqlite (in the data folder) or dynamodb (the standard AWS_* environment says where; AWS_ENDPOINT_URL for an emulator)")
 	table := fs.String("table", os.Getenv("LOOPBACK_TABLE"), "the DynamoDB table, with --store dynamodb")
@@ -135,7 +136,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	lb := app.New(app.Config{
 		OpenAsks: *openAsks,
 		Storage:  a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: publish,
-		PublicURL: base, Limits: limits, Logger: logger,
+		PublicURL: base, Limits: limits, Logger: logger, EscalationUnit: *escalationUnit,
 		Wait: app.Wait{MaxWait: *maxWait, Progress: *progress, QuietMaxWait: *quietMaxWait, ClaudeCodeMaxWait: *claudeMaxWait},
 		Push: &httpapi.PushConfig{
 			PublicKey: func(context.Context) (string, error) { return vapid.PublicKey, nil },
@@ -184,6 +185,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		go watchDatabase(ctx, stored.dbPath, opened, stopServing, logger)
 	}
 	go sweep(ctx, lb, stored.cleanup, logger)
+	// Deadlines and escalation, on time: one timer for the nearest due time (app.DeadlineClock).
+	go lb.Deadlines.Run(ctx)
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
 	}

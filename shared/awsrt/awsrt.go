@@ -97,6 +97,9 @@ type Env struct {
 	// PushLoopback lets pushes reach loopback addresses (LOOPBACK_PUSH_TEST_LOOPBACK=1): for the
 	// tests' stand-in push service only.
 	PushLoopback bool
+	// EscalationUnit is how long one of a space's escalation minutes lasts
+	// (LOOPBACK_ESCALATION_UNIT); zero: a minute. Only tests shorten it.
+	EscalationUnit time.Duration
 }
 
 // Defaults of Env.
@@ -129,7 +132,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		name string
 		to   *time.Duration
 	}{{"LOOPBACK_MAX_WAIT", &e.MaxWait}, {"LOOPBACK_PROGRESS", &e.Progress}, {"LOOPBACK_POLL", &e.Poll}, {"LOOPBACK_QUIET_MAX_WAIT", &e.QuietMaxWait},
-		{"LOOPBACK_CLAUDE_CODE_MAX_WAIT", &e.ClaudeCodeMaxWait}} {
+		{"LOOPBACK_CLAUDE_CODE_MAX_WAIT", &e.ClaudeCodeMaxWait}, {"LOOPBACK_ESCALATION_UNIT", &e.EscalationUnit}} {
 		if v := getenv(d.name); v != "" {
 			t, err := time.ParseDuration(v)
 			if err != nil || t <= 0 {
@@ -254,7 +257,8 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// counted in the table (WaitStore), across instances.
 		Limits: limits(env), WaitStore: store,
 		// Failed sign-ins are counted in the table: every instance sees the same count.
-		Throttle: &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
+		Throttle:       &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
+		EscalationUnit: env.EscalationUnit,
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)

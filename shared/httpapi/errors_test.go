@@ -46,6 +46,7 @@ var wantStatus = map[string]int{
 	ask.EAnswerInvalid:        422,
 	ask.EPushInvalid:          422,
 	ask.ERuleInvalid:          422,
+	ask.ESettingsInvalid:      422,
 	ask.ERuleLimit:            409,
 	ask.EUploadInvalid:        422,
 	ask.EUnauthorized:         401,

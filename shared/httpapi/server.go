@@ -134,6 +134,8 @@ func (s *Server) routes() []routeEntry {
 		open("POST", "/api/v1/actions/{token}", s.takeAction, s.Actions != nil),
 		gated(personsOnly, "GET", "/api/v1/settings/mail", s.readMailSettings, s.Mail != nil),
 		gated(personsOnly, "PUT", "/api/v1/settings/mail", s.writeMailSettings, s.Mail != nil),
+		gated(personsOnly, "GET", "/api/v1/settings/escalation", s.readEscalation, true),
+		gated(personsOnly, "PUT", "/api/v1/settings/escalation", s.updateEscalation, true),
 	}
 }
 

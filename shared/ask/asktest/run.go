@@ -20,6 +20,7 @@ type Stores interface {
 	ask.RuleStore
 	ask.ActionStore
 	ask.MailStore
+	ask.SettingsStore
 }
 
 // Backend is what a store adapter hands Run.
@@ -64,6 +65,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("RuleStore", func(t *testing.T) { testRuleStore(t, b.Open) })
 	t.Run("ActionStore", func(t *testing.T) { testActionStore(t, func(t *testing.T) ask.ActionStore { return b.Open(t) }) })
 	t.Run("MailStore", func(t *testing.T) { testMailStore(t, func(t *testing.T) ask.MailStore { return b.Open(t) }) })
+	t.Run("Deadlines", func(t *testing.T) { testDeadlines(t, b.Open) })
 	t.Run("WaitStore", func(t *testing.T) {
 		if b.Waits == nil {
 			t.Skip("this backend serves one process and keeps no ask.WaitStore")

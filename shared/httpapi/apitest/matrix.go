@@ -83,6 +83,11 @@ var Matrix = map[string]Row{
 	"GET /api/v1/settings/mail":  {Path: "/api/v1/settings/mail", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	"HEAD /api/v1/settings/mail": {Path: "/api/v1/settings/mail", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	"PUT /api/v1/settings/mail":  {Path: "/api/v1/settings/mail", Body: `{"email":"ada@example.com"}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	// A space's escalation (revision 4): any person of the space reads and sets it; an agent
+	// never does.
+	"GET /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/settings/escalation": {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", Body: `{"afterMinutes":30,"toPeople":true}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	// The event socket, by bearer token: persons only.
 	"GET /api/v1/events": {Path: "/api/v1/events", OK: 101, Want: [5]int{OK, OK, 403, 401, OK}},
 	// MCP: every live credential may ask (a person trying it alone included).
