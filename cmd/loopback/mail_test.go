@@ -125,3 +125,51 @@ func TestAnswerFromEmail(t *testing.T) {
 		t.Fatalf("the log shows a token or the SMTP password:\n%s", s.log.String())
 	}
 }
+
+// Escalation by email: an ask nobody answers for the space's minutes (a second each here) is
+// mailed to the other people of the space, once, with links made for them; the teammate's link
+// answers as the teammate, via email. The owner (whose agent asked) got the first notice only.
+func TestEscalationEmail(t *testing.T) {
+	srv := smtptest.Start(t)
+	s := startServe(t, 15*time.Second, map[string]string{"LOOPBACK_TOKEN": ownerToken}, "--escalation-minute", "1s",
+		"--smtp-host", srv.Host, "--smtp-port", fmt.Sprint(srv.Port), "--smtp-from", "loopback@example.com", "--smtp-tls", "none")
+	agentToken := s.agentToken(t)
+	_, grace := s.createToken(t, "--person", "--name", "Grace")
+	for token, addr := range map[string]string{ownerToken: "ada@example.com", grace: "grace@example.com"} {
+		if r := s.do(t, "PUT", "/api/v1/settings/mail", token, `{"email":"`+addr+`"}`); r.status != 200 {
+			t.Fatalf("setting %s: %d %s", addr, r.status, r.body)
+		}
+	}
+	if r := s.do(t, "PUT", "/api/v1/settings/escalation", ownerToken, `{"afterMinutes":1,"toPeople":true}`); r.status != 200 {
+		t.Fatalf("setting the escalation: %d %s", r.status, r.body)
+	}
+	call := askInBackground(t, s.agent(t, agentToken), map[string]any{"question": "Rotate the signing key?", "project": "billing",
+		"options": []any{map[string]any{"label": "Rotate"}, map[string]any{"label": "Keep"}}})
+	eventually(t, "the escalation is mailed", func() bool { return len(srv.Messages()) == 2 })
+	first, second := srv.Messages()[0], srv.Messages()[1]
+	if first.To[0] != "ada@example.com" || second.To[0] != "grace@example.com" {
+		t.Fatalf("mailed to %v then %v; want Ada, then Grace on escalation", first.To, second.To)
+	}
+	h, text, _, err := second.Parts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Get("Subject") != "Still unanswered: billing asks: Rotate the signing key?" || !strings.Contains(text, "Nobody answered within 1 minute") {
+		t.Fatalf("the escalation's mail: %q\n%s", h.Get("Subject"), text)
+	}
+	m := regexp.MustCompile(`(?m)^Rotate: \S+/act#(\S+)$`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no Rotate link in\n%s", text)
+	}
+	r := s.do(t, "POST", "/api/v1/actions/"+m[1], "", `{}`)
+	if r.status != 200 || !strings.Contains(string(r.body), "Answered by Grace in email") {
+		t.Fatalf("Grace's link: %d %s", r.status, r.body)
+	}
+	out, _ := json.Marshal(call.wait(t).StructuredContent)
+	if !strings.Contains(string(out), `"Rotate"`) {
+		t.Fatalf("the agent got %s", out)
+	}
+	if n := len(srv.Messages()); n != 2 {
+		t.Fatalf("%d mails, want 2 (the notice and one escalation)", n)
+	}
+}

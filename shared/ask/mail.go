@@ -127,3 +127,31 @@ func MailNoticeFor(a *Ask) MailNotice {
 	}
 	return n
 }
+
+// MailEscalationRecipients says who of the space gets an escalation's email (EscalationFor): the
+// people of the space other than the one whose agent asked (Recipients), with an address. An
+// agent never gets one.
+func MailEscalationRecipients(a *Ask, creds []*Credential, addrs []*MailAddress) []*MailAddress {
+	byID := map[string]*MailAddress{}
+	for _, m := range addrs {
+		if m.Email != "" {
+			byID[m.PersonID] = m
+		}
+	}
+	var out []*MailAddress
+	for _, p := range Recipients(a, People(creds)) {
+		if m, ok := byID[p.ID]; ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// MailEscalationNotice is an escalation's email: the ask's notice, its subject saying it waits,
+// with the escalation's words first.
+func MailEscalationNotice(a *Ask, e Entry) MailNotice {
+	n := MailNoticeFor(a)
+	n.Subject = cut("Still unanswered: "+n.Subject, 120)
+	n.Paragraphs = append([]string{e.Text}, n.Paragraphs...)
+	return n
+}

@@ -92,8 +92,11 @@ type Notifier struct {
 }
 
 // Wants reports whether a change is one the notifier mails: an ask that opened, waiting for the
-// person.
+// person, or its escalation (ask.EscalationFor).
 func Wants(ch ask.Change) bool {
+	if _, ok := ask.EscalationFor(ch); ok {
+		return true
+	}
 	return ch.Opened && ch.Ask != nil && ch.Ask.Status == ask.AwaitingHuman
 }
 
@@ -120,8 +123,21 @@ func (n *Notifier) Notify(ctx context.Context, ch ask.Change) {
 		n.logger().ErrorContext(ctx, "mail: reading the addresses", "ask", a.ID, "err", err)
 		return
 	}
-	for _, to := range ask.MailRecipients(creds, addrs) {
-		if err := n.Send(ctx, a, to); err != nil {
+	notice, to := ask.MailNoticeFor(a), ask.MailRecipients(creds, addrs)
+	if e, ok := ask.EscalationFor(ch); ok {
+		// An escalation reaches the other people of the space, if the space says so.
+		esc, err := n.Actions.Service.EscalationOf(ctx, a.Space)
+		if err != nil {
+			n.logger().ErrorContext(ctx, "mail: reading the space's escalation", "ask", a.ID, "err", err)
+			return
+		}
+		if !esc.ToPeople {
+			return
+		}
+		notice, to = ask.MailEscalationNotice(a, e), ask.MailEscalationRecipients(a, creds, addrs)
+	}
+	for _, to := range to {
+		if err := n.send(ctx, a, notice, to); err != nil {
 			n.logger().ErrorContext(ctx, "mail: sending a notice", "ask", a.ID, "to", to.PersonID, "err", err)
 		}
 	}
@@ -129,6 +145,10 @@ func (n *Notifier) Notify(ctx context.Context, ch ask.Change) {
 
 // Send mails a's notice to one person, with links made for them.
 func (n *Notifier) Send(ctx context.Context, a *ask.Ask, to *ask.MailAddress) error {
+	return n.send(ctx, a, ask.MailNoticeFor(a), to)
+}
+
+func (n *Notifier) send(ctx context.Context, a *ask.Ask, notice ask.MailNotice, to *ask.MailAddress) error {
 	base := strings.TrimRight(n.PublicURL, "/")
 	person := ask.Actor{ID: to.PersonID, Name: to.Name}
 	var links []Link
@@ -145,7 +165,7 @@ func (n *Notifier) Send(ctx context.Context, a *ask.Ask, to *ask.MailAddress) er
 		open = "Request changes in the inbox"
 	}
 	links = append(links, Link{Label: open, URL: base + "/asks/" + a.ID})
-	m, err := Compose(ask.MailNoticeFor(a), n.From, to.Email, links, fmt.Sprintf("%s.%d", a.ID, a.Version))
+	m, err := Compose(notice, n.From, to.Email, links, fmt.Sprintf("%s.%d", a.ID, a.Version))
 	if err != nil {
 		return err
 	}
