@@ -21,6 +21,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/push"
 	"github.com/loopback-hq/loopback/shared/redact"
@@ -75,6 +76,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	create := fs.Bool("create", false, "with --store dynamodb, create the table and bucket if they do not exist")
 	openAsks := openAskFlags(fs)
 	slackOpts := slackFlagSet(fs)
+	smtp := smtpFlags(fs)
 	readyFile := readyFileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -114,24 +116,44 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return fmt.Errorf("setting up Web Push: %w", err)
 	}
 	pushLoopback := os.Getenv(PushLoopbackEnv) == "1"
+	// Signed action links (an email's, a notification's action): their key, made once and kept
+	// in the data folder.
+	actionKey, err := loadOrCreateActionKey(filepath.Join(*data, actionKeyFile))
+	if err != nil {
+		return fmt.Errorf("setting up action links: %w", err)
+	}
 	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
 	slackCfg, slackClient, err := slackOpts.config(a.db)
 	if err != nil {
 		return err
 	}
+	publish := ask.Publishers{push.NewQueue(ctx, pusher, 2, 1024)}
+	// Email (docs/email.md): a notice of each ask to the space's owner, off the request path.
+	mailer, err := smtp.notifier(a.db, base, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if mailer != nil {
+		publish = append(publish, mail.NewQueue(ctx, mailer, 2, 1024))
+	}
 	// This process holds the sockets and the waits: the hub reaches both.
 	lb := app.New(app.Config{
 		Slack:    slackCfg,
 		OpenAsks: *openAsks,
-		Storage:  a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: push.NewQueue(ctx, pusher, 2, 1024),
+		Storage:  a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: publish,
 		PublicURL: base, Limits: limits, Logger: logger, EscalationUnit: *escalationUnit,
 		Wait: app.Wait{MaxWait: *maxWait, Progress: *progress, QuietMaxWait: *quietMaxWait, ClaudeCodeMaxWait: *claudeMaxWait},
 		Push: &httpapi.PushConfig{
 			PublicKey: func(context.Context) (string, error) { return vapid.PublicKey, nil },
 			Store:     a.db, Rules: ask.PushRules{AllowLoopback: pushLoopback},
 		},
+		ActionKey: func(context.Context) ([]byte, error) { return actionKey, nil },
 	})
 	defer lb.Waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
+	if mailer != nil {
+		mailer.Actions = lb.Actions // before anything is served: a notice's links are the app's
+	}
 
 	// Shutting down first ends every wait with a result that tells its agent to call await_reply;
 	// requests also run on a context that is cancelled if they still hold the shutdown up.

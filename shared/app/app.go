@@ -39,6 +39,8 @@ type Storage interface {
 	ask.UploadStore
 	ask.PushStore
 	ask.RuleStore
+	ask.ActionStore
+	ask.MailStore
 	ask.SettingsStore
 	ask.SlackStore
 }
@@ -88,6 +90,11 @@ type Config struct {
 	// Slack keeps the person's Slack settings and, with a bot, posts asks and takes answers
 	// (contract revision 4); nil: no Slack routes.
 	Slack *Slack
+	// ActionKey gives the deployment's key for signed action links (an email's, a
+	// notification's action: ask.Actions), kept as the deployment keeps its other secrets (the
+	// data folder locally, SSM on AWS; read on first use). Nil: no action links, and their
+	// routes do not exist.
+	ActionKey func(ctx context.Context) ([]byte, error)
 
 	// Limits bound what one credential holds at once (waits, MCP streams, event sockets) in this
 	// process. Zero fields: no bound.
@@ -146,6 +153,8 @@ type App struct {
 	MCP         *mcptools.Handler
 	Hooks       *hooks.Handler // Claude Code's hooks, /hooks/claude-code (approvals)
 	Slack       *slack.Bot     // nil without a Slack app
+	// Actions makes and takes signed action links; nil without Config.ActionKey.
+	Actions *ask.Actions
 	// Deadlines closes asks at their deadlines and escalates them, where this process hears of
 	// every change (Hub set: the local binary); the caller runs it (DeadlineClock.Run). Nil on AWS.
 	Deadlines *DeadlineClock
@@ -197,10 +206,13 @@ func New(cfg Config) *App {
 			svc.UploadCheck = a.Uploads
 		}
 	}
+	if cfg.ActionKey != nil {
+		a.Actions = &ask.Actions{Service: svc, Credentials: store, Uses: store, Key: cfg.ActionKey}
+	}
 	a.API = &httpapi.Server{
 		Service: svc, Gate: a.Gate, Logger: cfg.Logger, Tickets: store, Hub: cfg.Hub,
 		PublicURL: cfg.PublicURL, Uploads: a.Uploads, Push: cfg.Push, Revocations: a.Revocations,
-		SocketLimit: perKey(cfg.Limits.SocketsPerCredential),
+		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions, Mail: store,
 	}
 	if cfg.Slack != nil {
 		a.API.Slack = &httpapi.SlackConfig{Store: cfg.Slack.Store, Connected: cfg.Slack.Bot != nil, Command: cfg.Slack.Command}

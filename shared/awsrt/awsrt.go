@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/loopback-hq/loopback/shared/apigw"
@@ -33,6 +34,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/upload"
@@ -85,6 +87,13 @@ type Env struct {
 	// VAPIDParameter is the prefix of the SSM parameters holding the Web Push key pair
 	// (LOOPBACK_VAPID_PARAMETER; awsrt/push.go). Empty: no push routes, no pushes.
 	VAPIDParameter string
+	// ActionKeyParameter is the SSM SecureString holding the action links' signing key
+	// (LOOPBACK_ACTION_KEY_PARAMETER; awsrt/actions.go). Empty: no action links.
+	ActionKeyParameter string
+	// MailFrom is the sender of email notices (LOOPBACK_MAIL_FROM), an SES verified identity;
+	// with ActionKeyParameter and PublicURL (the links' address), the stream fan-out mails each
+	// opened ask's notice through SES. Empty: no email.
+	MailFrom string
 	// PushLoopback lets pushes reach loopback addresses (LOOPBACK_PUSH_TEST_LOOPBACK=1): for the
 	// tests' stand-in push service only.
 	PushLoopback bool
@@ -110,12 +119,14 @@ func EnvFromOS() (Env, error) { return EnvFrom(os.Getenv) }
 // is missing there too.
 func EnvFrom(getenv func(string) string) (Env, error) {
 	e := Env{
-		Table:          getenv("LOOPBACK_TABLE"),
-		Bucket:         getenv("LOOPBACK_BUCKET"),
-		ConnectionsURL: getenv("LOOPBACK_CONNECTIONS_URL"),
-		PublicURL:      getenv("LOOPBACK_PUBLIC_URL"),
-		VAPIDParameter: getenv("LOOPBACK_VAPID_PARAMETER"),
-		PushLoopback:   getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
+		Table:              getenv("LOOPBACK_TABLE"),
+		Bucket:             getenv("LOOPBACK_BUCKET"),
+		ConnectionsURL:     getenv("LOOPBACK_CONNECTIONS_URL"),
+		PublicURL:          getenv("LOOPBACK_PUBLIC_URL"),
+		VAPIDParameter:     getenv("LOOPBACK_VAPID_PARAMETER"),
+		ActionKeyParameter: getenv("LOOPBACK_ACTION_KEY_PARAMETER"),
+		MailFrom:           getenv("LOOPBACK_MAIL_FROM"),
+		PushLoopback:       getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
 	}
 	for _, d := range []struct {
 		name string
@@ -192,6 +203,8 @@ type Runtime struct {
 	// SSM reads the Web Push keys; nil without Env.VAPIDParameter.
 	SSM   SSM
 	vapid *vapid
+	// Mailer sends email notices through SES; nil without Env.MailFrom (or an action key).
+	Mailer *mail.Notifier
 }
 
 // Load builds the runtime from the process's environment and the standard AWS configuration
@@ -265,8 +278,21 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 			Store: store, Rules: ask.PushRules{AllowLoopback: env.PushLoopback},
 		}
 	}
+	if env.ActionKeyParameter != "" {
+		if rt.SSM == nil {
+			rt.SSM = ssm.NewFromConfig(cfg)
+		}
+		k := &actionKey{client: rt.SSM, name: env.ActionKeyParameter}
+		c.ActionKey = k.load
+	}
 	rt.App = app.New(c)
 	rt.Service, rt.Gate, rt.Uploads = rt.App.Service, rt.App.Gate, rt.App.Uploads
+	if env.MailFrom != "" && env.PublicURL != "" && rt.App.Actions != nil {
+		rt.Mailer = &mail.Notifier{
+			Actions: rt.App.Actions, Addresses: store, Credentials: store, From: env.MailFrom,
+			PublicURL: env.PublicURL, Logger: logger, Transport: &mail.SES{Client: sesv2.NewFromConfig(cfg)},
+		}
+	}
 	if env.ConnectionsURL != "" {
 		p, err := apigw.NewConnections(cfg, env.ConnectionsURL)
 		if err != nil {

@@ -46,6 +46,11 @@ var statusByCode = map[string]int{
 	EMediaType:           http.StatusUnsupportedMediaType,
 	ask.ETooMany:         http.StatusTooManyRequests,
 	ask.EInternal:        http.StatusInternalServerError,
+	ask.EActionInvalid:   http.StatusNotFound,
+	ask.EActionExpired:   http.StatusGone,
+	ask.EActionUsed:      http.StatusGone,
+	ask.EActionRevoked:   http.StatusGone,
+	ask.EMailInvalid:     http.StatusUnprocessableEntity,
 }
 
 // StatusOf is the HTTP status for an error code; an unknown code is our fault.

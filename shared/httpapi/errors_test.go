@@ -61,6 +61,11 @@ var wantStatus = map[string]int{
 	httpapi.EMediaType:        415,
 	ask.ETooMany:              429,
 	ask.EInternal:             500,
+	ask.EActionInvalid:        404,
+	ask.EActionExpired:        410,
+	ask.EActionUsed:           410,
+	ask.EActionRevoked:        410,
+	ask.EMailInvalid:          422,
 }
 
 // allCodes reads every error code declared in shared/ask and in this package (codes.go): their

@@ -80,6 +80,16 @@ var Matrix = map[string]Row{
 	"POST /api/v1/slack/codes":  {Path: "/api/v1/slack/codes", OK: 201, Want: [5]int{OK, OK, 403, 401, OK}},
 	"DELETE /api/v1/slack/link": {Path: "/api/v1/slack/link", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
 	"PUT /api/v1/slack/channel": {Path: "/api/v1/slack/channel", Body: `{"channel":""}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	// Action links (revision 4): no bearer gate, the signed token is the credential, whoever
+	// else's token comes with it; one no deployment signed is action.invalid (404) to anyone
+	// (what a real one does is shared/ask's and cmd/loopback's tests).
+	"GET /api/v1/actions/{token}":  {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
+	"HEAD /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
+	"POST /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", Body: `{}`, OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
+	// Email settings (revision 4): each person their own address; an agent never sets one.
+	"GET /api/v1/settings/mail":  {Path: "/api/v1/settings/mail", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/settings/mail": {Path: "/api/v1/settings/mail", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/settings/mail":  {Path: "/api/v1/settings/mail", Body: `{"email":"ada@example.com"}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	// A space's escalation (revision 4): any person of the space reads and sets it; an agent
 	// never does.
 	"GET /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
