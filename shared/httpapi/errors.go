@@ -44,6 +44,9 @@ var statusByCode = map[string]int{
 	EMediaType:          http.StatusUnsupportedMediaType,
 	ask.ETooMany:        http.StatusTooManyRequests,
 	ask.EInternal:       http.StatusInternalServerError,
+
+	// Revision 4: push.
+	ask.EQuietHoursInvalid: http.StatusUnprocessableEntity,
 }
 
 // StatusOf is the HTTP status for an error code; an unknown code is our fault.

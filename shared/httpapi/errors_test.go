@@ -59,6 +59,9 @@ var wantStatus = map[string]int{
 	httpapi.EMediaType:        415,
 	ask.ETooMany:              429,
 	ask.EInternal:             500,
+
+	// Revision 4: push.
+	ask.EQuietHoursInvalid: 422,
 }
 
 // allCodes reads every error code declared in shared/ask and in this package (codes.go): their
