@@ -112,7 +112,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return fmt.Errorf("setting up Web Push: %w", err)
 	}
 	pushLoopback := os.Getenv(PushLoopbackEnv) == "1"
-	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
+	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Quiet: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
 	// This process holds the sockets and the waits: the hub reaches both.
 	lb := app.New(app.Config{
 		OpenAsks: *openAsks,

@@ -39,7 +39,7 @@ func (rt *Runtime) Stream() func(context.Context, events.DynamoDBEvent) (events.
 				return
 			}
 			once.Do(func() {
-				sender = &push.Sender{Keys: keys, Store: rt.Store, Credentials: rt.Store, Subscriber: push.Subscriber(rt.Env.PublicURL), Logger: rt.Logger, AllowLoopback: rt.Env.PushLoopback}
+				sender = &push.Sender{Keys: keys, Store: rt.Store, Credentials: rt.Store, Quiet: rt.Store, Subscriber: push.Subscriber(rt.Env.PublicURL), Logger: rt.Logger, AllowLoopback: rt.Env.PushLoopback}
 			})
 			a := ch.Ask
 			first, err := rt.Store.ClaimPush(ctx, a.Space, a.ID, a.Version, time.Now().Add(pushClaimTTL))
