@@ -682,8 +682,10 @@ describe('Web Push, end to end', () => {
       const push = await service.next();
       assert.match(push.headers.authorization ?? '', /^vapid t=[\w-]+\.[\w-]+\.[\w-]+, k=[\w-]+$/);
       const notice = JSON.parse(push.text);
-      assert.deepEqual(Object.keys(notice).sort(), ['askId', 'body', 'tag', 'title', 'url']);
-      assert.deepEqual([notice.askId, notice.tag, notice.url], [ask.id, `ask-${ask.id}`, `/asks/${ask.id}`]);
+      // Revision 2's fields, and revision 4's project and group (a question in words has no buttons).
+      assert.deepEqual(Object.keys(notice).sort(), ['askId', 'body', 'group', 'project', 'tag', 'title', 'url']);
+      assert.deepEqual([notice.askId, notice.tag, notice.url, notice.project], [ask.id, `ask-${ask.id}`, `/asks/${ask.id}`, 'billing-service']);
+      assert.match(notice.group, /^project-[\w-]+$/);
       assert.match(notice.title, /billing-service/);
       assert.match(notice.body, /webhook/);
 
@@ -693,10 +695,11 @@ describe('Web Push, end to end', () => {
       const elsewhere = await context.newPage();
       await elsewhere.goto('about:blank');
       await elsewhere.bringToFront();
-      await deliverWhileAway(page, sw, own.origin, push.text, notice.tag);
-      const [shown] = await notifications(page, notice.tag);
+      // One notification per project: its tag is the group's.
+      await deliverWhileAway(page, sw, own.origin, push.text, notice.group);
+      const [shown] = await notifications(page, notice.group);
       assert.deepEqual([shown.title, shown.body, shown.data.url], [notice.title, notice.body, notice.url]);
-      await page.evaluate((tag) => navigator.serviceWorker.controller.postMessage({ type: 'loopback.test-notificationclick', tag }), notice.tag);
+      await page.evaluate((tag) => navigator.serviceWorker.controller.postMessage({ type: 'loopback.test-notificationclick', tag }), notice.group);
       await page.waitForURL(own.origin + notice.url);
     } finally {
       await context.close();
