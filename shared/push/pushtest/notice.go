@@ -41,7 +41,7 @@ type Answered struct {
 
 // actionPath is what the service worker accepts as an action link (web/src/sw/policy.ts,
 // isActionPath): anything else it drops, so a notice naming it is a fault here too.
-var actionPath = regexp.MustCompile(`^/actions/[A-Za-z0-9._~-]+$`)
+var actionPath = regexp.MustCompile(`^/api/v1/actions/[A-Za-z0-9._~-]+$`)
 
 // maxActions is how many buttons Chromium shows (Notification.maxActions).
 const maxActions = 2
@@ -65,7 +65,7 @@ func (m Message) Notice() (Notice, error) {
 	}
 	seen := map[string]bool{}
 	for _, a := range n.Actions {
-		if a.Action == "" || a.Title == "" || seen[a.Action] || !actionPath.MatchString(a.URL) || len(a.URL) > len("/actions/")+4096 {
+		if a.Action == "" || a.Title == "" || seen[a.Action] || !actionPath.MatchString(a.URL) || len(a.URL) > len("/api/v1/actions/")+4096 {
 			return n, fmt.Errorf("pushtest: an action a device cannot use: %+v", a)
 		}
 		seen[a.Action] = true

@@ -92,7 +92,7 @@ export interface PushNotice {
 export interface PushAction {
   action: string;
   title: string;
-  /** The signed action link, `/actions/{token}`, POSTed when the button is clicked. */
+  /** The signed action link, `/api/v1/actions/{token}`, POSTed when the button is clicked. */
   url: string;
 }
 
@@ -153,11 +153,11 @@ export function parseNotice(text: string | null | undefined): PushNotice {
 const MAX_ACTIONS = 2;
 
 /**
- * An action link the worker may POST: a path of this origin under `/actions/`, one segment, no
+ * An action link the worker may POST: a path of this origin under `/api/v1/actions/`, one segment, no
  * query. Anything else a push might name is dropped: a click must never send a request elsewhere.
  */
 export function isActionPath(p: unknown): p is string {
-  return typeof p === 'string' && /^\/actions\/[A-Za-z0-9._~-]{1,4096}$/.test(p);
+  return typeof p === 'string' && /^\/api\/v1\/actions\/[A-Za-z0-9._~-]{1,4096}$/.test(p);
 }
 
 function parseAction(x: unknown): PushAction | null {
@@ -368,7 +368,7 @@ export const OPEN_MESSAGE = 'loopback.open';
 
 /**
  * A message from a page of the inbox asking the worker to act as if the person had clicked the
- * notification with this tag. Headless Chromium (the browser tests) draws no notification and has
+ * notification with this tag (or, with `action`, that button of it). Headless Chromium (the browser tests) draws no notification and has
  * no way to click one; this runs the very same click handler. It can do nothing the page could not
  * do itself (bring an inbox window forward and open an ask in it).
  */

@@ -260,14 +260,15 @@ function openInPlace(w: WindowClient, path: string): Promise<boolean> {
 }
 
 self.addEventListener('message', (e) => {
-  const m = e.data as { type?: unknown; tag?: unknown } | null;
+  const m = e.data as { type?: unknown; tag?: unknown; action?: unknown } | null;
   if (m?.type !== TEST_CLICK_MESSAGE || typeof m.tag !== 'string') return;
   const tag = m.tag;
+  const action = typeof m.action === 'string' ? m.action : '';
   e.waitUntil(
     (async () => {
       for (const n of await self.registration.getNotifications({ tag })) {
         n.close();
-        await openNotice(n.data);
+        await (action ? answerFrom(n, action) : openNotice(n.data));
       }
     })(),
   );

@@ -270,7 +270,7 @@ describe('the windows a notification goes to', () => {
 });
 
 describe('answers from the notification, grouped per project (revision 4)', () => {
-  const act = (i: number, title: string) => ({ action: `choice-${i}`, title, url: `/actions/la1.tok${i}.sig` });
+  const act = (i: number, title: string) => ({ action: `choice-${i}`, title, url: `/api/v1/actions/la1.tok${i}.sig` });
   const notice = (askId: string, extra: Record<string, unknown> = {}) =>
     parseNotice(
       JSON.stringify({
@@ -287,8 +287,8 @@ describe('answers from the notification, grouped per project (revision 4)', () =
     );
 
   it('keeps only action links of this origin, and no more than two', () => {
-    expect(isActionPath('/actions/la1.abc-_~.x')).toBe(true);
-    for (const bad of ['https://evil.example/actions/x', '//evil.example/actions/x', '/actions/x?y=1', '/actions/a/b', '/api/v1/asks/a1/reply', '/actions/', 7]) {
+    expect(isActionPath('/api/v1/actions/la1.abc-_~.x')).toBe(true);
+    for (const bad of ['https://evil.example/api/v1/actions/x', '//evil.example/api/v1/actions/x', '/api/v1/actions/x?y=1', '/api/v1/actions/a/b', '/actions/la1.x', '/api/v1/asks/a1/reply', '/api/v1/actions/', 7]) {
       expect(isActionPath(bad), String(bad)).toBe(false);
     }
     const n = notice('a1', { actions: [act(0, 'A'), { action: 'x', title: 'Evil', url: 'https://evil.example/actions/t' }, act(1, 'B'), act(2, 'C')] });
@@ -315,7 +315,7 @@ describe('answers from the notification, grouped per project (revision 4)', () =
     expect(again.title).toBe('billing-service asks · 2 waiting');
     expect(again.options.body).toBe('Question a1?');
     // A click on a button answers the ask on top, with its own link.
-    expect(actionFor(again.options.data, 'choice-1')?.url).toBe('/actions/la1.tok1.sig');
+    expect(actionFor(again.options.data, 'choice-1')?.url).toBe('/api/v1/actions/la1.tok1.sig');
     expect(actionFor(again.options.data, 'choice-9')).toBeNull();
   });
 
