@@ -163,6 +163,7 @@ LAMBDA_DIRS = \
   ApiTicketsFunction=api \
   ApiFilesFunction=api \
   ApiPushFunction=api \
+  ApiActionsFunction=api \
   ApiRulesFunction=api \
   ApiDefaultFunction=api \
   WsConnectFunction=ws-connect \
@@ -234,7 +235,7 @@ smoke:
 BOOTSTRAP = $(if $(REGION),AWS_REGION=$(REGION)) $(GO) run ./infra/bootstrap --table $$($(call OUTPUT,AskTableName))
 bootstrap:
 	@test -n "$(NAME)" || { echo "usage: make bootstrap NAME=you"; exit 2; }
-	$(BOOTSTRAP) --name '$(NAME)' --url $$($(call OUTPUT,InboxUrl)) --mcp $$($(call OUTPUT,McpUrl)) --vapid $$($(call OUTPUT,VapidParameter))
+	$(BOOTSTRAP) --name '$(NAME)' --url $$($(call OUTPUT,InboxUrl)) --mcp $$($(call OUTPUT,McpUrl)) --vapid $$($(call OUTPUT,VapidParameter)) --action-key $$($(call OUTPUT,ActionKeyParameter))
 
 ## teammate: a teammate's (person's) credential: make teammate SPACE=sp_… NAME=ada
 teammate:

@@ -112,6 +112,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return fmt.Errorf("setting up Web Push: %w", err)
 	}
 	pushLoopback := os.Getenv(PushLoopbackEnv) == "1"
+	// Signed action links (an email's, a notification's action): their key, made once and kept
+	// in the data folder.
+	actionKey, err := loadOrCreateActionKey(filepath.Join(*data, actionKeyFile))
+	if err != nil {
+		return fmt.Errorf("setting up action links: %w", err)
+	}
 	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Quiet: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
 	// This process holds the sockets and the waits: the hub reaches both.
 	lb := app.New(app.Config{
@@ -123,6 +129,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 			PublicKey: func(context.Context) (string, error) { return vapid.PublicKey, nil },
 			Store:     a.db, Rules: ask.PushRules{AllowLoopback: pushLoopback},
 		},
+		ActionKey: func(context.Context) ([]byte, error) { return actionKey, nil },
 	})
 	defer lb.Waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
 

@@ -38,6 +38,7 @@ type Storage interface {
 	ask.UploadStore
 	ask.PushStore
 	ask.RuleStore
+	ask.ActionStore
 }
 
 // Config is what differs between deployments. Storage and Logger are required.
@@ -82,6 +83,12 @@ type Config struct {
 	// Push serves the Web Push routes; nil where the deployment sends no pushes.
 	Push *httpapi.PushConfig
 
+	// ActionKey gives the deployment's key for signed action links (an email's, a
+	// notification's action: ask.Actions), kept as the deployment keeps its other secrets (the
+	// data folder locally, SSM on AWS; read on first use). Nil: no action links, and their
+	// routes do not exist.
+	ActionKey func(ctx context.Context) ([]byte, error)
+
 	// Limits bound what one credential holds at once (waits, MCP streams, event sockets) in this
 	// process. Zero fields: no bound.
 	Limits limit.Limits
@@ -123,6 +130,8 @@ type App struct {
 	API         *httpapi.Server
 	MCP         *mcptools.Handler
 	Hooks       *hooks.Handler // Claude Code's hooks, /hooks/claude-code (approvals)
+	// Actions makes and takes signed action links; nil without Config.ActionKey.
+	Actions *ask.Actions
 
 	cfg Config
 }
@@ -165,10 +174,13 @@ func New(cfg Config) *App {
 			svc.UploadCheck = a.Uploads
 		}
 	}
+	if cfg.ActionKey != nil {
+		a.Actions = &ask.Actions{Service: svc, Credentials: store, Uses: store, Key: cfg.ActionKey}
+	}
 	a.API = &httpapi.Server{
 		Service: svc, Gate: a.Gate, Logger: cfg.Logger, Tickets: store, Hub: cfg.Hub,
 		PublicURL: cfg.PublicURL, Uploads: a.Uploads, Push: cfg.Push, Revocations: a.Revocations,
-		SocketLimit: perKey(cfg.Limits.SocketsPerCredential),
+		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions,
 	}
 	watcher := cfg.Watcher
 	if watcher == nil && cfg.Hub != nil {

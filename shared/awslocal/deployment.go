@@ -167,6 +167,14 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 				continue
 			}
 		}
+		if p := env["LOOPBACK_ACTION_KEY_PARAMETER"]; p != "" && !vapid[p] {
+			// make bootstrap's part on AWS too: the action links' signing key in SSM.
+			vapid[p] = true
+			if _, _, err := awsrt.EnsureActionKey(ctx, ssm.NewFromConfig(o.Config), p); err != nil {
+				errs = append(errs, fmt.Errorf("making the action key %s: %w", p, err))
+				continue
+			}
+		}
 		ae, err := awsrt.EnvFrom(func(k string) string { return env[k] })
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f.ID, err))

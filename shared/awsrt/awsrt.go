@@ -85,6 +85,9 @@ type Env struct {
 	// VAPIDParameter is the prefix of the SSM parameters holding the Web Push key pair
 	// (LOOPBACK_VAPID_PARAMETER; awsrt/push.go). Empty: no push routes, no pushes.
 	VAPIDParameter string
+	// ActionKeyParameter is the SSM SecureString holding the action links' signing key
+	// (LOOPBACK_ACTION_KEY_PARAMETER; awsrt/actions.go). Empty: no action links.
+	ActionKeyParameter string
 	// PushLoopback lets pushes reach loopback addresses (LOOPBACK_PUSH_TEST_LOOPBACK=1): for the
 	// tests' stand-in push service only.
 	PushLoopback bool
@@ -107,12 +110,13 @@ func EnvFromOS() (Env, error) { return EnvFrom(os.Getenv) }
 // is missing there too.
 func EnvFrom(getenv func(string) string) (Env, error) {
 	e := Env{
-		Table:          getenv("LOOPBACK_TABLE"),
-		Bucket:         getenv("LOOPBACK_BUCKET"),
-		ConnectionsURL: getenv("LOOPBACK_CONNECTIONS_URL"),
-		PublicURL:      getenv("LOOPBACK_PUBLIC_URL"),
-		VAPIDParameter: getenv("LOOPBACK_VAPID_PARAMETER"),
-		PushLoopback:   getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
+		Table:              getenv("LOOPBACK_TABLE"),
+		Bucket:             getenv("LOOPBACK_BUCKET"),
+		ConnectionsURL:     getenv("LOOPBACK_CONNECTIONS_URL"),
+		PublicURL:          getenv("LOOPBACK_PUBLIC_URL"),
+		VAPIDParameter:     getenv("LOOPBACK_VAPID_PARAMETER"),
+		ActionKeyParameter: getenv("LOOPBACK_ACTION_KEY_PARAMETER"),
+		PushLoopback:       getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
 	}
 	for _, d := range []struct {
 		name string
@@ -257,6 +261,13 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 			},
 			Store: store, Rules: ask.PushRules{AllowLoopback: env.PushLoopback},
 		}
+	}
+	if env.ActionKeyParameter != "" {
+		if rt.SSM == nil {
+			rt.SSM = ssm.NewFromConfig(cfg)
+		}
+		k := &actionKey{client: rt.SSM, name: env.ActionKeyParameter}
+		c.ActionKey = k.load
 	}
 	rt.App = app.New(c)
 	rt.Service, rt.Gate, rt.Uploads = rt.App.Service, rt.App.Gate, rt.App.Uploads

@@ -44,6 +44,10 @@ var statusByCode = map[string]int{
 	EMediaType:          http.StatusUnsupportedMediaType,
 	ask.ETooMany:        http.StatusTooManyRequests,
 	ask.EInternal:       http.StatusInternalServerError,
+	ask.EActionInvalid:  http.StatusNotFound,
+	ask.EActionExpired:  http.StatusGone,
+	ask.EActionUsed:     http.StatusGone,
+	ask.EActionRevoked:  http.StatusGone,
 
 	// Revision 4: push.
 	ask.EQuietHoursInvalid: http.StatusUnprocessableEntity,

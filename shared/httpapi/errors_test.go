@@ -59,6 +59,10 @@ var wantStatus = map[string]int{
 	httpapi.EMediaType:        415,
 	ask.ETooMany:              429,
 	ask.EInternal:             500,
+	ask.EActionInvalid:        404,
+	ask.EActionExpired:        410,
+	ask.EActionUsed:           410,
+	ask.EActionRevoked:        410,
 
 	// Revision 4: push.
 	ask.EQuietHoursInvalid: 422,

@@ -56,6 +56,10 @@ type Server struct {
 	// /api/v1/uploads/{spaceId}/{token} and GET /api/v1/files/{uploadId}.
 	Uploads *upload.Service
 
+	// Actions takes signed action links (an email's, a notification's): GET and POST
+	// /api/v1/actions/{token}. Nil: the routes do not exist.
+	Actions *ask.Actions
+
 	sockets
 }
 
@@ -124,6 +128,9 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "POST", "/api/v1/rules", s.createRule, true),
 		gated(personsOnly, "PUT", "/api/v1/rules/{id}", s.updateRule, true),
 		gated(personsOnly, "DELETE", "/api/v1/rules/{id}", s.deleteRule, true),
+		// No bearer gate: the signed token is the credential (one person, one ask, once).
+		open("GET", "/api/v1/actions/{token}", s.readAction, s.Actions != nil),
+		open("POST", "/api/v1/actions/{token}", s.takeAction, s.Actions != nil),
 	}
 }
 

@@ -73,6 +73,12 @@ var Matrix = map[string]Row{
 	"POST /api/v1/rules":        {Path: "/api/v1/rules", Body: `{"effect":"allow","tool":"Read","pathPattern":"docs/**"}`, OK: 201, Want: [5]int{OK, OK, 403, 401, OK}},
 	"PUT /api/v1/rules/{id}":    {Path: "/api/v1/rules/rule_none", Body: `{"effect":"deny","tool":"Bash","commandPrefix":"rm"}`, OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
 	"DELETE /api/v1/rules/{id}": {Path: "/api/v1/rules/rule_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	// Action links (revision 4): no bearer gate, the signed token is the credential, whoever
+	// else's token comes with it; one no deployment signed is action.invalid (404) to anyone
+	// (what a real one does is shared/ask's and cmd/loopback's tests).
+	"GET /api/v1/actions/{token}":  {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
+	"HEAD /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
+	"POST /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", Body: `{}`, OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
 	// The event socket, by bearer token: persons only.
 	"GET /api/v1/events": {Path: "/api/v1/events", OK: 101, Want: [5]int{OK, OK, 403, 401, OK}},
 	// MCP: every live credential may ask (a person trying it alone included).

@@ -1,3 +1,11 @@
--- Reserved for the mail work of issue 27 (migrations are numbered without gaps); that
--- branch's 013 replaces this file when both are merged.
-SELECT 1;
+-- Action tokens (contract revision 4): a signed link answers once. A token's nonce is recorded
+-- here as it is used; a row may go once its token has expired (the token refuses itself then).
+-- Times are TEXT as in 001 (ask.FormatTime).
+CREATE TABLE action_uses (
+    space      TEXT    NOT NULL,
+    nonce      TEXT    NOT NULL,
+    expires_at TEXT    NOT NULL,
+    revision   INTEGER NOT NULL,
+    PRIMARY KEY (space, nonce)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX action_uses_expiry ON action_uses (expires_at);
