@@ -132,6 +132,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		ActionKey: func(context.Context) ([]byte, error) { return actionKey, nil },
 	})
 	defer lb.Waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
+	// A notification's buttons carry action links signed for the device's person. Set before
+	// the server listens: no change reaches the push queue before then.
+	if lb.Actions != nil {
+		pusher.Sign = push.ActionLinks(lb.Actions)
+	}
 
 	// Shutting down first ends every wait with a result that tells its agent to call await_reply;
 	// requests also run on a context that is cancelled if they still hold the shutdown up.

@@ -156,11 +156,11 @@ type PushAnswered struct {
 }
 
 // NoticeAction is an answer a notice may offer (before it is signed for a person): the button's
-// id and words, and the reply it gives.
+// id and words, and the one reply its action link gives (ActionChoicesFor's).
 type NoticeAction struct {
 	Action string
 	Title  string
-	Reply  Reply
+	Choice ActionChoice
 }
 
 // MaxNoticeActions is how many answers a notice offers at most: Chromium shows two buttons
@@ -171,33 +171,44 @@ const MaxNoticeActions = 2
 // Allow for: short enough to be shown whole on one line of every platform's notification.
 const maxActionCommand = 60
 
-// NoticeActions are the answers a notification may offer for a, which the person can give
-// without seeing more than the notification shows:
+// NoticeActions are the answers a notification may offer for a: of those a link may give
+// (ActionChoicesFor), the ones a person can give from what a notification shows, at most
+// MaxNoticeActions:
 //   - a question with one answer: its first choices (a question taking several has none, since
 //     one tap would pick one);
-//   - a review: Approve (requesting changes needs words);
+//   - a review: Approve;
 //   - an approval: Deny always (refusing is never unsafe), and Allow only when the whole command
 //     fits on one short line of the notification, so the person sees exactly what runs. No rule
 //     is remembered from a notification.
 //
-// Briefings offer none: they are answered point by point.
+// Briefings offer none (ActionChoicesFor has none): they are answered point by point.
 func NoticeActions(a *Ask) []NoticeAction {
+	if a.Question != nil && a.Question.Multiple {
+		return nil
+	}
 	var out []NoticeAction
-	switch {
-	case a.Question != nil && !a.Question.Multiple:
-		for i, c := range a.Question.Options {
-			if i == MaxNoticeActions {
-				break
+	for i, c := range ActionChoicesFor(a) {
+		var id string
+		switch c.Reply.Outcome {
+		case OutcomeAnswered:
+			id = "choice-" + strconv.Itoa(i)
+		case OutcomeApproved:
+			id = "approve"
+		case OutcomeAllowed:
+			if s := a.Approval.Title; utf8.RuneCountInString(s) > maxActionCommand || strings.ContainsAny(s, "\n\r") {
+				continue
 			}
-			out = append(out, NoticeAction{Action: "choice-" + strconv.Itoa(i), Title: cut(c.Label, 40), Reply: Reply{Outcome: OutcomeAnswered, Selected: []string{c.Label}}})
+			id = "allow"
+		case OutcomeDenied:
+			id = "deny"
+			c.Reply.Message = "Denied from " + SurfacePush.Label() + "."
+		default:
+			continue
 		}
-	case a.Review != nil:
-		out = append(out, NoticeAction{Action: "approve", Title: "Approve", Reply: Reply{Outcome: OutcomeApproved}})
-	case a.Approval != nil:
-		if s := a.Approval.Title; utf8.RuneCountInString(s) <= maxActionCommand && !strings.ContainsAny(s, "\n\r") {
-			out = append(out, NoticeAction{Action: "allow", Title: "Allow", Reply: Reply{Outcome: OutcomeAllowed}})
+		out = append(out, NoticeAction{Action: id, Title: cut(c.Label, 40), Choice: c})
+		if len(out) == MaxNoticeActions {
+			break
 		}
-		out = append(out, NoticeAction{Action: "deny", Title: "Deny", Reply: Reply{Outcome: OutcomeDenied, Message: "Denied from a notification."}})
 	}
 	return out
 }

@@ -147,7 +147,7 @@ func TestNoticeOffersAndGroups(t *testing.T) {
 	}
 	offers := func(n *ask.PushNotice) (out []string) {
 		for _, o := range n.Offers {
-			out = append(out, o.Action+"="+o.Title+":"+string(o.Reply.Outcome)+strings.Join(o.Reply.Selected, ","))
+			out = append(out, o.Action+"="+o.Title+":"+string(o.Choice.Reply.Outcome)+strings.Join(o.Choice.Reply.Selected, ","))
 		}
 		return out
 	}
