@@ -270,4 +270,38 @@ describe('answers from the notification', () => {
       await service.close();
     }
   });
+
+  it('the person sets and clears their quiet hours in Settings', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(server.origin + '/#token=' + server.token);
+      await page.locator('[data-conn="live"]').waitFor();
+      await page.locator('.account-btn').click();
+      await page.locator('.account-settings').click();
+      const form = page.getByRole('form', { name: 'Quiet hours' });
+      await form.getByRole('status').filter({ hasText: /No quiet hours set\.|Quiet from/ }).waitFor();
+      await form.getByLabel('Quiet from').fill('21:30');
+      await form.getByLabel('until').fill('06:45');
+      await form.getByLabel('Time zone').fill('Europe/Berlin');
+      const saved = page.waitForResponse((r) => r.url().endsWith('/api/v1/push/quiet-hours') && r.request().method() === 'PUT');
+      await form.getByRole('button', { name: 'Save quiet hours' }).click();
+      assert.equal((await saved).status(), 200);
+      await form.getByRole('status').filter({ hasText: 'Quiet from 21:30 to 06:45 (Europe/Berlin).' }).waitFor();
+      const { status, body } = await server.api('GET', '/push/quiet-hours');
+      assert.deepEqual([status, body], [200, { start: '21:30', end: '06:45', timeZone: 'Europe/Berlin' }]);
+
+      // A zone that is none: the server's words, and nothing changed.
+      await form.getByLabel('Time zone').fill('Mars/Base');
+      await form.getByRole('button', { name: 'Save quiet hours' }).click();
+      await form.getByRole('alert').filter({ hasText: 'IANA time zone' }).waitFor();
+      assert.equal((await server.api('GET', '/push/quiet-hours')).body.timeZone, 'Europe/Berlin');
+
+      await form.getByRole('button', { name: 'No quiet hours' }).click();
+      await form.getByRole('status').filter({ hasText: 'No quiet hours: pushes reach you at any hour.' }).waitFor();
+      assert.equal((await server.api('GET', '/push/quiet-hours')).status, 404);
+    } finally {
+      await context.close();
+    }
+  });
 });
