@@ -21,7 +21,7 @@ func TestMigrateToRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.w.ExecContext(ctx, `DROP TABLE rules; DROP TABLE action_uses; PRAGMA user_version = 9`); err != nil {
+	if _, err := d.w.ExecContext(ctx, `DROP TABLE rules; DROP TABLE action_uses; DROP TABLE push_quiet_hours; PRAGMA user_version = 9`); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {

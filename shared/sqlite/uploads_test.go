@@ -41,7 +41,7 @@ func TestMigrateUploadReaping(t *testing.T) {
 		DROP INDEX uploads_reapable; DROP TABLE upload_quota;
 		ALTER TABLE uploads DROP COLUMN used; ALTER TABLE uploads DROP COLUMN credential;
 		CREATE INDEX uploads_unstored ON uploads (expires_at) WHERE state <> 'stored'; DROP TABLE rules;
-		DROP TABLE action_uses;
+		DROP TABLE action_uses; DROP TABLE push_quiet_hours;
 		PRAGMA user_version = 7`); err != nil {
 		t.Fatal(err)
 	}
