@@ -19,7 +19,9 @@
 // - The agent's blocking ask_question call (a real MCP client) returns with the answer; the ask's
 //   thread says it came from a notification.
 // A second part answers with an inbox window open, after the ask was answered elsewhere: the
-// link is refused and the worker opens the ask in that window instead.
+// link is refused and the worker opens the ask in that window instead. A third sets quiet hours
+// in Settings (its screenshot, push-quiet-hours.png, goes to docs/screenshots/ or to
+// $LOOPBACK_SCREENSHOTS).
 
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -31,6 +33,7 @@ import { browserKeys, fakePushManager, pushService } from './lib/push.mjs';
 import { Server } from './lib/server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const OUT = process.env.LOOPBACK_SCREENSHOTS ?? join(here, '../../../docs/screenshots');
 
 /** The official MCP TypeScript SDK, as e2e/ installs it (make setup). */
 async function sdk() {
@@ -288,6 +291,7 @@ describe('answers from the notification', () => {
       await form.getByRole('button', { name: 'Save quiet hours' }).click();
       assert.equal((await saved).status(), 200);
       await form.getByRole('status').filter({ hasText: 'Quiet from 21:30 to 06:45 (Europe/Berlin).' }).waitFor();
+      await form.screenshot({ path: join(OUT, 'push-quiet-hours.png'), animations: 'disabled' });
       const { status, body } = await server.api('GET', '/push/quiet-hours');
       assert.deepEqual([status, body], [200, { start: '21:30', end: '06:45', timeZone: 'Europe/Berlin' }]);
 
