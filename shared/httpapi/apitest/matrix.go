@@ -79,6 +79,13 @@ var Matrix = map[string]Row{
 	"GET /api/v1/actions/{token}":  {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
 	"HEAD /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
 	"POST /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", Body: `{}`, OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
+	// Quiet hours (revision 4): each person's own, persons only. None is ever set here (the PUT's
+	// body is refused, 422, once past the gate), so a GET is 404 to every person; what they do
+	// is shared/push's and cmd/loopback's tests.
+	"GET /api/v1/push/quiet-hours":    {Path: "/api/v1/push/quiet-hours", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/push/quiet-hours":   {Path: "/api/v1/push/quiet-hours", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/push/quiet-hours":    {Path: "/api/v1/push/quiet-hours", Body: `{"start":"22:00","end":"22:00","timeZone":"UTC"}`, OK: 422, Want: [5]int{OK, OK, 403, 401, OK}},
+	"DELETE /api/v1/push/quiet-hours": {Path: "/api/v1/push/quiet-hours", OK: 204, Want: [5]int{OK, OK, 403, 401, OK}},
 	// The event socket, by bearer token: persons only.
 	"GET /api/v1/events": {Path: "/api/v1/events", OK: 101, Want: [5]int{OK, OK, 403, 401, OK}},
 	// MCP: every live credential may ask (a person trying it alone included).
