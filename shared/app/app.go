@@ -39,6 +39,8 @@ type Storage interface {
 	ask.PushStore
 	ask.RuleStore
 	ask.ActionStore
+	ask.MailStore
+	ask.SettingsStore
 }
 
 // Config is what differs between deployments. Storage and Logger are required.
@@ -107,6 +109,10 @@ type Config struct {
 	// Now is the clock; default the real one.
 	Now ask.Clock
 
+	// EscalationUnit is how long one of a space's Escalation.AfterMinutes lasts; zero: a minute.
+	// Only tests shorten it.
+	EscalationUnit time.Duration
+
 	Logger *slog.Logger
 }
 
@@ -132,6 +138,9 @@ type App struct {
 	Hooks       *hooks.Handler // Claude Code's hooks, /hooks/claude-code (approvals)
 	// Actions makes and takes signed action links; nil without Config.ActionKey.
 	Actions *ask.Actions
+	// Deadlines closes asks at their deadlines and escalates them, where this process hears of
+	// every change (Hub set: the local binary); the caller runs it (DeadlineClock.Run). Nil on AWS.
+	Deadlines *DeadlineClock
 
 	cfg Config
 }
@@ -149,9 +158,13 @@ func New(cfg Config) *App {
 	svc.Leases = store
 	svc.Bounds = cfg.OpenAsks
 	svc.Rules = store
+	svc.Settings, svc.EscalationUnit = store, cfg.EscalationUnit
+	a := &App{Service: svc, cfg: cfg}
 	var publishers ask.Publishers
 	if cfg.Hub != nil {
 		publishers = append(publishers, cfg.Hub)
+		a.Deadlines = newDeadlineClock(svc, cfg.Logger)
+		publishers = append(publishers, a.Deadlines)
 	}
 	if cfg.Publish != nil {
 		publishers = append(publishers, cfg.Publish)
@@ -159,7 +172,6 @@ func New(cfg Config) *App {
 	if len(publishers) > 0 {
 		svc.Changes = publishers
 	}
-	a := &App{Service: svc, cfg: cfg}
 	a.Gate = &gate.Gate{Credentials: store, Now: svc.Now, Throttle: cfg.Throttle}
 	if cfg.Throttle == nil && cfg.Limits.AuthFailures > 0 {
 		a.Gate.Throttle = &limit.Failures{Max: cfg.Limits.AuthFailures, Window: cmp.Or(cfg.Limits.AuthWindow, time.Minute)}
@@ -180,7 +192,7 @@ func New(cfg Config) *App {
 	a.API = &httpapi.Server{
 		Service: svc, Gate: a.Gate, Logger: cfg.Logger, Tickets: store, Hub: cfg.Hub,
 		PublicURL: cfg.PublicURL, Uploads: a.Uploads, Push: cfg.Push, Revocations: a.Revocations,
-		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions,
+		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions, Mail: store,
 	}
 	watcher := cfg.Watcher
 	if watcher == nil && cfg.Hub != nil {
@@ -262,6 +274,13 @@ func perKey(max int) *limit.PerKey {
 		return nil
 	}
 	return &limit.PerKey{Max: max}
+}
+
+// SweepDue closes the asks whose deadlines passed and escalates those due (ask.Service.SweepDue),
+// and says how many it changed: on AWS the sweeper function runs it every minute, with Sweep.
+// The local binary runs its DeadlineClock instead, which is on time.
+func (a *App) SweepDue(ctx context.Context) (int, error) {
+	return a.Service.SweepDue(ctx)
 }
 
 // sweepBatch is how many expired leases one pass of Sweep reaps.

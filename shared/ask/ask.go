@@ -100,6 +100,12 @@ type Ask struct {
 	// Revises is the id of the review this review revises.
 	Revises string
 
+	// Deadline is when the ask closes if nobody answers, and with what (revision 4); nil: never.
+	Deadline *Deadline
+	// EscalatesAt is when the ask, still unanswered, is also sent to the other people of its
+	// space: its creation plus the space's Escalation.AfterMinutes then (revision 4); nil: never.
+	EscalatesAt *time.Time
+
 	Thread []Entry
 
 	CreatedAt time.Time

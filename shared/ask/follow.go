@@ -43,6 +43,9 @@ func PersonsMove(a *Ask) (*Reply, bool) {
 	if a.Status == AwaitingHuman {
 		return nil, false
 	}
+	if r, ok := deadlineMove(a); ok {
+		return r, true
+	}
 	if a.Kind == KindApproval && a.Status == Closed {
 		if d := a.ApprovalDecision(); d != nil {
 			return &Reply{Outcome: d.Outcome, Message: d.Message, By: d.By}, true

@@ -576,6 +576,12 @@ func (a Ask) MarshalJSON() ([]byte, error) {
 	if a.ClosedAt != nil {
 		o.time("closedAt", *a.ClosedAt)
 	}
+	if a.Deadline != nil {
+		o.field("deadline", a.Deadline)
+	}
+	if a.EscalatesAt != nil {
+		o.time("escalatesAt", *a.EscalatesAt)
+	}
 	return o.bytes()
 }
 
@@ -596,6 +602,8 @@ type askWire struct {
 	CreatedAt string          `json:"createdAt"`
 	UpdatedAt string          `json:"updatedAt"`
 	ClosedAt  string          `json:"closedAt"`
+	Deadline  *Deadline       `json:"deadline"`
+	Escalates string          `json:"escalatesAt"`
 }
 
 // UnmarshalJSON reads an ask as the contract writes it (stores keep asks in this form). Space and
@@ -611,7 +619,14 @@ func (a *Ask) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("ask: %s", typeMessage(err))
 	}
 	v := Ask{Kind: w.Kind, Revises: w.Revises, ID: w.ID, Status: w.Status, Waiting: w.Waiting,
-		Project: w.Project, Client: w.Client, RaisedBy: w.RaisedBy, Thread: w.Thread}
+		Project: w.Project, Client: w.Client, RaisedBy: w.RaisedBy, Thread: w.Thread, Deadline: w.Deadline}
+	if w.Escalates != "" {
+		t, err := ParseTime(w.Escalates)
+		if err != nil {
+			return fmt.Errorf("ask.escalatesAt: %v", err)
+		}
+		v.EscalatesAt = &t
+	}
 	if len(w.Prompt) == 0 || string(w.Prompt) == "null" {
 		return fmt.Errorf("ask.prompt is required")
 	}

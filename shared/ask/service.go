@@ -40,6 +40,12 @@ type Service struct {
 	// MaxRules bounds a space's rules; zero takes MaxRulesPerSpace.
 	MaxRules int
 
+	// Settings keeps each space's escalation (revision 4); nil: no escalation.
+	Settings SettingsStore
+	// EscalationUnit is how long one of Escalation.AfterMinutes lasts; zero: a minute. Tests
+	// shorten it.
+	EscalationUnit time.Duration
+
 	// Changes hears of every committed change, after the commit. Local: the in-process hub that
 	// wakes waiters and feeds sockets. On AWS it is nil: the DynamoDB stream carries changes.
 	Changes Publisher
@@ -82,6 +88,9 @@ func (s *Service) publish(a *Ask, opened bool) {
 // is created waiting.
 func (s *Service) create(ctx context.Context, a *Ask, f *Follow) (*Ask, error) {
 	if err := s.checkNewAsk(ctx, a); err != nil {
+		return nil, err
+	}
+	if err := s.escalate(ctx, a); err != nil {
 		return nil, err
 	}
 	if err := s.takeLease(ctx, a.Space, a.ID, f); err != nil {

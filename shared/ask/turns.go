@@ -195,6 +195,10 @@ func DeriveStatus(a *Ask) Status {
 			// changes nothing.
 			continue
 		}
+		if e.Author == AuthorLoopback && e.Event == NoticeEscalated && status == AwaitingHuman {
+			// An escalation tells more people of the ask; whose move it is stays the same.
+			continue
+		}
 		if status == Closed {
 			// Nothing may follow the turn that closed the ask: no status fits such a thread.
 			return ""

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/loopback-hq/loopback/shared/apigw"
@@ -33,6 +34,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/upload"
@@ -88,9 +90,16 @@ type Env struct {
 	// ActionKeyParameter is the SSM SecureString holding the action links' signing key
 	// (LOOPBACK_ACTION_KEY_PARAMETER; awsrt/actions.go). Empty: no action links.
 	ActionKeyParameter string
+	// MailFrom is the sender of email notices (LOOPBACK_MAIL_FROM), an SES verified identity;
+	// with ActionKeyParameter and PublicURL (the links' address), the stream fan-out mails each
+	// opened ask's notice through SES. Empty: no email.
+	MailFrom string
 	// PushLoopback lets pushes reach loopback addresses (LOOPBACK_PUSH_TEST_LOOPBACK=1): for the
 	// tests' stand-in push service only.
 	PushLoopback bool
+	// EscalationUnit is how long one of a space's escalation minutes lasts
+	// (LOOPBACK_ESCALATION_UNIT); zero: a minute. Only tests shorten it.
+	EscalationUnit time.Duration
 }
 
 // Defaults of Env.
@@ -116,13 +125,14 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		PublicURL:          getenv("LOOPBACK_PUBLIC_URL"),
 		VAPIDParameter:     getenv("LOOPBACK_VAPID_PARAMETER"),
 		ActionKeyParameter: getenv("LOOPBACK_ACTION_KEY_PARAMETER"),
+		MailFrom:           getenv("LOOPBACK_MAIL_FROM"),
 		PushLoopback:       getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
 	}
 	for _, d := range []struct {
 		name string
 		to   *time.Duration
 	}{{"LOOPBACK_MAX_WAIT", &e.MaxWait}, {"LOOPBACK_PROGRESS", &e.Progress}, {"LOOPBACK_POLL", &e.Poll}, {"LOOPBACK_QUIET_MAX_WAIT", &e.QuietMaxWait},
-		{"LOOPBACK_CLAUDE_CODE_MAX_WAIT", &e.ClaudeCodeMaxWait}} {
+		{"LOOPBACK_CLAUDE_CODE_MAX_WAIT", &e.ClaudeCodeMaxWait}, {"LOOPBACK_ESCALATION_UNIT", &e.EscalationUnit}} {
 		if v := getenv(d.name); v != "" {
 			t, err := time.ParseDuration(v)
 			if err != nil || t <= 0 {
@@ -193,6 +203,8 @@ type Runtime struct {
 	// SSM reads the Web Push keys; nil without Env.VAPIDParameter.
 	SSM   SSM
 	vapid *vapid
+	// Mailer sends email notices through SES; nil without Env.MailFrom (or an action key).
+	Mailer *mail.Notifier
 }
 
 // Load builds the runtime from the process's environment and the standard AWS configuration
@@ -245,7 +257,8 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// counted in the table (WaitStore), across instances.
 		Limits: limits(env), WaitStore: store,
 		// Failed sign-ins are counted in the table: every instance sees the same count.
-		Throttle: &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
+		Throttle:       &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
+		EscalationUnit: env.EscalationUnit,
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)
@@ -271,6 +284,12 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 	}
 	rt.App = app.New(c)
 	rt.Service, rt.Gate, rt.Uploads = rt.App.Service, rt.App.Gate, rt.App.Uploads
+	if env.MailFrom != "" && env.PublicURL != "" && rt.App.Actions != nil {
+		rt.Mailer = &mail.Notifier{
+			Actions: rt.App.Actions, Addresses: store, Credentials: store, From: env.MailFrom,
+			PublicURL: env.PublicURL, Logger: logger, Transport: &mail.SES{Client: sesv2.NewFromConfig(cfg)},
+		}
+	}
 	if env.ConnectionsURL != "" {
 		p, err := apigw.NewConnections(cfg, env.ConnectionsURL)
 		if err != nil {

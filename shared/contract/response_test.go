@@ -100,7 +100,9 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 	want := []string{
 		"GET /asks", "GET /asks/{id}", "POST /asks/{id}/reply", "POST /events/tickets",
 		"GET /files/{uploadId}", "GET /push/key", "POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
-		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}", "GET /snapshot", "PUT /uploads/{spaceId}/{token}", "GET /whoami",
+		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}",
+		"GET /settings/escalation", "PUT /settings/escalation", // revision 4
+		"GET /snapshot", "PUT /uploads/{spaceId}/{token}", "GET /whoami",
 	}
 	var got []string
 	for _, op := range api.ops {

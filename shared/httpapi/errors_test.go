@@ -46,6 +46,7 @@ var wantStatus = map[string]int{
 	ask.EAnswerInvalid:        422,
 	ask.EPushInvalid:          422,
 	ask.ERuleInvalid:          422,
+	ask.ESettingsInvalid:      422,
 	ask.ERuleLimit:            409,
 	ask.EUploadInvalid:        422,
 	ask.EUnauthorized:         401,
@@ -63,6 +64,7 @@ var wantStatus = map[string]int{
 	ask.EActionExpired:        410,
 	ask.EActionUsed:           410,
 	ask.EActionRevoked:        410,
+	ask.EMailInvalid:          422,
 
 	// Revision 4: push.
 	ask.EQuietHoursInvalid: 422,

@@ -60,6 +60,10 @@ type Server struct {
 	// /api/v1/actions/{token}. Nil: the routes do not exist.
 	Actions *ask.Actions
 
+	// Mail keeps each person's address for email notices: GET and PUT /api/v1/settings/mail.
+	// Nil: the routes do not exist.
+	Mail ask.MailStore
+
 	sockets
 }
 
@@ -131,6 +135,10 @@ func (s *Server) routes() []routeEntry {
 		// No bearer gate: the signed token is the credential (one person, one ask, once).
 		open("GET", "/api/v1/actions/{token}", s.readAction, s.Actions != nil),
 		open("POST", "/api/v1/actions/{token}", s.takeAction, s.Actions != nil),
+		gated(personsOnly, "GET", "/api/v1/settings/mail", s.readMailSettings, s.Mail != nil),
+		gated(personsOnly, "PUT", "/api/v1/settings/mail", s.writeMailSettings, s.Mail != nil),
+		gated(personsOnly, "GET", "/api/v1/settings/escalation", s.readEscalation, true),
+		gated(personsOnly, "PUT", "/api/v1/settings/escalation", s.updateEscalation, true),
 	}
 }
 

@@ -17,6 +17,7 @@ export const SERVER_CODES = [
   'answer.invalid',
   'rule.invalid',
   'rule.limit',
+  'settings.invalid',
   'auth.unauthorized',
   'auth.forbidden',
   'origin.forbidden',

@@ -19,6 +19,8 @@ type Stores interface {
 	ask.PushStore
 	ask.RuleStore
 	ask.ActionStore
+	ask.MailStore
+	ask.SettingsStore
 }
 
 // Backend is what a store adapter hands Run.
@@ -62,6 +64,8 @@ func Run(t *testing.T, b Backend) {
 	t.Run("PushStore", func(t *testing.T) { testPushStore(t, func(t *testing.T) ask.PushStore { return b.Open(t) }) })
 	t.Run("RuleStore", func(t *testing.T) { testRuleStore(t, b.Open) })
 	t.Run("ActionStore", func(t *testing.T) { testActionStore(t, func(t *testing.T) ask.ActionStore { return b.Open(t) }) })
+	t.Run("MailStore", func(t *testing.T) { testMailStore(t, func(t *testing.T) ask.MailStore { return b.Open(t) }) })
+	t.Run("Deadlines", func(t *testing.T) { testDeadlines(t, b.Open) })
 	t.Run("WaitStore", func(t *testing.T) {
 		if b.Waits == nil {
 			t.Skip("this backend serves one process and keeps no ask.WaitStore")

@@ -79,6 +79,15 @@ var Matrix = map[string]Row{
 	"GET /api/v1/actions/{token}":  {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
 	"HEAD /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
 	"POST /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", Body: `{}`, OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
+	// Email settings (revision 4): each person their own address; an agent never sets one.
+	"GET /api/v1/settings/mail":  {Path: "/api/v1/settings/mail", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/settings/mail": {Path: "/api/v1/settings/mail", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/settings/mail":  {Path: "/api/v1/settings/mail", Body: `{"email":"ada@example.com"}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	// A space's escalation (revision 4): any person of the space reads and sets it; an agent
+	// never does.
+	"GET /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/settings/escalation": {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", Body: `{"afterMinutes":30,"toPeople":true}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	// Quiet hours (revision 4): each person's own, persons only. None is ever set here (the PUT's
 	// body is refused, 422, once past the gate), so a GET is 404 to every person; what they do
 	// is shared/push's and cmd/loopback's tests.

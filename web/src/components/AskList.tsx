@@ -3,7 +3,8 @@ import { hasDraft } from '../drafts';
 import { historyList, openAsks, projectsOf } from '../merge';
 import { loadHistoryPage, navigate, requestDetailFocus, setProject, useApp, type AppState } from '../state';
 import type { Actor, Ask } from '../types';
-import { agentOf, askTitle, KIND_LABEL, StatusChips, Time, useNow } from './common';
+import { agentOf, askTitle, Countdown, KIND_LABEL, StatusChips, Time, useNow } from './common';
+import { deadlineOf } from '../deadline';
 import { InboxIcon, KindIcon } from './icons';
 
 export type Tab = 'inbox' | 'history';
@@ -154,6 +155,7 @@ function AskRow({ ask, selected, me }: { ask: Ask; selected: boolean; me: Actor 
         )}
         <span class="row-bottom">
           <StatusChips ask={ask} compact />
+          {ask.status !== 'closed' && deadlineOf(ask) && <Countdown at={deadlineOf(ask)!.at} compact />}
           {draft && <span class="chip chip-draft">Draft</span>}
           {(by || ask.client) && (
             <span class="row-source">

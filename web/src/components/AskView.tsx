@@ -3,7 +3,8 @@ import { findAsk, loadAsk, navigate, takeDetailFocus, useApp } from '../state';
 import type { Ask } from '../types';
 import { ApprovalView } from './Approval';
 import { BriefingView } from './Briefing';
-import { agentOf, askTitle, KIND_LABEL, StatusChips, Time, useNow } from './common';
+import { agentOf, askTitle, Countdown, KIND_LABEL, StatusChips, Time, useNow } from './common';
+import { answeredByLine, closingEntry, deadlineLine, deadlineOf, escalatesAt, wasEscalated } from '../deadline';
 import { BackIcon, KindIcon } from './icons';
 import { QuestionView } from './Question';
 import { ReviewView } from './Review';
@@ -14,6 +15,8 @@ export function AskView({ id }: { id: string }) {
   const ask = findAsk(s, id);
   const missing = s.missing.has(id);
   const raisedBy = agentOf(ask?.raisedBy, s.whoami?.actor);
+  const deadline = ask ? deadlineOf(ask) : undefined;
+  const answered = ask ? closingEntry(ask) : null;
   const heading = useRef<HTMLHeadingElement>(null);
 
   // An ask the socket does not hold (closed long ago, or opened by link before the snapshot came).
@@ -81,6 +84,7 @@ export function AskView({ id }: { id: string }) {
         </h2>
         <div class="head-status">
           <StatusChips ask={ask} />
+          {deadline && ask.status !== 'closed' && <Countdown at={deadline.at} />}
           {ask.closedAt && (
             <span class="meta-item">
               <Time at={ask.closedAt} prefix="closed " />
@@ -88,6 +92,17 @@ export function AskView({ id }: { id: string }) {
           )}
         </div>
       </header>
+      {deadline && ask.status !== 'closed' && (
+        <p class="deadline-note" data-testid="deadline-note">
+          {deadlineLine(deadline)}
+          {escalatesAt(ask) && !wasEscalated(ask) && ' If nobody answers sooner, the other people of this space are told too.'}
+        </p>
+      )}
+      {answered && (
+        <p class="answered-by" data-testid="answered-by">
+          {answeredByLine(answered, s.whoami?.actor)}
+        </p>
+      )}
       {ask.status === 'closed' && <p class="readonly-note">This ask is closed. It is shown read-only, with its whole thread.</p>}
       <Body ask={ask} />
     </article>
