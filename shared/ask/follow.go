@@ -61,7 +61,7 @@ func PersonsMove(a *Ask) (*Reply, bool) {
 	for i := len(a.Thread) - 1; i >= 0; i-- {
 		if e := a.Thread[i]; e.Author == AuthorHuman && e.Reply != nil {
 			r := *e.Reply
-			r.By = e.By
+			r.By, r.Via = e.By, e.Via
 			return &r, true
 		}
 	}

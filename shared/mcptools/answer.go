@@ -84,6 +84,19 @@ func personName(by *ask.Actor) string {
 	return "The person"
 }
 
+// surfaceWords says where a reply was given, for the model: every surface is the person's own.
+func surfaceWords(via ask.Surface) string {
+	switch via {
+	case ask.SurfaceSlack:
+		return "in Slack, as the Slack user they linked to Loopback"
+	case ask.SurfaceEmail:
+		return "from Loopback's email, through a link sent to them alone"
+	case ask.SurfacePush:
+		return "from a Loopback notification on their device"
+	}
+	return "in Loopback's inbox"
+}
+
 // deadlineNote says, for a model to read, that nobody answered by the deadline: that the reply is
 // its own default and no person's, or that there is no answer at all.
 func deadlineNote(askID string, r ask.Reply) string {
@@ -102,7 +115,7 @@ func replyWords(askID string, r ask.Reply) string {
 		return deadlineNote(askID, r)
 	}
 	who := personName(r.By)
-	own := fmt.Sprintf("This is %s's own reply to your ask %s, given in Loopback's inbox.", who, askID)
+	own := fmt.Sprintf("This is %s's own reply to your ask %s, given %s.", who, askID, surfaceWords(r.Via))
 	var decided, next string
 	switch r.Outcome {
 	case ask.OutcomeAnswered:
