@@ -103,7 +103,7 @@ func ActionChoicesFor(a *Ask) []ActionChoice {
 	case a.Approval != nil:
 		out = append(out,
 			ActionChoice{Label: "Allow", Reply: Reply{Outcome: OutcomeAllowed}},
-			ActionChoice{Label: "Deny", Reply: Reply{Outcome: OutcomeDenied, Message: "Denied from " + SurfaceEmail.Label() + "."}})
+			ActionChoice{Label: "Deny", Reply: Reply{Outcome: OutcomeDenied, Message: "Denied from a link, without a message."}})
 	}
 	if len(out) > MaxActionChoices {
 		out = out[:MaxActionChoices]
