@@ -109,8 +109,8 @@ $(MCP_VENV)/.installed: e2e/python/requirements.txt
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 
-## test-web: the inbox's unit tests (Vitest) and browser tests (Debian's headless Chromium against bin/loopback)
-test-web: build web/node_modules/.package-lock.json
+## test-web: the inbox's unit tests (Vitest) and browser tests (Debian's headless Chromium against bin/loopback; the notification-answer test's agent is e2e/'s MCP TypeScript SDK)
+test-web: build web/node_modules/.package-lock.json e2e/node_modules/.package-lock.json
 	cd web && npm run test:unit && npm run test:e2e
 
 # web/node_modules, installed again only when web/package-lock.json changes.

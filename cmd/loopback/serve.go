@@ -122,7 +122,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	if err != nil {
 		return fmt.Errorf("setting up action links: %w", err)
 	}
-	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
+	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Quiet: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
 	slackCfg, slackClient, err := slackOpts.config(a.db)
 	if err != nil {
 		return err
@@ -151,6 +151,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		ActionKey: func(context.Context) ([]byte, error) { return actionKey, nil },
 	})
 	defer lb.Waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
+	// A notification's buttons carry action links signed for the device's person. Set before
+	// the server listens: no change reaches the push queue before then.
+	if lb.Actions != nil {
+		pusher.Sign = push.ActionLinks(lb.Actions)
+	}
 	if mailer != nil {
 		mailer.Actions = lb.Actions // before anything is served: a notice's links are the app's
 	}

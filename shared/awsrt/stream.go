@@ -41,7 +41,11 @@ func (rt *Runtime) Stream() func(context.Context, events.DynamoDBEvent) (events.
 				return
 			}
 			once.Do(func() {
-				sender = &push.Sender{Keys: keys, Store: rt.Store, Credentials: rt.Store, Subscriber: push.Subscriber(rt.Env.PublicURL), Logger: rt.Logger, AllowLoopback: rt.Env.PushLoopback}
+				sender = &push.Sender{Keys: keys, Store: rt.Store, Credentials: rt.Store, Quiet: rt.Store, Subscriber: push.Subscriber(rt.Env.PublicURL), Logger: rt.Logger, AllowLoopback: rt.Env.PushLoopback}
+				if rt.App.Actions != nil {
+					// Buttons on the notification, their links signed for each device's person.
+					sender.Sign = push.ActionLinks(rt.App.Actions)
+				}
 			})
 			a := ch.Ask
 			first, err := rt.Store.ClaimPush(ctx, a.Space, a.ID, a.Version, time.Now().Add(pushClaimTTL))

@@ -51,6 +51,9 @@ var statusByCode = map[string]int{
 	ask.EActionUsed:      http.StatusGone,
 	ask.EActionRevoked:   http.StatusGone,
 	ask.EMailInvalid:     http.StatusUnprocessableEntity,
+
+	// Revision 4: push.
+	ask.EQuietHoursInvalid: http.StatusUnprocessableEntity,
 }
 
 // StatusOf is the HTTP status for an error code; an unknown code is our fault.

@@ -66,6 +66,9 @@ var wantStatus = map[string]int{
 	ask.EActionUsed:           410,
 	ask.EActionRevoked:        410,
 	ask.EMailInvalid:          422,
+
+	// Revision 4: push.
+	ask.EQuietHoursInvalid: 422,
 }
 
 // allCodes reads every error code declared in shared/ask and in this package (codes.go): their

@@ -95,6 +95,13 @@ var Matrix = map[string]Row{
 	"GET /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	"HEAD /api/v1/settings/escalation": {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	"PUT /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", Body: `{"afterMinutes":30,"toPeople":true}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	// Quiet hours (revision 4): each person's own, persons only. None is ever set here (the PUT's
+	// body is refused, 422, once past the gate), so a GET is 404 to every person; what they do
+	// is shared/push's and cmd/loopback's tests.
+	"GET /api/v1/push/quiet-hours":    {Path: "/api/v1/push/quiet-hours", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/push/quiet-hours":   {Path: "/api/v1/push/quiet-hours", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/push/quiet-hours":    {Path: "/api/v1/push/quiet-hours", Body: `{"start":"22:00","end":"22:00","timeZone":"UTC"}`, OK: 422, Want: [5]int{OK, OK, 403, 401, OK}},
+	"DELETE /api/v1/push/quiet-hours": {Path: "/api/v1/push/quiet-hours", OK: 204, Want: [5]int{OK, OK, 403, 401, OK}},
 	// The event socket, by bearer token: persons only.
 	"GET /api/v1/events": {Path: "/api/v1/events", OK: 101, Want: [5]int{OK, OK, 403, 401, OK}},
 	// MCP: every live credential may ask (a person trying it alone included).
