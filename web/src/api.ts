@@ -191,13 +191,3 @@ async function readProblem(res: Response): Promise<KnownProblem> {
 export function isForbidden(err: unknown): boolean {
   return err instanceof ApiError && err.status === 403 && err.code === 'auth.forbidden';
 }
-
-/**
- * Sends a request to a route of a contract revision that is open for work and not frozen yet, so
- * not in contract.gen.ts (which is generated from the newest frozen revision): untyped, otherwise
- * as api(). Move each call to api() once its revision is frozen.
- */
-export async function apiUnfrozen<T>(method: Method, path: string, body?: unknown): Promise<T> {
-  const res = await call(method, path, body);
-  return (await res.json()) as T;
-}

@@ -3,12 +3,11 @@
 // if one is named. A person sets it here; agents cannot (their credential is refused the route).
 
 import { useEffect, useState } from 'preact/hooks';
-import { apiUnfrozen, ApiError } from '../../api';
+import { api, ApiError } from '../../api';
 import { clockTime, type EscalationSettings } from '../../deadline';
 import { actorName } from '../common';
 import { useApp } from '../../state';
 
-const ROUTE = '/settings/escalation';
 /** The contract's bound on afterMinutes (a week). */
 const MAX_MINUTES = 10080;
 
@@ -29,7 +28,7 @@ export function DeadlineSettings() {
   };
 
   useEffect(() => {
-    apiUnfrozen<EscalationSettings>('GET', ROUTE)
+    api('GET', '/settings/escalation')
       .then(show)
       .catch((err: unknown) => setNote({ error: true, text: err instanceof ApiError ? err.message : String(err) }));
   }, []);
@@ -50,7 +49,7 @@ export function DeadlineSettings() {
     try {
       const body: { afterMinutes: number; toPeople: boolean; slackChannel?: string } = { afterMinutes: n, toPeople: n > 0 && toPeople };
       if (n > 0 && channel.trim()) body.slackChannel = channel.trim();
-      const out = await apiUnfrozen<EscalationSettings>('PUT', ROUTE, body);
+      const out = await api('PUT', '/settings/escalation', { body: body });
       show(out);
       setNote({ error: false, text: n === 0 ? 'Escalation is off.' : 'Saved. Asks made from now on escalate this way.' });
     } catch (err) {

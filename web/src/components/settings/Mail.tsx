@@ -4,9 +4,8 @@
 // is refused the route).
 
 import { useEffect, useState } from 'preact/hooks';
-import { apiUnfrozen, ApiError } from '../../api';
+import { api, ApiError } from '../../api';
 
-const ROUTE = '/settings/mail';
 
 /** The contract's MailSettings. Typed here until revision 4 is frozen (contract.gen.ts). */
 interface MailSettings {
@@ -20,7 +19,7 @@ export function MailSettings() {
   const [note, setNote] = useState<{ error: boolean; text: string } | null>(null);
 
   useEffect(() => {
-    apiUnfrozen<MailSettings>('GET', ROUTE)
+    api('GET', '/settings/mail')
       .then((m) => {
         setEmail(m.email);
         setSaved(m.email);
@@ -33,7 +32,7 @@ export function MailSettings() {
     setBusy(true);
     setNote(null);
     try {
-      const out = await apiUnfrozen<MailSettings>('PUT', ROUTE, { email: email.trim() });
+      const out = await api('PUT', '/settings/mail', { body: { email: email.trim() } });
       setEmail(out.email);
       setSaved(out.email);
       setNote({ error: false, text: out.email ? `Saved. Notices go to ${out.email}.` : 'Email is off for you.' });
