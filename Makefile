@@ -166,6 +166,7 @@ LAMBDA_DIRS = \
   ApiRulesFunction=api \
   ApiEscalationFunction=api \
   ApiSlackFunction=api \
+  SlackAppFunction=api \
   ApiDefaultFunction=api \
   WsConnectFunction=ws-connect \
   WsDisconnectFunction=ws-disconnect \

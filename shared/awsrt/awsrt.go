@@ -85,6 +85,12 @@ type Env struct {
 	// VAPIDParameter is the prefix of the SSM parameters holding the Web Push key pair
 	// (LOOPBACK_VAPID_PARAMETER; awsrt/push.go). Empty: no push routes, no pushes.
 	VAPIDParameter string
+	// SlackParameter is the prefix of the SSM parameters holding the Slack app's bot token and
+	// signing secret (LOOPBACK_SLACK_PARAMETER, taken when LOOPBACK_SLACK is "on"; awsrt/slack.go).
+	// Empty: no Slack app (its settings say it is not connected).
+	SlackParameter string
+	// SlackAPIURL is another Slack Web API base (LOOPBACK_SLACK_API_URL): the tests' stand-in.
+	SlackAPIURL string
 	// PushLoopback lets pushes reach loopback addresses (LOOPBACK_PUSH_TEST_LOOPBACK=1): for the
 	// tests' stand-in push service only.
 	PushLoopback bool
@@ -116,6 +122,10 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		PublicURL:      getenv("LOOPBACK_PUBLIC_URL"),
 		VAPIDParameter: getenv("LOOPBACK_VAPID_PARAMETER"),
 		PushLoopback:   getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
+		SlackAPIURL:    getenv("LOOPBACK_SLACK_API_URL"),
+	}
+	if getenv("LOOPBACK_SLACK") == "on" {
+		e.SlackParameter = getenv("LOOPBACK_SLACK_PARAMETER")
 	}
 	for _, d := range []struct {
 		name string
@@ -192,6 +202,8 @@ type Runtime struct {
 	// SSM reads the Web Push keys; nil without Env.VAPIDParameter.
 	SSM   SSM
 	vapid *vapid
+	// slack is the Slack app; nil without Env.SlackParameter.
+	slack *slackApp
 }
 
 // Load builds the runtime from the process's environment and the standard AWS configuration
@@ -246,16 +258,19 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// Failed sign-ins are counted in the table: every instance sees the same count.
 		Throttle:       &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
 		EscalationUnit: env.EscalationUnit,
-		// Slack's settings (links, codes, the space's channel), kept in the table. No Slack app
-		// posts or takes answers on AWS yet (docs/slack.md): the settings say it is not connected.
+		// Slack's settings (links, codes, the space's channel), kept in the table. The app that
+		// posts and takes answers is not the app's publisher here: the stream's fan-out delivers
+		// (Stream), and SlackAppFunction takes Slack's requests (API).
 		Slack: &app.Slack{Store: store},
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)
 		c.Blobs, c.DirectUploads, c.MaxUploadBytes = rt.Blobs, true, env.MaxUploadBytes
 	}
-	if env.VAPIDParameter != "" {
+	if env.VAPIDParameter != "" || env.SlackParameter != "" {
 		rt.SSM = ssm.NewFromConfig(cfg)
+	}
+	if env.VAPIDParameter != "" {
 		rt.vapid = &vapid{client: rt.SSM, prefix: env.VAPIDParameter}
 		c.Push = &httpapi.PushConfig{
 			PublicKey: func(ctx context.Context) (string, error) {
@@ -267,6 +282,10 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 	}
 	rt.App = app.New(c)
 	rt.Service, rt.Gate, rt.Uploads = rt.App.Service, rt.App.Gate, rt.App.Uploads
+	if env.SlackParameter != "" {
+		rt.slack = &slackApp{rt: rt}
+		rt.App.API.Slack.Connected = true
+	}
 	if env.ConnectionsURL != "" {
 		p, err := apigw.NewConnections(cfg, env.ConnectionsURL)
 		if err != nil {
@@ -282,7 +301,19 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 // and files. API Gateway sends each function only its own route; each function's role allows only
 // what that route needs.
 // The event socket is not here: API Gateway's WebSocket API holds it (Sockets).
-func (rt *Runtime) API() http.Handler { return rt.App.API.Handler() }
+//
+// With a Slack app (Env.SlackParameter), Slack's requests to /slack/interactivity and
+// /slack/commands too (SlackAppFunction's routes).
+func (rt *Runtime) API() http.Handler {
+	api := rt.App.API.Handler()
+	if rt.slack == nil {
+		return api
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/slack/", rt.slack)
+	mux.Handle("/", api)
+	return mux
+}
 
 // Sockets serves the WebSocket API's routes and the stream fan-out.
 func (rt *Runtime) Sockets() *wsapi.Sockets { return rt.App.Sockets(rt.poster(), rt.Store) }
