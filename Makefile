@@ -167,6 +167,7 @@ LAMBDA_DIRS = \
   ApiEscalationFunction=api \
   ApiSlackFunction=api \
   SlackAppFunction=api \
+  SlackInstallFunction=api \
   ApiDefaultFunction=api \
   WsConnectFunction=ws-connect \
   WsDisconnectFunction=ws-disconnect \

@@ -64,8 +64,7 @@ func TestRoutesHaveTheirFunctions(t *testing.T) {
 	}
 	// Slack's requests (shared/slack's Handler, not the contract's API): one function each, and
 	// CloudFront sends /slack/* to the HTTP API.
-	for _, p := range []string{slack.PathInteractivity, slack.PathCommands} {
-		key := "POST " + p
+	for _, key := range []string{"POST " + slack.PathInteractivity, "POST " + slack.PathCommands, "POST " + slack.PathInstall, "GET " + slack.PathOAuthCallback} {
 		routes[key] = true
 		if fns := events[key]; len(fns) != 1 {
 			t.Errorf("template.yaml: %s (Slack's requests) is an HttpApi event of %d functions (%v); want one", key, len(fns), fns)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -35,7 +36,8 @@ import (
 // blocking ask_question through the MCP function URL is posted to the person's DM by the stream
 // fan-out; a signed block_actions click through the HTTP API answers it before the ack (timed),
 // the waiting agent gets the answer, the fan-out updates the message in place, and a second click
-// is told "already answered". Unsigned, stale and wrong-secret requests are refused.
+// is told "already answered". Unsigned, stale and wrong-secret requests are refused. The OAuth
+// install keeps the bot token it gets, for a person only, once per state.
 func TestDeploymentSlack(t *testing.T) {
 	ctx := context.Background()
 	st := slacktest.New()
@@ -217,12 +219,71 @@ func TestDeploymentSlack(t *testing.T) {
 		t.Fatalf("the second click changed the ask")
 	}
 
+	// The OAuth install: only a person starts it; the callback takes its state once, exchanges
+	// the code (the stand-in's oauth.v2.access checks the client id and secret) and keeps the
+	// bot token in SSM.
+	for name, p := range map[string]ssm.PutParameterInput{
+		"/client-id":     {Value: aws.String(st.ClientID), Type: ssmtypes.ParameterTypeString},
+		"/client-secret": {Value: aws.String(st.ClientSecret), Type: ssmtypes.ParameterTypeSecureString},
+	} {
+		p.Name = aws.String("/loopback/" + stack + "/slack" + name)
+		if _, err := params.PutParameter(ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	botToken := aws.String("/loopback/" + stack + "/slack/bot-token")
+	if _, err := params.DeleteParameter(ctx, &ssm.DeleteParameterInput{Name: botToken}); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := call("POST", slack.PathInstall, agentToken, nil); status != http.StatusForbidden {
+		t.Fatalf("an agent's POST %s = %d %s, want 403", slack.PathInstall, status, body)
+	}
+	status, body = call("POST", slack.PathInstall, person, nil)
+	var install struct{ URL string }
+	if json.Unmarshal(body, &install); status != 200 || !strings.HasPrefix(install.URL, slack.AuthorizeURL+"?") {
+		t.Fatalf("POST %s = %d %s", slack.PathInstall, status, body)
+	}
+	authorize, _ := url.Parse(install.URL)
+	q := authorize.Query()
+	if q.Get("client_id") != st.ClientID || q.Get("redirect_uri") != base+slack.PathOAuthCallback || len(q.Get("state")) < 40 {
+		t.Fatalf("the authorize address: %s", install.URL)
+	}
+	callback := func(query string) (int, string) {
+		t.Helper()
+		res, err := http.Get(base + slack.PathOAuthCallback + "?" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, forged := range []string{"code=" + st.OAuthCode, "code=" + st.OAuthCode + "&state=forged"} {
+		if status, page := callback(forged); status != http.StatusBadRequest {
+			t.Errorf("a callback with %s: %d %s, want 400", forged, status, page)
+		}
+	}
+	if _, err := params.GetParameter(ctx, &ssm.GetParameterInput{Name: botToken}); err == nil {
+		t.Fatal("a forged callback stored a bot token")
+	}
+	good := url.Values{"code": {st.OAuthCode}, "state": {q.Get("state")}}.Encode()
+	if status, page := callback(good); status != 200 || !strings.Contains(page, "installed") {
+		t.Fatalf("the callback: %d %s", status, page)
+	}
+	kept, err := params.GetParameter(ctx, &ssm.GetParameterInput{Name: botToken, WithDecryption: aws.Bool(true)})
+	if err != nil || aws.ToString(kept.Parameter.Value) != st.BotToken || kept.Parameter.Type != ssmtypes.ParameterTypeSecureString {
+		t.Fatalf("the bot token kept: %+v %v", kept, err)
+	}
+	if status, page := callback(good); status != http.StatusBadRequest {
+		t.Errorf("the same state again: %d %s, want 400", status, page)
+	}
+
 	for id, calls := range d.Calls {
 		if m := calls.Missing(); len(m) > 0 {
 			t.Errorf("%s used %v, which template.yaml does not allow it", id, m)
 		}
 	}
-	for fn, want := range map[string]string{"SlackAppFunction": "ssm:GetParameter", "StreamFanoutFunction": "dynamodb:PutItem"} {
+	for fn, want := range map[string]string{"SlackAppFunction": "ssm:GetParameter", "StreamFanoutFunction": "dynamodb:PutItem", "SlackInstallFunction": "ssm:PutParameter"} {
 		if used := d.Calls[fn].Used(); !slices.Contains(used, want) {
 			t.Errorf("%s's calls = %v, want %s among them", fn, used, want)
 		}

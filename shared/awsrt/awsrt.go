@@ -35,6 +35,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/redact"
+	"github.com/loopback-hq/loopback/shared/slack"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
@@ -303,7 +304,8 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 // The event socket is not here: API Gateway's WebSocket API holds it (Sockets).
 //
 // With a Slack app (Env.SlackParameter), Slack's requests to /slack/interactivity and
-// /slack/commands too (SlackAppFunction's routes).
+// /slack/commands too (SlackAppFunction's routes), and the OAuth install's /slack/install and
+// /slack/oauth/callback (SlackInstallFunction's).
 func (rt *Runtime) API() http.Handler {
 	api := rt.App.API.Handler()
 	if rt.slack == nil {
@@ -311,6 +313,9 @@ func (rt *Runtime) API() http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/slack/", rt.slack)
+	install := &slackInstall{rt: rt}
+	mux.Handle(slack.PathInstall, install)
+	mux.Handle(slack.PathOAuthCallback, install)
 	mux.Handle("/", api)
 	return mux
 }

@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	slackapi "github.com/slack-go/slack"
 
 	"github.com/loopback-hq/loopback/shared/ask"
@@ -90,4 +94,67 @@ func (s *slackApp) deliver(ctx context.Context, ch ask.Change) {
 	if err := b.Deliver(ctx, ch); err != nil {
 		s.rt.Logger.WarnContext(ctx, "slack: delivering a change", "ask", ch.Ask.ID, "version", ch.Ask.Version, "err", err)
 	}
+}
+
+// The OAuth install (SlackInstallFunction): the app's client id (<prefix>/client-id, a String)
+// and client secret (<prefix>/client-secret, a SecureString) are read on first use; the bot token
+// the install gets is written over <prefix>/bot-token, where the fan-out and SlackAppFunction
+// read it (each once per instance: new instances use the new token).
+const (
+	SlackClientIDName     = "/client-id"
+	SlackClientSecretName = "/client-secret"
+)
+
+// slackInstall serves slack.PathInstall and slack.PathOAuthCallback.
+type slackInstall struct {
+	rt *Runtime
+
+	mu     sync.Mutex
+	id     string
+	secret string
+}
+
+func (s *slackInstall) load(ctx context.Context) (id, secret string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prefix := s.rt.Env.SlackParameter
+	if s.id == "" || s.secret == "" {
+		id, err := getParameter(ctx, s.rt.SSM, prefix+SlackClientIDName, false)
+		if err == nil {
+			s.secret, err = getParameter(ctx, s.rt.SSM, prefix+SlackClientSecretName, true)
+		}
+		if isParameterNotFound(err) {
+			return "", "", ask.Errorf(httpapi.ERouteNotFound, "this deployment has no Slack client id and secret yet: put them in SSM as %s and %s",
+				prefix+SlackClientIDName, prefix+SlackClientSecretName)
+		} else if err != nil {
+			return "", "", fmt.Errorf("reading the Slack app's client id and secret: %w", err)
+		}
+		s.id = id
+	}
+	return s.id, s.secret, nil
+}
+
+func (s *slackInstall) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt := s.rt
+	id, secret, err := s.load(r.Context())
+	if err != nil {
+		rt.Logger.ErrorContext(r.Context(), "slack: no install", "err", err)
+		httpapi.WriteError(w, r, err)
+		return
+	}
+	in := &slack.Installer{
+		ClientID: id, ClientSecret: secret, Store: rt.Store, Gate: rt.Gate, Logger: rt.Logger,
+		RedirectURL: strings.TrimRight(rt.App.PublicURL(r), "/") + slack.PathOAuthCallback,
+		APIURL:      rt.Env.SlackAPIURL,
+		Save: func(ctx context.Context, space, token string, _ *slackapi.OAuthV2Response) error {
+			// The deployment's one bot token (one workspace per deployment).
+			_, err := rt.SSM.PutParameter(ctx, &ssm.PutParameterInput{
+				Name: aws.String(rt.Env.SlackParameter + SlackBotTokenName), Value: aws.String(token),
+				Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true),
+				Description: aws.String("Loopback's Slack bot token, from the OAuth install by a person of " + space),
+			})
+			return err
+		},
+	}
+	in.Handler().ServeHTTP(w, r)
 }
