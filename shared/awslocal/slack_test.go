@@ -36,7 +36,8 @@ import (
 // blocking ask_question through the MCP function URL is posted to the person's DM by the stream
 // fan-out; a signed block_actions click through the HTTP API answers it before the ack (timed),
 // the waiting agent gets the answer, the fan-out updates the message in place, and a second click
-// is told "already answered". Unsigned, stale and wrong-secret requests are refused. The OAuth
+// is told "already answered". Unsigned, stale and wrong-secret requests are refused. An
+// escalation (the sweeper's) is posted to a linked teammate and the space's channel. The OAuth
 // install keeps the bot token it gets, for a person only, once per state.
 func TestDeploymentSlack(t *testing.T) {
 	ctx := context.Background()
@@ -59,7 +60,7 @@ func TestDeploymentSlack(t *testing.T) {
 
 	const space = "sp_localslack"
 	store := dynamo.New(moto.DynamoDB(), table)
-	person, _, err := awsrt.Bootstrap(ctx, store, space, "Ada")
+	person, ada, err := awsrt.Bootstrap(ctx, store, space, "Ada")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,16 +92,20 @@ func TestDeploymentSlack(t *testing.T) {
 		t.Fatalf("POST /api/v1/slack/codes = %d %s", status, body)
 	}
 	signed := slacktest.Signed{Secret: secret}
-	res, err := signed.Command(base+slack.PathCommands, "UADA", "link "+code.Code)
-	if err != nil {
-		t.Fatal(err)
+	link := func(user, code string) {
+		t.Helper()
+		res, err := signed.Command(base+slack.PathCommands, user, "link "+code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var linked struct{ Text string }
+		json.NewDecoder(res.Body).Decode(&linked)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.HasPrefix(linked.Text, "Linked") {
+			t.Fatalf("/loopback link: %d %q", res.StatusCode, linked.Text)
+		}
 	}
-	var linked struct{ Text string }
-	json.NewDecoder(res.Body).Decode(&linked)
-	res.Body.Close()
-	if res.StatusCode != 200 || !strings.HasPrefix(linked.Text, "Linked") {
-		t.Fatalf("/loopback link: %d %q", res.StatusCode, linked.Text)
-	}
+	link("UADA", code.Code)
 
 	// The agent asks and waits, through the MCP function URL.
 	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + agentToken}))
@@ -218,6 +223,42 @@ func TestDeploymentSlack(t *testing.T) {
 	if again, _ := ask.NewService(store).Find(ctx, space, askID); len(again.Thread) != len(a.Thread) {
 		t.Fatalf("the second click changed the ask")
 	}
+
+	// Escalation: a teammate linked too, and the space's escalation set; the sweeper (called here,
+	// its minute shortened) escalates an ask nobody answered, and the fan-out posts it to the
+	// teammate's DM and the escalation channel.
+	teammate, _, err := awsrt.AddPerson(ctx, store, space, "Grace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.AddUser(slacktest.User{ID: "UGRACE", Name: "grace", RealName: "Grace Hopper"})
+	status, body = call("POST", "/api/v1/slack/codes", teammate, nil)
+	if json.Unmarshal(body, &code); status != 201 {
+		t.Fatalf("POST /api/v1/slack/codes = %d %s", status, body)
+	}
+	link("UGRACE", code.Code)
+	if status, body := call("PUT", "/api/v1/settings/escalation", person, []byte(`{"afterMinutes":1,"toPeople":true,"slackChannel":"CESCALATE"}`)); status != 200 {
+		t.Fatalf("PUT /api/v1/settings/escalation = %d %s", status, body)
+	}
+	// The ask as an agent's call writes it, its escalation due after one (shortened) minute.
+	svc := ask.NewService(store)
+	svc.Settings, svc.EscalationUnit = store, 100*time.Millisecond
+	sweeper := d.Runtimes["SweeperFunction"] // its schedule's first run is a minute away
+	if _, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "Roll back?", Project: "billing"}, ask.Origin{Space: space, RaisedBy: &ada.Person}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, "the escalation posted to grace's DM and the channel", func() bool {
+		if _, err := sweeper.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		where := map[string]bool{}
+		for _, x := range st.Messages() {
+			if strings.Contains(string(x.Blocks), "Roll back?") {
+				where[x.Channel] = true
+			}
+		}
+		return where["DADA"] && where["DGRACE"] && where["CESCALATE"]
+	})
 
 	// The OAuth install: only a person starts it; the callback takes its state once, exchanges
 	// the code (the stand-in's oauth.v2.access checks the client id and secret) and keeps the
