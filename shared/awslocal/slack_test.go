@@ -181,6 +181,10 @@ func TestDeploymentSlack(t *testing.T) {
 	if ack > 3*time.Second {
 		t.Errorf("the ack took %s, over Slack's 3 s", ack)
 	}
+	// Written before the ack: Lambda runs nothing after it.
+	if a, err := ask.NewService(store).Find(ctx, space, askID); err != nil || a.Status != ask.Closed {
+		t.Fatalf("the ask when the click was acknowledged: %+v %v, want it answered", a, err)
+	}
 	var r result
 	select {
 	case r = <-done:
