@@ -158,3 +158,18 @@ func (s *slackInstall) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	in.Handler().ServeHTTP(w, r)
 }
+
+// PutSlackSecrets writes the Slack app's bot token and signing secret under prefix (SecureStrings,
+// replacing what is there): what whoever deploys does by hand, and what `loopback aws-local
+// --slack-bot-token … --slack-signing-secret …` does for its emulator or account.
+func PutSlackSecrets(ctx context.Context, client SSM, prefix, botToken, signingSecret string) error {
+	for name, value := range map[string]string{prefix + SlackBotTokenName: botToken, prefix + SlackSigningSecretName: signingSecret} {
+		if _, err := client.PutParameter(ctx, &ssm.PutParameterInput{
+			Name: aws.String(name), Value: aws.String(value), Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true),
+			Description: aws.String("Loopback's Slack app (docs/slack.md)"),
+		}); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	return nil
+}
