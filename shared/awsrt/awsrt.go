@@ -37,6 +37,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/redact"
+	"github.com/loopback-hq/loopback/shared/slack"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
@@ -94,6 +95,12 @@ type Env struct {
 	// with ActionKeyParameter and PublicURL (the links' address), the stream fan-out mails each
 	// opened ask's notice through SES. Empty: no email.
 	MailFrom string
+	// SlackParameter is the prefix of the SSM parameters holding the Slack app's bot token and
+	// signing secret (LOOPBACK_SLACK_PARAMETER, taken when LOOPBACK_SLACK is "on"; awsrt/slack.go).
+	// Empty: no Slack app (its settings say it is not connected).
+	SlackParameter string
+	// SlackAPIURL is another Slack Web API base (LOOPBACK_SLACK_API_URL): the tests' stand-in.
+	SlackAPIURL string
 	// PushLoopback lets pushes reach loopback addresses (LOOPBACK_PUSH_TEST_LOOPBACK=1): for the
 	// tests' stand-in push service only.
 	PushLoopback bool
@@ -127,6 +134,10 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		ActionKeyParameter: getenv("LOOPBACK_ACTION_KEY_PARAMETER"),
 		MailFrom:           getenv("LOOPBACK_MAIL_FROM"),
 		PushLoopback:       getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
+		SlackAPIURL:        getenv("LOOPBACK_SLACK_API_URL"),
+	}
+	if getenv("LOOPBACK_SLACK") == "on" {
+		e.SlackParameter = getenv("LOOPBACK_SLACK_PARAMETER")
 	}
 	for _, d := range []struct {
 		name string
@@ -205,6 +216,8 @@ type Runtime struct {
 	vapid *vapid
 	// Mailer sends email notices through SES; nil without Env.MailFrom (or an action key).
 	Mailer *mail.Notifier
+	// slack is the Slack app; nil without Env.SlackParameter.
+	slack *slackApp
 }
 
 // Load builds the runtime from the process's environment and the standard AWS configuration
@@ -259,16 +272,19 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// Failed sign-ins are counted in the table: every instance sees the same count.
 		Throttle:       &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
 		EscalationUnit: env.EscalationUnit,
-		// Slack's settings (links, codes, the space's channel), kept in the table. No Slack app
-		// posts or takes answers on AWS yet (docs/slack.md): the settings say it is not connected.
+		// Slack's settings (links, codes, the space's channel), kept in the table. The app that
+		// posts and takes answers is not the app's publisher here: the stream's fan-out delivers
+		// (Stream), and SlackAppFunction takes Slack's requests (API).
 		Slack: &app.Slack{Store: store},
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)
 		c.Blobs, c.DirectUploads, c.MaxUploadBytes = rt.Blobs, true, env.MaxUploadBytes
 	}
-	if env.VAPIDParameter != "" {
+	if env.VAPIDParameter != "" || env.SlackParameter != "" {
 		rt.SSM = ssm.NewFromConfig(cfg)
+	}
+	if env.VAPIDParameter != "" {
 		rt.vapid = &vapid{client: rt.SSM, prefix: env.VAPIDParameter}
 		c.Push = &httpapi.PushConfig{
 			PublicKey: func(ctx context.Context) (string, error) {
@@ -293,6 +309,10 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 			PublicURL: env.PublicURL, Logger: logger, Transport: &mail.SES{Client: sesv2.NewFromConfig(cfg)},
 		}
 	}
+	if env.SlackParameter != "" {
+		rt.slack = &slackApp{rt: rt}
+		rt.App.API.Slack.Connected = true
+	}
 	if env.ConnectionsURL != "" {
 		p, err := apigw.NewConnections(cfg, env.ConnectionsURL)
 		if err != nil {
@@ -308,7 +328,23 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 // and files. API Gateway sends each function only its own route; each function's role allows only
 // what that route needs.
 // The event socket is not here: API Gateway's WebSocket API holds it (Sockets).
-func (rt *Runtime) API() http.Handler { return rt.App.API.Handler() }
+//
+// With a Slack app (Env.SlackParameter), Slack's requests to /slack/interactivity and
+// /slack/commands too (SlackAppFunction's routes), and the OAuth install's /slack/install and
+// /slack/oauth/callback (SlackInstallFunction's).
+func (rt *Runtime) API() http.Handler {
+	api := rt.App.API.Handler()
+	if rt.slack == nil {
+		return api
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/slack/", rt.slack)
+	install := &slackInstall{rt: rt}
+	mux.Handle(slack.PathInstall, install)
+	mux.Handle(slack.PathOAuthCallback, install)
+	mux.Handle("/", api)
+	return mux
+}
 
 // Sockets serves the WebSocket API's routes and the stream fan-out.
 func (rt *Runtime) Sockets() *wsapi.Sockets { return rt.App.Sockets(rt.poster(), rt.Store) }

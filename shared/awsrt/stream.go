@@ -101,6 +101,24 @@ func (rt *Runtime) Stream() func(context.Context, events.DynamoDBEvent) (events.
 		}
 		pushes = func(ctx context.Context) *pushBatch { return newPushBatch(ctx) }
 	}
+	if rt.slack != nil {
+		// Every change of an ask goes to Slack beside its push, in the same batch (one ask's in
+		// order): a new ask is posted, a later change updates its messages in place.
+		pushNotify := sockets.Notify
+		sockets.Notify = func(ctx context.Context, ch ask.Change) {
+			if pushNotify != nil {
+				pushNotify(ctx, ch)
+			}
+			if b := pushBatchFrom(ctx); b != nil {
+				b.add(ch.Ask.ID, func(ctx context.Context) { rt.slack.deliver(ctx, ch) })
+				return
+			}
+			rt.slack.deliver(ctx, ch)
+		}
+		if pushes == nil {
+			pushes = func(ctx context.Context) *pushBatch { return newPushBatch(ctx) }
+		}
+	}
 	decode := rt.decodeRecord
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		if pushes == nil {

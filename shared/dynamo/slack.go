@@ -19,7 +19,7 @@ import (
 //
 //	link, by space      pk SPACE#<space>                 sk SLACKLINK#<personId>
 //	link, by Slack user pk SLACKUSER#<team>#<user>       sk SLACKUSER
-//	link code           pk SLACKCODE#<hex of its hash>   sk SLACKCODE   (expiresAt: TTL)
+//	link code           pk SLACKCODE#<hex of its hash>   sk SLACKCODE   (expiresAt: TTL; an OAuth install's state too)
 //	posted message      pk SLACKMSG#<space>#<askId>      sk <channel>
 //	space's channel     pk SPACE#<space>                 sk SLACKCHANNEL
 const (

@@ -26,6 +26,10 @@ type Bot struct {
 	// SigningSecret checks the HTTP interactivity and command requests (unused over Socket Mode,
 	// whose connection is the credential).
 	SigningSecret string
+	// WorkBeforeAck does an interaction's work before its ack, within AckBudget, instead of
+	// after it: for AWS Lambda, which freezes a function once it has answered, so that no work
+	// can follow the ack there (docs/slack.md, "On AWS").
+	WorkBeforeAck bool
 	Service       *ask.Service
 	Store         ask.SlackStore
 	Gate          *gate.Gate
@@ -56,6 +60,9 @@ const (
 	QueueSize = 1024
 	// workTimeout bounds the work one interaction does after its ack.
 	workTimeout = 30 * time.Second
+	// AckBudget bounds the work an interaction does before its ack (Bot.WorkBeforeAck): Slack
+	// wants the ack within 3 s, and the rest is for the way there and back.
+	AckBudget = 2500 * time.Millisecond
 )
 
 func (b *Bot) logger() *slog.Logger { return cmp.Or(b.Logger, slog.Default()) }

@@ -91,6 +91,15 @@ func (b *Bot) serveInteractivity(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, ask.Errorf(ask.ERequestInvalid, "payload is not an interaction: %v", err))
 		return
 	}
+	if b.WorkBeforeAck {
+		// On Lambda nothing runs after the answer: the work first, bounded so that the ack is
+		// still in Slack's 3 s. A reply is a few reads and one conditional write.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), AckBudget)
+		b.Interact(ctx, cb)
+		cancel()
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	// The ack first (Slack wants it within 3 s); the work after it.
 	w.WriteHeader(http.StatusOK)
 	b.After(r.Context(), cb)
