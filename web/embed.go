@@ -62,9 +62,10 @@ func SetSecurityHeaders(h http.Header) {
 }
 
 // IsAppRoute reports whether a path is one of the inbox's own pages, served index.html: `/`,
-// `/history`, `/rules`, and `/asks/{id}` (the address get_inbox_link gives an agent).
+// `/history`, `/rules`, `/settings`, `/asks/{id}` (the address get_inbox_link gives an agent), and
+// `/act` (an action link's confirmation page: its token rides in the fragment, which no server sees).
 func IsAppRoute(p string) bool {
-	if p == "/" || p == "/history" || p == "/history/" || p == "/rules" || p == "/rules/" {
+	if p == "/" || p == "/history" || p == "/history/" || p == "/rules" || p == "/rules/" || p == "/settings" || p == "/settings/" || p == "/act" {
 		return true
 	}
 	id, ok := strings.CutPrefix(p, "/asks/")

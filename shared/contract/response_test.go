@@ -98,9 +98,16 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
+		"GET /actions/{token}", "POST /actions/{token}", // revision 4
 		"GET /asks", "GET /asks/{id}", "POST /asks/{id}/reply", "POST /events/tickets",
-		"GET /files/{uploadId}", "GET /push/key", "POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
-		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}", "GET /snapshot", "PUT /uploads/{spaceId}/{token}", "GET /whoami",
+		"GET /files/{uploadId}", "GET /push/key",
+		"DELETE /push/quiet-hours", "GET /push/quiet-hours", "PUT /push/quiet-hours", // revision 4
+		"POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
+		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}",
+		"GET /settings/escalation", "PUT /settings/escalation", // revision 4
+		"GET /settings/mail", "PUT /settings/mail", // revision 4
+		"GET /slack", "PUT /slack/channel", "POST /slack/codes", "DELETE /slack/link", // revision 4
+		"GET /snapshot", "PUT /uploads/{spaceId}/{token}", "GET /whoami",
 	}
 	var got []string
 	for _, op := range api.ops {

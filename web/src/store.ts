@@ -8,7 +8,7 @@ import type { PushState } from './push';
 import { compareTimes } from './time';
 import type { Ask, AskKind, AskPage, Rule, Whoami } from './types';
 
-export type Route = { name: 'inbox' } | { name: 'history' } | { name: 'ask'; id: string } | { name: 'rules'; focus?: string };
+export type Route = { name: 'inbox' } | { name: 'history' } | { name: 'ask'; id: string } | { name: 'rules'; focus?: string } | { name: 'settings' };
 
 export interface HistoryState {
   /** Closed asks read page by page, by id. */
@@ -191,6 +191,7 @@ export function parseRoute(pathname: string, search = ''): Route {
   const m = /^\/asks\/([^/]+)\/?$/.exec(pathname);
   if (m) return { name: 'ask', id: decodeURIComponent(m[1]) };
   if (/^\/history\/?$/.test(pathname)) return { name: 'history' };
+  if (/^\/settings\/?$/.test(pathname)) return { name: 'settings' };
   if (/^\/rules\/?$/.test(pathname)) {
     const focus = new URLSearchParams(search).get('rule');
     return focus ? { name: 'rules', focus } : { name: 'rules' };
@@ -204,6 +205,8 @@ export function routePath(r: Route): string {
       return '/asks/' + encodeURIComponent(r.id);
     case 'history':
       return '/history';
+    case 'settings':
+      return '/settings';
     case 'rules':
       return r.focus ? '/rules?rule=' + encodeURIComponent(r.focus) : '/rules';
     default:

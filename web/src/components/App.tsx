@@ -7,6 +7,7 @@ import { AskView } from './AskView';
 import { AgentSetup, ListPane, type Tab } from './AskList';
 import { NoticeBanner, ReloadBanner, StaleBanner } from './Banners';
 import { RulesPage } from './Rules';
+import { SettingsPage } from './Settings';
 import { Help } from './Help';
 import { InboxIcon } from './icons';
 import { lastTab, useShortcuts } from './shortcuts';
@@ -33,6 +34,10 @@ export function App() {
       {s.route.name === 'rules' ? (
         <main id="main" class="layout-page">
           <RulesPage focus={s.route.focus} />
+        </main>
+      ) : s.route.name === 'settings' ? (
+        <main id="main" class="layout-page">
+          <SettingsPage />
         </main>
       ) : (
         <main id="main" class={`layout ${detail ? 'has-detail' : 'no-detail'}`}>
