@@ -109,8 +109,8 @@ $(MCP_VENV)/.installed: e2e/python/requirements.txt
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 
-## test-web: the inbox's unit tests (Vitest) and browser tests (Debian's headless Chromium against bin/loopback)
-test-web: build web/node_modules/.package-lock.json
+## test-web: the inbox's unit tests (Vitest) and browser tests (Debian's headless Chromium against bin/loopback; the notification-answer test's agent is e2e/'s MCP TypeScript SDK)
+test-web: build web/node_modules/.package-lock.json e2e/node_modules/.package-lock.json
 	cd web && npm run test:unit && npm run test:e2e
 
 # web/node_modules, installed again only when web/package-lock.json changes.
@@ -163,7 +163,13 @@ LAMBDA_DIRS = \
   ApiTicketsFunction=api \
   ApiFilesFunction=api \
   ApiPushFunction=api \
+  ApiActionsFunction=api \
+  ApiMailSettingsFunction=api \
   ApiRulesFunction=api \
+  ApiEscalationFunction=api \
+  ApiSlackFunction=api \
+  SlackAppFunction=api \
+  SlackInstallFunction=api \
   ApiDefaultFunction=api \
   WsConnectFunction=ws-connect \
   WsDisconnectFunction=ws-disconnect \
@@ -238,7 +244,7 @@ smoke:
 BOOTSTRAP = $(if $(REGION),AWS_REGION=$(REGION)) $(GO) run ./infra/bootstrap --table $$($(call OUTPUT,AskTableName))
 bootstrap:
 	@test -n "$(NAME)" || { echo "usage: make bootstrap NAME=you"; exit 2; }
-	$(BOOTSTRAP) --name '$(NAME)' --url $$($(call OUTPUT,InboxUrl)) --mcp $$($(call OUTPUT,McpUrl)) --vapid $$($(call OUTPUT,VapidParameter))
+	$(BOOTSTRAP) --name '$(NAME)' --url $$($(call OUTPUT,InboxUrl)) --mcp $$($(call OUTPUT,McpUrl)) --vapid $$($(call OUTPUT,VapidParameter)) --action-key $$($(call OUTPUT,ActionKeyParameter))
 
 ## teammate: a teammate's (person's) credential: make teammate SPACE=sp_… NAME=ada
 teammate:

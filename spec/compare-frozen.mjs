@@ -12,7 +12,10 @@
 //     @versioned): it is the newest revision's, so it may hold more definitions than a frozen
 //     one, but every definition the frozen bundle has must be there, unchanged, except that a
 //     union (`anyOf`) or an enum (`enum`) may have gained variants after its frozen ones, in order:
-//     a later revision's `@added` variants, as in revision 3's `approval` kind and replies.
+//     a later revision's `@added` variants, as in revision 3's `approval` kind and replies; and
+//     an object may have gained optional properties (never required ones): a later revision's
+//     `@added` fields, as revision 4's `via` on a person's entry. Each revision's OpenAPI
+//     document, which is versioned, still holds every model exactly as that revision shipped it.
 // Everything else, a revision's OpenAPI document above all, must be emitted exactly as it shipped.
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
@@ -41,6 +44,14 @@ function withoutLaterVariants(frozenDef, now) {
     if (!Array.isArray(was) || !Array.isArray(is) || is.length <= was.length) continue;
     if (!isDeepStrictEqual(was, is.slice(0, was.length))) continue;
     out = { ...out, [key]: is.slice(0, was.length) };
+  }
+  const props = out.properties;
+  if (frozenDef.properties && props && isDeepStrictEqual(frozenDef.required, out.required)) {
+    const later = Object.keys(props).filter((k) => !(k in frozenDef.properties) && !(out.required ?? []).includes(k));
+    if (later.length > 0) {
+      const kept = Object.fromEntries(Object.entries(props).filter(([k]) => !later.includes(k)));
+      out = { ...out, properties: kept };
+    }
   }
   return out;
 }

@@ -62,11 +62,13 @@ func SetSecurityHeaders(h http.Header) {
 }
 
 // IsAppRoute reports whether a path is one of the inbox's own pages, served index.html: `/`,
-// `/history`, `/rules`, `/agents` (connected agents), `/asks/{id}` (the address get_inbox_link
-// gives an agent) and `/connect/{id}` (the consent page an agent's client is sent to).
+// `/history`, `/rules`, `/settings`, `/agents` (connected agents), `/asks/{id}` (the address
+// get_inbox_link gives an agent), `/connect/{id}` (the consent page an agent's client is sent to),
+// and `/act` (an action link's confirmation page: its token rides in the fragment, which no server
+// sees).
 func IsAppRoute(p string) bool {
 	switch p {
-	case "/", "/history", "/history/", "/rules", "/rules/", "/agents", "/agents/":
+	case "/", "/history", "/history/", "/rules", "/rules/", "/settings", "/settings/", "/agents", "/agents/", "/act":
 		return true
 	}
 	for _, prefix := range []string{"/asks/", "/connect/"} {

@@ -149,9 +149,9 @@ func TestAssetsAreHashedAndCachedForever(t *testing.T) {
 
 func TestIsAppRoute(t *testing.T) {
 	for p, want := range map[string]bool{
-		"/": true, "/history": true, "/rules": true, "/rules/": true, "/asks/x": true, "/asks/x/": true,
+		"/": true, "/history": true, "/rules": true, "/rules/": true, "/settings": true, "/settings/": true, "/asks/x": true, "/asks/x/": true,
 		"/agents": true, "/agents/": true, "/connect/authz_x": true, "/connect/authz_x/": true,
-		"/rules/x": false, "/asks/": false, "/asks/x/y": false, "/api/v1/snapshot": false, "/favicon.svg": false,
+		"/act": true, "/act/x": false, "/rules/x": false, "/asks/": false, "/asks/x/y": false, "/api/v1/snapshot": false, "/favicon.svg": false,
 		"/connect/": false, "/connect/x/y": false, "/agents/x": false, "/oauth/continue": false,
 	} {
 		if got := IsAppRoute(p); got != want {

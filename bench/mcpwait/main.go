@@ -9,6 +9,7 @@
 //
 //	go build -o bin/loopback ./cmd/loopback
 //	go run ./bench/mcpwait -bin bin/loopback -replies 200 -waiters 10000
+//	go run ./bench/mcpwait -bin bin/loopback -agents 1000 -settle 150s  # per waiting agent, both revisions
 package main
 
 import (
@@ -36,10 +37,13 @@ import (
 
 // serveArgs are extra flags for `loopback serve`, such as --debug-addr to profile the server. It
 // starts with the open-ask budgets lifted: one credential holds every waiting ask here.
-var serveArgs = []string{"--max-open-asks", "1000000", "--max-open-bytes", "2000000000", "--max-space-open-bytes", "2000000000"}
+var serveArgs = []string{"--max-streams", "1000000", "--max-open-asks", "1000000", "--max-open-bytes", "2000000000", "--max-space-open-bytes", "2000000000"}
 
 // debugAddr is where the server serves its profiles; empty: nowhere.
 var debugAddr string
+
+// ramp spreads the agents' arrival (-agents).
+var ramp time.Duration
 
 // settle is how long the waiting calls sit before the server's memory is read.
 var settle time.Duration
@@ -53,6 +57,9 @@ func main() {
 	flag.DurationVar(&settle, "settle", 35*time.Second, "how long the waits sit idle before memory is read (Go's runtime forces a collection every 2 minutes)")
 	debugAddrFlag := flag.String("debug-addr", "", "pass --debug-addr to the server, and hold the waits until Enter is pressed")
 	extra := flag.String("serve-flags", "", "more flags for `loopback serve`, space-separated (such as --progress 1m)")
+	agents := flag.Int("agents", 0, "instead: this many waiting agents, each its own client (a 2025-11-25 one with its session's GET stream open), for the memory per waiting agent")
+	flag.DurationVar(&ramp, "ramp", 0, "with -agents: start the agents evenly over this long (0: as fast as the server takes them, 32 at a time)")
+	protocol := flag.String("protocol", "both", "with -agents: 2025-11-25, 2026-07-28 or both (one after the other)")
 	tasks := flag.Int("tasks", 0, "instead: this many waiting tasks (MCP 2026-07-28 Tasks extension), for the memory and store figures per task")
 	flag.Parse()
 	if debugAddr = *debugAddrFlag; debugAddr != "" {
@@ -60,6 +67,17 @@ func main() {
 	}
 	serveArgs = append(serveArgs, strings.Fields(*extra)...)
 	raiseFileLimit()
+	if *agents > 0 {
+		revisions := []string{rev2025, rev2026}
+		if *protocol != "both" {
+			revisions = []string{*protocol}
+		}
+		if err := runAgents(*bin, *agents, revisions); err != nil {
+			fmt.Fprintln(os.Stderr, "mcpwait:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *tasks > 0 {
 		if err := runTasks(*bin, *tasks); err != nil {
 			fmt.Fprintln(os.Stderr, "mcpwait:", err)
@@ -302,14 +320,7 @@ func run(bin string, replies, waiters int) error {
 	fmt.Printf("%d waiting calls (%d seen waiting, %d errors; all waiting after %v, read %v later): server RSS %d MiB → %d MiB, %.1f KiB per waiting call\n",
 		waiters, waiting, failed.Load(), allWaiting.Round(time.Second), settle, before>>20, after>>20, float64(after-before)/1024/float64(waiters))
 	if debugAddr != "" {
-		for range 3 {
-			if res, err := http.Get("http://" + debugAddr + "/debug/pprof/heap?gc=1"); err == nil {
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-			}
-		}
-		time.Sleep(5 * time.Second)
-		gcd, _ := rss(s.cmd.Process.Pid)
+		gcd := afterForcedGCs(s)
 		fmt.Printf("after forced GCs: server RSS %d MiB, %.1f KiB per waiting call\n", gcd>>20, float64(gcd-before)/1024/float64(waiters))
 		fmt.Println("profiles at http://" + debugAddr + "/debug/pprof/ — press Enter to finish")
 		bufio.NewReader(os.Stdin).ReadString('\n')
@@ -318,6 +329,20 @@ func run(bin string, replies, waiters int) error {
 		return fmt.Errorf("%d calls failed, %d of %d waiting", failed.Load(), waiting, waiters)
 	}
 	return nil
+}
+
+// afterForcedGCs has the server collect three times (its profile endpoint's gc=1) and returns
+// its resident memory 5 s later: what is live, against what was garbage not yet given back.
+func afterForcedGCs(s *server) int64 {
+	for range 3 {
+		if res, err := http.Get("http://" + debugAddr + "/debug/pprof/heap?gc=1"); err == nil {
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	}
+	time.Sleep(5 * time.Second)
+	gcd, _ := rss(s.cmd.Process.Pid)
+	return gcd
 }
 
 func percentiles(d []time.Duration) (p50, p99 time.Duration) {

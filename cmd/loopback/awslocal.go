@@ -17,9 +17,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/awslocal"
+	"github.com/loopback-hq/loopback/shared/awsrt"
 	"github.com/loopback-hq/loopback/shared/blobs3"
 	"github.com/loopback-hq/loopback/shared/dynamo"
 	"github.com/loopback-hq/loopback/shared/redact"
@@ -48,9 +50,15 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxWaits := fs.String("max-waits", "", "override the MCP function's LOOPBACK_MAX_WAITS (default 5 waiting calls per credential, counted across instances)")
 	quietMaxWait := fs.String("quiet-max-wait", "", "override the MCP function's LOOPBACK_QUIET_MAX_WAIT (default 50s: a call with no progress token)")
 	claudeMaxWait := fs.String("claude-code-max-wait", "", "override the MCP function's LOOPBACK_CLAUDE_CODE_MAX_WAIT (default 4m30s)")
+	slackBot := fs.String("slack-bot-token", os.Getenv("SLACK_BOT_TOKEN"), "Slack: the app's bot token (xoxb-…), kept in SSM as a deployment with Slack=on keeps it; with --slack-signing-secret")
+	slackSecret := fs.String("slack-signing-secret", os.Getenv("SLACK_SIGNING_SECRET"), "Slack: the app's signing secret, kept in SSM beside the bot token; Slack's requests come to /slack/interactivity and /slack/commands")
+	slackAPI := fs.String("slack-api-url", os.Getenv(SlackAPIURLEnv), "Slack's Web API base (default Slack's own; tests point it at a stand-in)")
 	readyFile := readyFileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
+	}
+	if (*slackBot == "") != (*slackSecret == "") {
+		return errors.New("aws-local takes Slack's requests over HTTP only: give --slack-bot-token and --slack-signing-secret together")
 	}
 	logger := slog.New(redact.New(slog.NewTextHandler(stderr, nil)))
 	tmpl, err := samtemplate.Load(*tmplPath)
@@ -89,10 +97,19 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			env[mcp][name] = v
 		}
 	}
+	params := map[string]string{"PublicUrl": base}
+	if *slackBot != "" {
+		// template.yaml's Slack=on, with the app's secrets where the deployment reads them.
+		if err := awsrt.PutSlackSecrets(ctx, ssm.NewFromConfig(cfg), "/loopback/"+*stack+"/slack", *slackBot, *slackSecret); err != nil {
+			ln.Close()
+			return err
+		}
+		params["Slack"] = "on"
+	}
 	d, err := awslocal.New(ctx, awslocal.Options{
 		Template: tmpl, Config: cfg, Table: *table, Bucket: *bucket, StackName: *stack,
 		// CloudFront's address, which links and the socket's Origin check name: here, this one.
-		Parameters: map[string]string{"PublicUrl": base}, Env: env, Logger: logger,
+		Parameters: params, Env: env, Logger: logger, SlackAPIURL: *slackAPI,
 	})
 	if err != nil {
 		ln.Close()

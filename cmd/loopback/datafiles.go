@@ -15,9 +15,9 @@ import (
 // by an earlier version, or by hand, is tightened at start, and so are the files in it.
 
 // privateFiles are the data folder's files that hold secrets or everything: the database (and
-// SQLite's -wal and -shm beside it, which hold recent writes), the kept tokens and the Web Push
-// keys.
-var privateFiles = []string{"loopback.db", "loopback.db-wal", "loopback.db-shm", ownerTokenFile, agentTokenFile, "vapid.json"}
+// SQLite's -wal and -shm beside it, which hold recent writes), the kept tokens, the Web Push
+// keys and the action links' key.
+var privateFiles = []string{"loopback.db", "loopback.db-wal", "loopback.db-shm", ownerTokenFile, agentTokenFile, "vapid.json", actionKeyFile}
 
 // tightenDataDir makes dir 0700 and its private files 0600, whatever they were.
 func tightenDataDir(dir string) error {

@@ -52,11 +52,15 @@ Usage:
   loopback hook [--client claude-code|codex|cursor]      a client's permission hook: reads its JSON on stdin,
                                                          prints the person's decision (LOOPBACK_URL and
                                                          LOOPBACK_AGENT_TOKEN); never allows on its own
+  loopback slack manifest [--url PUBLIC_URL]             the Slack app manifest to create your own app from
+                                                         (Socket Mode without --url); see docs/slack.md
   loopback version                                       the contract revision and build
 
 Environment:
   LOOPBACK_TOKEN   the owner's token, at least 32 characters; when unset, one is generated on first
                    run and kept in DIR. Changing it retires the old one.
+  SLACK_BOT_TOKEN, SLACK_APP_TOKEN, SLACK_SIGNING_SECRET
+                   serve: answer from Slack (--slack-bot-token, --slack-app-token, --slack-signing-secret)
   LOOPBACK_URL, LOOPBACK_AGENT_TOKEN
                    loopback hook: where Loopback is, and an agent's token (never a person's)
 `
@@ -76,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return token(ctx, args[1:], stdout, stderr)
 	case "hook":
 		return hook(ctx, args[1:], os.Stdin, stdout, stderr)
+	case "slack":
+		return slackCmd(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "loopback revision %d build %s\n", buildinfo.Revision, buildinfo.Build)
 		return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/push"
 	"github.com/loopback-hq/loopback/shared/redact"
@@ -67,12 +68,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", limits.IdleTimeout, "how long an idle keep-alive connection is kept")
 	fs.DurationVar(&limits.BodyTimeout, "body-timeout", limits.BodyTimeout, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
 	fs.DurationVar(&limits.HeaderTimeout, "header-timeout", limits.HeaderTimeout, "how long a request's headers may take to arrive")
+	escalationUnit := fs.Duration("escalation-minute", time.Minute, "how long one minute of a space's escalation lasts (tests shorten it)")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (such as 127.0.0.1:6060); off when empty")
 	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where asks are kept: sqlite (in the data folder) or dynamodb (the standard AWS_* environment says where; AWS_ENDPOINT_URL for an emulator)")
 	table := fs.String("table", os.Getenv("LOOPBACK_TABLE"), "the DynamoDB table, with --store dynamodb")
 	bucket := fs.String("bucket", os.Getenv("LOOPBACK_BUCKET"), "the S3 bucket for uploaded images, with --store dynamodb (empty: the data folder)")
 	create := fs.Bool("create", false, "with --store dynamodb, create the table and bucket if they do not exist")
 	openAsks := openAskFlags(fs)
+	slackOpts := slackFlagSet(fs)
+	smtp := smtpFlags(fs)
 	readyFile := readyFileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -112,19 +116,49 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return fmt.Errorf("setting up Web Push: %w", err)
 	}
 	pushLoopback := os.Getenv(PushLoopbackEnv) == "1"
-	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
+	// Signed action links (an email's, a notification's action): their key, made once and kept
+	// in the data folder.
+	actionKey, err := loadOrCreateActionKey(filepath.Join(*data, actionKeyFile))
+	if err != nil {
+		return fmt.Errorf("setting up action links: %w", err)
+	}
+	pusher := &push.Sender{Keys: vapid, Store: a.db, Credentials: a.db, Quiet: a.db, Subscriber: push.Subscriber(base), Logger: logger, AllowLoopback: pushLoopback}
+	slackCfg, slackClient, err := slackOpts.config(a.db)
+	if err != nil {
+		return err
+	}
+	publish := ask.Publishers{push.NewQueue(ctx, pusher, 2, 1024)}
+	// Email (docs/email.md): a notice of each ask to the space's owner, off the request path.
+	mailer, err := smtp.notifier(a.db, base, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if mailer != nil {
+		publish = append(publish, mail.NewQueue(ctx, mailer, 2, 1024))
+	}
 	// This process holds the sockets and the waits: the hub reaches both.
 	lb := app.New(app.Config{
+		Slack:    slackCfg,
 		OpenAsks: *openAsks,
-		Storage:  a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: push.NewQueue(ctx, pusher, 2, 1024),
-		PublicURL: base, Limits: limits, Logger: logger, OAuth: oauthStore(a.db),
+		Storage:  a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: publish,
+		PublicURL: base, Limits: limits, Logger: logger, EscalationUnit: *escalationUnit, OAuth: oauthStore(a.db),
 		Wait: app.Wait{MaxWait: *maxWait, Progress: *progress, QuietMaxWait: *quietMaxWait, ClaudeCodeMaxWait: *claudeMaxWait},
 		Push: &httpapi.PushConfig{
 			PublicKey: func(context.Context) (string, error) { return vapid.PublicKey, nil },
 			Store:     a.db, Rules: ask.PushRules{AllowLoopback: pushLoopback},
 		},
+		ActionKey: func(context.Context) ([]byte, error) { return actionKey, nil },
 	})
 	defer lb.Waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
+	// A notification's buttons carry action links signed for the device's person. Set before
+	// the server listens: no change reaches the push queue before then.
+	if lb.Actions != nil {
+		pusher.Sign = push.ActionLinks(lb.Actions)
+	}
+	if mailer != nil {
+		mailer.Actions = lb.Actions // before anything is served: a notice's links are the app's
+	}
 
 	// Shutting down first ends every wait with a result that tells its agent to call await_reply;
 	// requests also run on a context that is cancelled if they still hold the shutdown up.
@@ -162,6 +196,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		go watchDatabase(ctx, stored.dbPath, opened, stopServing, logger)
 	}
 	go sweep(ctx, lb, stored.cleanup, logger)
+	stopSlack := slackOpts.start(ctx, lb, slackClient, logger)
+	defer stopSlack() // before the database closes: a click's work may still be writing
+	// Deadlines and escalation, on time: one timer for the nearest due time (app.DeadlineClock).
+	go lb.Deadlines.Run(ctx)
 	if *debugAddr != "" {
 		go serveProfiles(*debugAddr, logger)
 	}

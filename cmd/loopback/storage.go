@@ -93,6 +93,9 @@ func openSQLite(ctx context.Context, c storageConfig) (*backend, error) {
 		if err == nil {
 			_, err = db.DeleteExpiredTasks(ctx, now)
 		}
+		if err == nil {
+			_, err = db.DeleteExpiredActions(ctx, now)
+		}
 		return err
 	}
 	return &backend{store: db, blobs: blobs, cleanup: cleanup, where: c.dir, dbPath: filepath.Join(c.dir, "loopback.db")}, nil

@@ -634,7 +634,7 @@ func checkBlobNames(t *testing.T, dir string) {
 	t.Helper()
 	ok := regexp.MustCompile(`^blobs(/[0-9a-f]{32}(/up_[a-z2-7]{26}(\.meta)?)?)?$`)
 	for _, f := range dataFiles(t, dir) {
-		if f == "." || f == "owner.token" || f == "agent.token" || f == "vapid.json" {
+		if f == "." || f == "owner.token" || f == "agent.token" || f == "vapid.json" || f == actionKeyFile {
 			continue
 		}
 		if slash := filepath.ToSlash(f); slash == "claude-code-plugin" || strings.HasPrefix(slash, "claude-code-plugin/") {

@@ -1,7 +1,8 @@
 // Command api is every Lambda behind API Gateway's HTTP API (payload 2.0): the shared HTTP API
 // (shared/httpapi) on DynamoDB and S3. template.yaml keeps one function per route (ApiWhoamiFunction
 // for GET /api/v1/whoami, ApiPushFunction for Web Push's routes, …, and ApiDefaultFunction for the
-// $default route: the contract's 404 and 405 Problems, and HEAD of the GET routes), each with the
+// $default route: the contract's 404 and 405 Problems, and HEAD of the GET routes; SlackAppFunction
+// and SlackInstallFunction for Slack's requests and the OAuth install), each with the
 // least-privilege role its route needs; every one of them runs this same main (the Makefile's
 // LAMBDA_DIRS). What a function may touch is its role's to say, not its code's.
 package main

@@ -56,6 +56,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	list := fs.Bool("list", false, "list the credentials of --space")
 	revoke := fs.String("revoke", "", "revoke this credential of --space")
 	vapid := fs.String("vapid", "", "the SSM prefix of Web Push's VAPID key pair (output VapidParameter): made if missing")
+	actionKey := fs.String("action-key", "", "the SSM parameter of the action links' signing key (output ActionKeyParameter): made if missing")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -72,6 +73,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("making the VAPID keys for Web Push: %w", err)
 		} else if created {
 			fmt.Fprintf(out, "Made the deployment's Web Push (VAPID) key pair: %s/public and %s/private in SSM.\n\n", *vapid, *vapid)
+		}
+	}
+	if *actionKey != "" {
+		if _, created, err := awsrt.EnsureActionKey(ctx, ssm.NewFromConfig(cfg), *actionKey); err != nil {
+			return fmt.Errorf("making the action links' key: %w", err)
+		} else if created {
+			fmt.Fprintf(out, "Made the deployment's key for action links (email, notifications): %s in SSM.\n\n", *actionKey)
 		}
 	}
 	needSpace := func() error {

@@ -131,7 +131,7 @@ func TestInboxRouteFunction(t *testing.T) {
 	for _, f := range files {
 		reqs = append(reqs, cfRequest{Method: "GET", URI: f})
 	}
-	pages := []string{"/", "/history", "/rules", "/asks/kjr4xxjnqm4i4wuld3i6xnuzpe"}
+	pages := []string{"/", "/history", "/rules", "/settings", "/asks/kjr4xxjnqm4i4wuld3i6xnuzpe"}
 	missing := []string{"/api", "/nope.js", "/assets/../index.html", "/mcp/x", "/.sources-sha256", "/icons/"}
 	for _, p := range append(pages, missing...) {
 		reqs = append(reqs, cfRequest{Method: "GET", URI: p})

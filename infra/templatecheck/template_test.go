@@ -17,6 +17,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/samtemplate"
+	"github.com/loopback-hq/loopback/shared/slack"
 )
 
 // root is the repository's root, where template.yaml and the Makefile are.
@@ -60,6 +61,17 @@ func TestRoutesHaveTheirFunctions(t *testing.T) {
 		case len(fns) > 1:
 			t.Errorf("template.yaml: %s is an HttpApi event of %d functions (%s); want one", key, len(fns), strings.Join(fns, ", "))
 		}
+	}
+	// Slack's requests (shared/slack's Handler, not the contract's API): one function each, and
+	// CloudFront sends /slack/* to the HTTP API.
+	for _, key := range []string{"POST " + slack.PathInteractivity, "POST " + slack.PathCommands, "POST " + slack.PathInstall, "GET " + slack.PathOAuthCallback} {
+		routes[key] = true
+		if fns := events[key]; len(fns) != 1 {
+			t.Errorf("template.yaml: %s (Slack's requests) is an HttpApi event of %d functions (%v); want one", key, len(fns), fns)
+		}
+	}
+	if !slices.Contains(tmpl.CachePaths, "/slack/*") {
+		t.Errorf("template.yaml: the Distribution has no CacheBehavior with PathPattern /slack/* (Slack's requests would reach the inbox's bucket)")
 	}
 	defaults := 0
 	for key, fns := range events {

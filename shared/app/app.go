@@ -24,6 +24,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/oauth"
+	"github.com/loopback-hq/loopback/shared/slack"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
@@ -39,6 +40,10 @@ type Storage interface {
 	ask.UploadStore
 	ask.PushStore
 	ask.RuleStore
+	ask.ActionStore
+	ask.MailStore
+	ask.SettingsStore
+	ask.SlackStore
 }
 
 // Config is what differs between deployments. Storage and Logger are required.
@@ -83,6 +88,15 @@ type Config struct {
 	// Push serves the Web Push routes; nil where the deployment sends no pushes.
 	Push *httpapi.PushConfig
 
+	// Slack keeps the person's Slack settings and, with a bot, posts asks and takes answers
+	// (contract revision 4); nil: no Slack routes.
+	Slack *Slack
+	// ActionKey gives the deployment's key for signed action links (an email's, a
+	// notification's action: ask.Actions), kept as the deployment keeps its other secrets (the
+	// data folder locally, SSM on AWS; read on first use). Nil: no action links, and their
+	// routes do not exist.
+	ActionKey func(ctx context.Context) ([]byte, error)
+
 	// Limits bound what one credential holds at once (waits, MCP streams, event sockets) in this
 	// process. Zero fields: no bound.
 	Limits limit.Limits
@@ -106,6 +120,10 @@ type Config struct {
 	// Now is the clock; default the real one.
 	Now ask.Clock
 
+	// EscalationUnit is how long one of a space's Escalation.AfterMinutes lasts; zero: a minute.
+	// Only tests shorten it.
+	EscalationUnit time.Duration
+
 	Logger *slog.Logger
 }
 
@@ -119,6 +137,17 @@ type Wait struct {
 	TaskPoll          time.Duration // the poll interval a task suggests to its client
 }
 
+// Slack is a deployment's Slack: where its links and messages are kept, and its app.
+type Slack struct {
+	Store ask.SlackStore
+	// Bot posts asks and takes answers; nil: the settings only (no Slack app configured). New
+	// sets its Service, Store and Gate; the caller starts it (Bot.Start) and, locally, its Socket
+	// Mode (Bot.RunSocketMode).
+	Bot *slack.Bot
+	// Command is the app's slash command (default /loopback).
+	Command string
+}
+
 // App is one wired Loopback. Its handlers are what a deployment serves: API at /api/, MCP at /mcp.
 type App struct {
 	Service     *ask.Service
@@ -130,6 +159,12 @@ type App struct {
 	MCP         *mcptools.Handler
 	Hooks       *hooks.Handler // Claude Code's hooks, /hooks/claude-code (approvals)
 	OAuth       *oauth.Server  // MCP OAuth's authorization server; nil without Config.OAuth
+	Slack       *slack.Bot     // nil without a Slack app
+	// Actions makes and takes signed action links; nil without Config.ActionKey.
+	Actions *ask.Actions
+	// Deadlines closes asks at their deadlines and escalates them, where this process hears of
+	// every change (Hub set: the local binary); the caller runs it (DeadlineClock.Run). Nil on AWS.
+	Deadlines *DeadlineClock
 
 	cfg Config
 }
@@ -147,17 +182,23 @@ func New(cfg Config) *App {
 	svc.Leases = store
 	svc.Bounds = cfg.OpenAsks
 	svc.Rules = store
+	svc.Settings, svc.EscalationUnit = store, cfg.EscalationUnit
+	a := &App{Service: svc, cfg: cfg}
 	var publishers ask.Publishers
 	if cfg.Hub != nil {
 		publishers = append(publishers, cfg.Hub)
+		a.Deadlines = newDeadlineClock(svc, cfg.Logger)
+		publishers = append(publishers, a.Deadlines)
 	}
 	if cfg.Publish != nil {
 		publishers = append(publishers, cfg.Publish)
 	}
+	if cfg.Slack != nil && cfg.Slack.Bot != nil {
+		publishers = append(publishers, cfg.Slack.Bot)
+	}
 	if len(publishers) > 0 {
 		svc.Changes = publishers
 	}
-	a := &App{Service: svc, cfg: cfg}
 	a.Gate = &gate.Gate{Credentials: store, Now: svc.Now, Throttle: cfg.Throttle}
 	if cfg.Throttle == nil && cfg.Limits.AuthFailures > 0 {
 		a.Gate.Throttle = &limit.Failures{Max: cfg.Limits.AuthFailures, Window: cmp.Or(cfg.Limits.AuthWindow, time.Minute)}
@@ -178,10 +219,26 @@ func New(cfg Config) *App {
 			svc.UploadCheck = a.Uploads
 		}
 	}
+	if cfg.ActionKey != nil {
+		a.Actions = &ask.Actions{Service: svc, Credentials: store, Uses: store, Key: cfg.ActionKey}
+	}
 	a.API = &httpapi.Server{
 		Service: svc, Gate: a.Gate, Logger: cfg.Logger, Tickets: store, Hub: cfg.Hub,
 		PublicURL: cfg.PublicURL, Uploads: a.Uploads, Push: cfg.Push, Revocations: a.Revocations,
-		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Connect: a.OAuth, TaskStore: store,
+		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions, Mail: store, Connect: a.OAuth, TaskStore: store,
+	}
+	if cfg.Slack != nil {
+		a.API.Slack = &httpapi.SlackConfig{Store: cfg.Slack.Store, Connected: cfg.Slack.Bot != nil, Command: cfg.Slack.Command}
+		if b := cfg.Slack.Bot; b != nil {
+			b.Service, b.Store, b.Gate = svc, cfg.Slack.Store, a.Gate
+			if b.PublicURL == "" {
+				b.PublicURL = cfg.PublicURL
+			}
+			if b.Logger == nil {
+				b.Logger = cfg.Logger
+			}
+			a.Slack = b
+		}
 	}
 	watcher := cfg.Watcher
 	if watcher == nil && cfg.Hub != nil {
@@ -237,6 +294,9 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 			mux.Handle(p, h)
 		}
 	}
+	if a.Slack != nil {
+		mux.Handle("/slack/", a.Slack.Handler())
+	}
 	if rest != nil {
 		mux.Handle("/", httpapi.Compress(rest))
 	}
@@ -273,6 +333,13 @@ func perKey(max int) *limit.PerKey {
 		return nil
 	}
 	return &limit.PerKey{Max: max}
+}
+
+// SweepDue closes the asks whose deadlines passed and escalates those due (ask.Service.SweepDue),
+// and says how many it changed: on AWS the sweeper function runs it every minute, with Sweep.
+// The local binary runs its DeadlineClock instead, which is on time.
+func (a *App) SweepDue(ctx context.Context) (int, error) {
+	return a.Service.SweepDue(ctx)
 }
 
 // sweepBatch is how many expired leases one pass of Sweep reaps.

@@ -100,6 +100,12 @@ type Ask struct {
 	// Revises is the id of the review this review revises.
 	Revises string
 
+	// Deadline is when the ask closes if nobody answers, and with what (revision 4); nil: never.
+	Deadline *Deadline
+	// EscalatesAt is when the ask, still unanswered, is also sent to the other people of its
+	// space: its creation plus the space's Escalation.AfterMinutes then (revision 4); nil: never.
+	EscalatesAt *time.Time
+
 	Thread []Entry
 
 	CreatedAt time.Time
@@ -136,9 +142,10 @@ type Entry struct {
 	Outcome Outcome
 	RuleID  string
 
-	// A person's turn.
+	// A person's turn, and where they gave it (empty on turns taken before revision 4).
 	Reply *Reply
 	By    *Actor
+	Via   Surface
 
 	// An agent's turn: an answer to a question asked back, or on one briefing point.
 	Answer  string

@@ -43,6 +43,9 @@ func PersonsMove(a *Ask) (*Reply, bool) {
 	if a.Status == AwaitingHuman {
 		return nil, false
 	}
+	if r, ok := deadlineMove(a); ok {
+		return r, true
+	}
 	if a.Kind == KindApproval && a.Status == Closed {
 		if d := a.ApprovalDecision(); d != nil {
 			return &Reply{Outcome: d.Outcome, Message: d.Message, By: d.By}, true
@@ -58,7 +61,7 @@ func PersonsMove(a *Ask) (*Reply, bool) {
 	for i := len(a.Thread) - 1; i >= 0; i-- {
 		if e := a.Thread[i]; e.Author == AuthorHuman && e.Reply != nil {
 			r := *e.Reply
-			r.By = e.By
+			r.By, r.Via = e.By, e.Via
 			return &r, true
 		}
 	}

@@ -55,6 +55,8 @@ type QuestionInput struct {
 	Multiple bool     `json:"multiple,omitempty"`
 	Context  string   `json:"context,omitempty"`
 	Project  string   `json:"project"`
+	// Deadline, when given, closes the question if nobody answers by then (revision 4).
+	Deadline *DeadlineInput `json:"deadline,omitempty"`
 }
 
 // ReviewInput is work put in front of the person for approval or feedback.
@@ -64,6 +66,8 @@ type ReviewInput struct {
 	Summary string  `json:"summary,omitempty"`
 	Revises string  `json:"revises,omitempty"`
 	Project string  `json:"project"`
+	// Deadline, when given, closes the review if nobody answers by then (revision 4).
+	Deadline *DeadlineInput `json:"deadline,omitempty"`
 }
 
 // BriefingPoint is a point as the agent sends it, before it is numbered.
@@ -85,6 +89,8 @@ type BriefingInput struct {
 	Summary  string            `json:"summary,omitempty"`
 	Sections []BriefingSection `json:"sections"`
 	Project  string            `json:"project"`
+	// Deadline, when given, closes the briefing if nobody answers by then (revision 4).
+	Deadline *DeadlineInput `json:"deadline,omitempty"`
 }
 
 // PointAnswer is the agent's answer on one point of a briefing.
@@ -399,6 +405,9 @@ func NewQuestion(id string, in QuestionInput, o Origin, now Clock) (*Ask, error)
 	}
 	a := newAsk(id, KindQuestion, in.Project, o, now)
 	a.Question = &QuestionPrompt{Question: in.Question, Options: options, Multiple: in.Multiple, Context: in.Context}
+	if err := setDeadline(a, in.Deadline, a.CreatedAt); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -410,6 +419,9 @@ func NewReview(id string, in ReviewInput, o Origin, now Clock) (*Ask, error) {
 	a := newAsk(id, KindReview, in.Project, o, now)
 	a.Review = &ReviewPrompt{Title: in.Title, Content: in.Content, Summary: in.Summary}
 	a.Revises = in.Revises
+	if err := setDeadline(a, in.Deadline, a.CreatedAt); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -431,6 +443,9 @@ func NewBriefing(id string, in BriefingInput, o Origin, now Clock) (*Ask, error)
 	}
 	a := newAsk(id, KindBriefing, in.Project, o, now)
 	a.Briefing = p
+	if err := setDeadline(a, in.Deadline, a.CreatedAt); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

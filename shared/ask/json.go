@@ -441,6 +441,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		if e.By != nil {
 			o.field("by", e.By)
 		}
+		o.str("via", string(e.Via))
 	case AuthorAgent:
 		o.field("answer", e.Answer)
 		if len(e.Content) > 0 {
@@ -471,13 +472,17 @@ func (e *Entry) UnmarshalJSON(data []byte) error {
 	}
 	switch v.Author {
 	case AuthorHuman:
-		if err := f.only("human entry", "author", "reply", "by", "at"); err != nil {
+		if err := f.only("human entry", "author", "reply", "by", "via", "at"); err != nil {
 			return err
 		}
 		err = firstError(
 			f.get("human entry", "reply", &v.Reply, true),
 			f.get("human entry", "by", &v.By, false),
+			f.get("human entry", "via", &v.Via, false),
 		)
+		if err == nil && v.Via != "" && !v.Via.Valid() {
+			err = fmt.Errorf("human entry.via must be inbox, push, slack or email (got %q)", v.Via)
+		}
 	case AuthorAgent:
 		if err := f.only("agent entry", "author", "answer", "content", "point", "points", "at"); err != nil {
 			return err
@@ -571,6 +576,12 @@ func (a Ask) MarshalJSON() ([]byte, error) {
 	if a.ClosedAt != nil {
 		o.time("closedAt", *a.ClosedAt)
 	}
+	if a.Deadline != nil {
+		o.field("deadline", a.Deadline)
+	}
+	if a.EscalatesAt != nil {
+		o.time("escalatesAt", *a.EscalatesAt)
+	}
 	return o.bytes()
 }
 
@@ -591,6 +602,8 @@ type askWire struct {
 	CreatedAt string          `json:"createdAt"`
 	UpdatedAt string          `json:"updatedAt"`
 	ClosedAt  string          `json:"closedAt"`
+	Deadline  *Deadline       `json:"deadline"`
+	Escalates string          `json:"escalatesAt"`
 }
 
 // UnmarshalJSON reads an ask as the contract writes it (stores keep asks in this form). Space and
@@ -606,7 +619,14 @@ func (a *Ask) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("ask: %s", typeMessage(err))
 	}
 	v := Ask{Kind: w.Kind, Revises: w.Revises, ID: w.ID, Status: w.Status, Waiting: w.Waiting,
-		Project: w.Project, Client: w.Client, RaisedBy: w.RaisedBy, Thread: w.Thread}
+		Project: w.Project, Client: w.Client, RaisedBy: w.RaisedBy, Thread: w.Thread, Deadline: w.Deadline}
+	if w.Escalates != "" {
+		t, err := ParseTime(w.Escalates)
+		if err != nil {
+			return fmt.Errorf("ask.escalatesAt: %v", err)
+		}
+		v.EscalatesAt = &t
+	}
 	if len(w.Prompt) == 0 || string(w.Prompt) == "null" {
 		return fmt.Errorf("ask.prompt is required")
 	}

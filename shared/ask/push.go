@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -58,6 +59,8 @@ type PushStore interface {
 	PushSubscriptions(ctx context.Context, space string) ([]*PushSubscription, error)
 	// DeletePushSubscription removes one; an id the space does not have is an *Error with ENotFound.
 	DeletePushSubscription(ctx context.Context, space, id string) error
+	// Each person's quiet hours (revision 4) are kept with their devices.
+	QuietHoursStore
 }
 
 // PushRules say which endpoints a subscription may name.
@@ -117,40 +120,167 @@ func isLoopbackHost(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// PushNotice is the contract's PushNotice: what a device's service worker shows.
+// PushNotice is the contract's PushNotice: what a device's service worker shows. The fields
+// from Project on are revision 4's: a notice names its project's group (one notification per
+// project, with a count), offers answers as actions, and says when the ask was answered or
+// closed elsewhere, so that a notification still showing it is updated.
 type PushNotice struct {
 	AskID string `json:"askId"`
 	Title string `json:"title"`
 	Body  string `json:"body"`
 	Tag   string `json:"tag"`
 	URL   string `json:"url"`
+
+	Project  string         `json:"project,omitempty"`
+	Group    string         `json:"group,omitempty"`
+	Actions  []PushAction   `json:"actions,omitempty"`
+	Answered *PushAnswered  `json:"answered,omitempty"`
+	Closed   bool           `json:"closed,omitempty"`
+	Offers   []NoticeAction `json:"-"`
+}
+
+// PushAction is the contract's PushAction: an answer a notification offers as a button. URL is
+// the signed action link the service worker POSTs when it is clicked (single-use, short-lived,
+// bound to the ask and to the person the device belongs to).
+type PushAction struct {
+	Action string `json:"action"`
+	Title  string `json:"title"`
+	URL    string `json:"url"`
+}
+
+// PushAnswered is the contract's PushAnswered: who answered an ask, where and when.
+type PushAnswered struct {
+	By  string    `json:"by,omitempty"`
+	Via Surface   `json:"via"`
+	At  time.Time `json:"at"`
+}
+
+// NoticeAction is an answer a notice may offer (before it is signed for a person): the button's
+// id and words, and the one reply its action link gives (ActionChoicesFor's).
+type NoticeAction struct {
+	Action string
+	Title  string
+	Choice ActionChoice
+}
+
+// MaxNoticeActions is how many answers a notice offers at most: Chromium shows two buttons
+// (Notification.maxActions), and a notice must fit a push's 4 KB with a signed link per button.
+const MaxNoticeActions = 2
+
+// maxActionCommand is the longest approval summary (a command, a path) that a notice offers
+// Allow for: short enough to be shown whole on one line of every platform's notification.
+const maxActionCommand = 60
+
+// NoticeActions are the answers a notification may offer for a: of those a link may give
+// (ActionChoicesFor), the ones a person can give from what a notification shows, at most
+// MaxNoticeActions:
+//   - a question with one answer: its first choices (a question taking several has none, since
+//     one tap would pick one);
+//   - a review: Approve;
+//   - an approval: Deny always (refusing is never unsafe), and Allow only when the whole command
+//     fits on one short line of the notification, so the person sees exactly what runs. No rule
+//     is remembered from a notification.
+//
+// Briefings offer none (ActionChoicesFor has none): they are answered point by point.
+func NoticeActions(a *Ask) []NoticeAction {
+	if a.Question != nil && a.Question.Multiple {
+		return nil
+	}
+	var out []NoticeAction
+	for i, c := range ActionChoicesFor(a) {
+		var id string
+		switch c.Reply.Outcome {
+		case OutcomeAnswered:
+			id = "choice-" + strconv.Itoa(i)
+		case OutcomeApproved:
+			id = "approve"
+		case OutcomeAllowed:
+			if s := a.Approval.Title; utf8.RuneCountInString(s) > maxActionCommand || strings.ContainsAny(s, "\n\r") {
+				continue
+			}
+			id = "allow"
+		case OutcomeDenied:
+			id = "deny"
+			c.Reply.Message = "Denied from " + SurfacePush.Label() + "."
+		default:
+			continue
+		}
+		out = append(out, NoticeAction{Action: id, Title: cut(c.Label, 40), Choice: c})
+		if len(out) == MaxNoticeActions {
+			break
+		}
+	}
+	return out
+}
+
+// NoticeGroup is the notification tag a project's asks share: a device shows one notification
+// per project, with how many of its asks wait, rather than one per ask.
+func NoticeGroup(project string) string {
+	if project == "" {
+		return "project"
+	}
+	sum := sha256.Sum256([]byte(project))
+	return "project-" + base64.RawURLEncoding.EncodeToString(sum[:9])
 }
 
 // maxNoticeBody bounds a notice's body, in characters: a notification shows a line or two.
 const maxNoticeBody = 140
 
-// NoticeFor says whether a committed change needs the person, and what to push then: an ask that
-// opened, or one whose move came back to the person with the agent's answer (a follow-up
-// answered, a briefing answered). Nothing else: not the person's own replies, not an agent
-// starting or stopping to follow.
+// NoticeFor says whether a committed change concerns the person's devices, and what to push
+// then: an ask that opened, or one whose move came back to the person with the agent's answer (a
+// follow-up answered, a briefing answered): these ring, and offer their answers (Offers, which
+// the sender signs per person as Actions). And, so that a notification still showing an ask is
+// updated, the change that closed it with a person's answer (Answered: who, where, when) or
+// without one (Closed): these are silent. Nothing else: not the person's own move that hands
+// the ask to the agent (a follow-up), not an agent starting or stopping to follow.
 func NoticeFor(ch Change) (*PushNotice, bool) {
 	a := ch.Ask
-	if a == nil || a.Status != AwaitingHuman {
+	if a == nil {
 		return nil, false
 	}
 	who := "An agent"
 	if a.Project != "" {
 		who = a.Project
 	}
-	n := &PushNotice{AskID: a.ID, Tag: "ask-" + a.ID, URL: "/asks/" + a.ID}
+	n := &PushNotice{AskID: a.ID, Tag: "ask-" + a.ID, URL: "/asks/" + a.ID, Project: a.Project, Group: NoticeGroup(a.Project)}
+	var last *Entry
+	if len(a.Thread) > 0 {
+		last = &a.Thread[len(a.Thread)-1]
+	}
+	if a.Status != AwaitingHuman {
+		switch {
+		case ch.Opened:
+			return nil, false
+		case a.Status != Closed:
+			// The person's own move that hands the ask to the agent (a follow-up, a point written
+			// on): not an answer, and nothing to tell their devices.
+			return nil, false
+		case last != nil && last.Author == AuthorHuman && last.At.Equal(a.UpdatedAt):
+			via := last.Via
+			if via == "" {
+				via = SurfaceInbox
+			}
+			n.Answered = &PushAnswered{Via: via, At: last.At}
+			if last.By != nil {
+				n.Answered.By = last.By.Name
+			}
+			n.Title, n.Body = who, answeredLine(n.Answered)
+		case a.ClosedAt != nil && a.ClosedAt.Equal(a.UpdatedAt):
+			n.Closed = true
+			n.Title, n.Body = who, "Closed: "+plainText(askSummary(a))
+		default:
+			return nil, false
+		}
+		n.Body = cut(strings.Join(strings.Fields(n.Body), " "), maxNoticeBody)
+		return n, true
+	}
 	switch {
 	case ch.Opened && a.Kind == KindApproval:
 		// The command itself (or the file, the URL, the tool): what the person decides on.
 		n.Title, n.Body = who+" asks permission", askSummary(a)
 	case ch.Opened:
 		n.Title, n.Body = who+" asks", askSummary(a)
-	case len(a.Thread) > 0 && a.Thread[len(a.Thread)-1].Author == AuthorAgent && a.Thread[len(a.Thread)-1].At.Equal(a.UpdatedAt):
-		last := a.Thread[len(a.Thread)-1]
+	case last != nil && last.Author == AuthorAgent && last.At.Equal(a.UpdatedAt):
 		n.Title = who + " answered: your move"
 		n.Body = last.Answer
 		if a.Kind == KindBriefing {
@@ -163,7 +293,19 @@ func NoticeFor(ch Change) (*PushNotice, bool) {
 		n.Body = plainText(n.Body)
 	} // an approval's title is a command or a path, not markdown: shown exactly as it runs
 	n.Body = cut(strings.Join(strings.Fields(n.Body), " "), maxNoticeBody)
+	if ch.Opened {
+		n.Offers = NoticeActions(a)
+	}
 	return n, true
+}
+
+// answeredLine is who answered where, in words: "Answered by Ada in Slack".
+func answeredLine(p *PushAnswered) string {
+	s := "Answered"
+	if p.By != "" {
+		s += " by " + p.By
+	}
+	return s + " in " + p.Via.Label()
 }
 
 var (

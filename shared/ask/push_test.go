@@ -133,3 +133,101 @@ func TestNoticeFor(t *testing.T) {
 		t.Error("a push for the waiting flag")
 	}
 }
+
+func TestNoticeOffersAndGroups(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	open := func(a *ask.Ask) *ask.PushNotice {
+		t.Helper()
+		a.ID, a.Status, a.UpdatedAt = "a1", ask.AwaitingHuman, at
+		n, ok := ask.NoticeFor(ask.Change{Ask: a, Opened: true})
+		if !ok {
+			t.Fatalf("no notice for %+v", a)
+		}
+		return n
+	}
+	offers := func(n *ask.PushNotice) (out []string) {
+		for _, o := range n.Offers {
+			out = append(out, o.Action+"="+o.Title+":"+string(o.Choice.Reply.Outcome)+strings.Join(o.Choice.Reply.Selected, ","))
+		}
+		return out
+	}
+	q := open(&ask.Ask{Kind: ask.KindQuestion, Project: "billing-service", Question: &ask.QuestionPrompt{Question: "Retry?",
+		Options: []ask.Choice{{Label: "Backoff"}, {Label: "Fixed"}, {Label: "Never"}}}})
+	if got := strings.Join(offers(q), " "); got != "choice-0=Backoff:answeredBackoff choice-1=Fixed:answeredFixed" {
+		t.Errorf("a question's first two choices: %s", got)
+	}
+	if len(q.Actions) != 0 {
+		t.Errorf("the domain signs nothing: %+v", q.Actions)
+	}
+	several := open(&ask.Ask{Kind: ask.KindQuestion, Question: &ask.QuestionPrompt{Question: "Which?", Multiple: true, Options: []ask.Choice{{Label: "A"}, {Label: "B"}}}})
+	if len(several.Offers) != 0 {
+		t.Errorf("a question of several choices offers one tap: %v", offers(several))
+	}
+	r := open(&ask.Ask{Kind: ask.KindReview, Review: &ask.ReviewPrompt{Title: "The retry change"}})
+	if got := strings.Join(offers(r), " "); got != "approve=Approve:approved" {
+		t.Errorf("a review: %s", got)
+	}
+	b := open(&ask.Ask{Kind: ask.KindBriefing, Briefing: &ask.BriefingPrompt{Title: "Findings"}})
+	if len(b.Offers) != 0 {
+		t.Errorf("a briefing: %v", offers(b))
+	}
+	short := open(&ask.Ask{Kind: ask.KindApproval, Approval: &ask.ApprovalPrompt{Tool: "Bash", Title: "npm test"}})
+	if got := strings.Join(offers(short), " "); got != "allow=Allow:allowed deny=Deny:denied" {
+		t.Errorf("a short command: %s", got)
+	}
+	for _, title := range []string{"rm -rf build && " + strings.Repeat("x", 60), "echo one\nrm -rf /"} {
+		long := open(&ask.Ask{Kind: ask.KindApproval, Approval: &ask.ApprovalPrompt{Tool: "Bash", Title: title}})
+		if got := strings.Join(offers(long), " "); got != "deny=Deny:denied" {
+			t.Errorf("a command not shown whole (%q) offers Allow: %s", title, got)
+		}
+	}
+	// Grouping: one tag per project, another for another project, one for asks of none.
+	other := open(&ask.Ask{Kind: ask.KindReview, Project: "web", Review: &ask.ReviewPrompt{Title: "x"}})
+	none := open(&ask.Ask{Kind: ask.KindReview, Review: &ask.ReviewPrompt{Title: "x"}})
+	if q.Group == "" || q.Group != ask.NoticeGroup("billing-service") || q.Project != "billing-service" || other.Group == q.Group || none.Group == q.Group || none.Group == other.Group {
+		t.Errorf("groups: %q %q %q", q.Group, other.Group, none.Group)
+	}
+	if q.Tag != "ask-a1" {
+		t.Errorf("the revision-2 tag changed: %q", q.Tag)
+	}
+}
+
+func TestNoticeOfAnAnswerElsewhere(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 42, 0, 0, time.UTC)
+	base := ask.Ask{ID: "a1", Kind: ask.KindQuestion, Project: "billing-service", Question: &ask.QuestionPrompt{Question: "Retry?"}, UpdatedAt: at}
+	answered := base
+	answered.Status, answered.ClosedAt = ask.Closed, &at
+	answered.Thread = []ask.Entry{{Author: ask.AuthorHuman, By: &ask.Actor{ID: "p1", Name: "Ada"}, Via: ask.SurfaceSlack, At: at,
+		Reply: &ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}}}}
+	n, ok := ask.NoticeFor(ask.Change{Ask: &answered})
+	if !ok || n.Answered == nil || n.Answered.By != "Ada" || n.Answered.Via != ask.SurfaceSlack || !n.Answered.At.Equal(at) ||
+		n.Body != "Answered by Ada in Slack" || n.Group != ask.NoticeGroup("billing-service") || len(n.Offers) != 0 || n.Closed {
+		t.Fatalf("answered in Slack: %+v %v", n, ok)
+	}
+	// Before revision 4 a turn had no surface: the inbox.
+	old := answered
+	old.Thread = []ask.Entry{{Author: ask.AuthorHuman, At: at, Reply: &ask.Reply{Outcome: ask.OutcomeAnswered}}}
+	if n, _ := ask.NoticeFor(ask.Change{Ask: &old}); n == nil || n.Body != "Answered in the inbox" {
+		t.Errorf("no surface: %+v", n)
+	}
+	// Closed without an answer (withdrawn, a deadline): closed.
+	withdrawn := base
+	withdrawn.Status, withdrawn.ClosedAt = ask.Closed, &at
+	withdrawn.Thread = []ask.Entry{{Author: ask.AuthorLoopback, Text: "withdrawn", At: at}}
+	if n, ok := ask.NoticeFor(ask.Change{Ask: &withdrawn}); !ok || !n.Closed || n.Answered != nil {
+		t.Errorf("closed: %+v %v", n, ok)
+	}
+	// A later change of a closed ask (the agent stops following): nothing.
+	later := answered
+	later.UpdatedAt = at.Add(time.Second)
+	if _, ok := ask.NoticeFor(ask.Change{Ask: &later}); ok {
+		t.Error("a push for a later change of a closed ask")
+	}
+	// The person's follow-up hands the ask to the agent: not an answer.
+	follow := base
+	follow.Status = ask.AwaitingAgent
+	follow.Thread = []ask.Entry{{Author: ask.AuthorHuman, At: at, Reply: &ask.Reply{Outcome: ask.OutcomeFollowUp, Question: "Why?"}}}
+	if _, ok := ask.NoticeFor(ask.Change{Ask: &follow}); ok {
+		t.Error("a push for the person's follow-up")
+	}
+}

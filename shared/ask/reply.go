@@ -31,6 +31,13 @@ type Reply struct {
 	// the waiting agent is told whose answer it is. It is never part of the reply's JSON (the
 	// contract's reply names no one; its thread entry does).
 	By *Actor
+	// Via is where the reply was given (Entry.Via), set with By, so that the agent is told.
+	Via Surface
+
+	// Deadline is set on the move a deadline made (PersonsMove): no person replied, and this is
+	// the agent's own default (Deadline.Default), or, without one, a dismissal standing for "nobody
+	// answered". Never part of the reply's JSON either.
+	Deadline *DeadlineReached
 }
 
 // PointReply is the person on one point of a briefing: words, resolved, or both.

@@ -40,6 +40,12 @@ type Service struct {
 	// MaxRules bounds a space's rules; zero takes MaxRulesPerSpace.
 	MaxRules int
 
+	// Settings keeps each space's escalation (revision 4); nil: no escalation.
+	Settings SettingsStore
+	// EscalationUnit is how long one of Escalation.AfterMinutes lasts; zero: a minute. Tests
+	// shorten it.
+	EscalationUnit time.Duration
+
 	// Changes hears of every committed change, after the commit. Local: the in-process hub that
 	// wakes waiters and feeds sockets. On AWS it is nil: the DynamoDB stream carries changes.
 	Changes Publisher
@@ -82,6 +88,9 @@ func (s *Service) publish(a *Ask, opened bool) {
 // is created waiting.
 func (s *Service) create(ctx context.Context, a *Ask, f *Follow) (*Ask, error) {
 	if err := s.checkNewAsk(ctx, a); err != nil {
+		return nil, err
+	}
+	if err := s.escalate(ctx, a); err != nil {
 		return nil, err
 	}
 	if err := s.takeLease(ctx, a.Space, a.ID, f); err != nil {
@@ -163,21 +172,30 @@ func (s *Service) SendBriefing(ctx context.Context, in BriefingInput, o Origin) 
 	return s.create(ctx, a, o.Follow)
 }
 
-// Reply records a person's reply, and returns the replied ask in the contract's JSON as the
-// store wrote it (encoded once, for the store and the response alike). Two replies racing on one
-// ask never both win: the loser is judged against the ask as the winner left it. A reply that
-// remembers a rule (an approval's) makes the rule first (replyRemembering).
+// Reply records a person's reply given in the inbox; see ReplyVia.
 func (s *Service) Reply(ctx context.Context, space, id string, r Reply, by *Actor) (WireAsk, error) {
+	return s.ReplyVia(ctx, space, id, r, by, SurfaceInbox)
+}
+
+// ReplyVia records a person's reply given on surface via (the inbox, a notification, Slack,
+// email), and returns the replied ask in the contract's JSON as the store wrote it (encoded once,
+// for the store and the response alike). Two replies racing on one ask never both win, whatever
+// their surfaces: the loser is judged against the ask as the winner left it. A reply that
+// remembers a rule (an approval's) makes the rule first (replyRemembering).
+func (s *Service) ReplyVia(ctx context.Context, space, id string, r Reply, by *Actor, via Surface) (WireAsk, error) {
+	if !via.Valid() {
+		return WireAsk{}, Errorf(EInternal, "reply via unknown surface %q", via)
+	}
 	var a *Ask
 	var wire json.RawMessage
 	write := func() error {
 		var err error
-		a, wire, err = s.change(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReply(a, r, by, s.Now) }))
+		a, wire, err = s.change(ctx, space, id, bounded(false, func(a *Ask) error { return ApplyReplyVia(a, r, by, via, s.Now) }))
 		return err
 	}
 	var err error
 	if r.Remember != nil {
-		err = s.replyRemembering(ctx, space, id, r, by, write)
+		err = s.replyRemembering(ctx, space, id, r, by, via, write)
 	} else {
 		err = write()
 	}

@@ -422,7 +422,7 @@ func NewRuleID() string { return "rule_" + NewID() }
 // reply is checked against the ask as it stands, then the rule is made, then the reply is
 // written. When the reply cannot be written after all (another decision won the race), the rule
 // is deleted again, so that both are stored or neither (short of a failure between the two).
-func (s *Service) replyRemembering(ctx context.Context, space, id string, r Reply, by *Actor, write func() error) error {
+func (s *Service) replyRemembering(ctx context.Context, space, id string, r Reply, by *Actor, via Surface, write func() error) error {
 	if err := s.rulesKept(); err != nil {
 		return &Error{Code: EReplyInvalid, Message: "remember: " + ErrorMessage(err)}
 	}
@@ -432,7 +432,7 @@ func (s *Service) replyRemembering(ctx context.Context, space, id string, r Repl
 	}
 	trial := *a
 	trial.Thread = append([]Entry(nil), a.Thread...)
-	if err := ApplyReply(&trial, r, by, s.Now); err != nil {
+	if err := ApplyReplyVia(&trial, r, by, via, s.Now); err != nil {
 		return err
 	}
 	effect := EffectAllow

@@ -64,6 +64,12 @@ type Store interface {
 	// store keeps beside them (SQLite from its rows, DynamoDB from the space's open markers): the
 	// open-ask budgets (Bounds) are checked against it.
 	OpenUsage(ctx context.Context, space, credentialID string) (OpenUsage, error)
+
+	// DueAsks returns up to limit asks of any space that are due (Ask.DueAt) at or before until,
+	// soonest first: both stores keep every open ask's due time beside it, written with the ask
+	// on every change, in an index (SQLite: a column and index; DynamoDB: a sparse index). The
+	// deadline clock reads it (Service.SweepDue, NextDue).
+	DueAsks(ctx context.Context, until time.Time, limit int) ([]DueAsk, error)
 }
 
 // Role says what a credential is for. A person decides: only person credentials (owner and

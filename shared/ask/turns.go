@@ -10,10 +10,16 @@ import (
 // Clock tells the time. Services pass one that truncates to the precision stores keep.
 type Clock func() time.Time
 
-// ApplyReply records a person's reply on the ask, or refuses it. It returns 409-class errors
-// (EClosed, EAgentsTurn) when the ask is not open to the person, and EReplyInvalid when the reply
-// does not fit the ask. On error the ask is unchanged.
+// ApplyReply records a person's reply given in the inbox; see ApplyReplyVia.
 func ApplyReply(a *Ask, r Reply, by *Actor, now Clock) error {
+	return ApplyReplyVia(a, r, by, SurfaceInbox, now)
+}
+
+// ApplyReplyVia records a person's reply on the ask, given on surface via, or refuses it. It
+// returns 409-class errors (EClosed, EAgentsTurn) when the ask is not open to the person, and
+// EReplyInvalid when the reply does not fit the ask. On error the ask is unchanged. It is the one
+// rule every surface answers through: the first valid answer wins, wherever it is given.
+func ApplyReplyVia(a *Ask, r Reply, by *Actor, via Surface, now Clock) error {
 	if a.Status == Closed {
 		return Errorf(EClosed, "ask %s is closed", a.ID)
 	}
@@ -55,7 +61,7 @@ func ApplyReply(a *Ask, r Reply, by *Actor, now Clock) error {
 		}
 	}
 	t := now()
-	a.Thread = append(a.Thread, Entry{Author: AuthorHuman, Reply: &r, By: by, At: t})
+	a.Thread = append(a.Thread, Entry{Author: AuthorHuman, Reply: &r, By: by, Via: via, At: t})
 	a.UpdatedAt = t
 	if closes {
 		// Closed, nobody follows it any more: the agent's call returns with this reply. Saying so
@@ -187,6 +193,10 @@ func DeriveStatus(a *Ask) Status {
 		if e.Author == AuthorLoopback && e.Event == NoticeTooLate {
 			// A decision that came too late is noted after the turn that closed the ask, and
 			// changes nothing.
+			continue
+		}
+		if e.Author == AuthorLoopback && e.Event == NoticeEscalated && status == AwaitingHuman {
+			// An escalation tells more people of the ask; whose move it is stays the same.
 			continue
 		}
 		if status == Closed {

@@ -1,6 +1,7 @@
 package ask_test
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
@@ -198,11 +199,11 @@ func TestThreadRecordsEveryTurnInOrder(t *testing.T) {
 		}
 		fu1, fu2, cr := followUp("Why twice?"), followUp("And jitter?"), changesRequested("Three retries.")
 		want := []ask.Entry{
-			{Author: ask.AuthorHuman, Reply: &fu1, By: alice, At: t0.Add(1 * time.Second)},
+			{Author: ask.AuthorHuman, Reply: &fu1, By: alice, Via: ask.SurfaceInbox, At: t0.Add(1 * time.Second)},
 			{Author: ask.AuthorAgent, Answer: "AWS advises it.", At: t0.Add(2 * time.Second)},
-			{Author: ask.AuthorHuman, Reply: &fu2, At: t0.Add(3 * time.Second)},
+			{Author: ask.AuthorHuman, Reply: &fu2, Via: ask.SurfaceInbox, At: t0.Add(3 * time.Second)},
 			{Author: ask.AuthorAgent, Answer: "Full jitter.", At: t0.Add(4 * time.Second)},
-			{Author: ask.AuthorHuman, Reply: &cr, By: bob, At: t0.Add(5 * time.Second)},
+			{Author: ask.AuthorHuman, Reply: &cr, By: bob, Via: ask.SurfaceInbox, At: t0.Add(5 * time.Second)},
 		}
 		if !reflect.DeepEqual(a.Thread, want) {
 			t.Fatalf("thread\n%+v\nwant\n%+v", a.Thread, want)
@@ -231,10 +232,10 @@ func TestThreadRecordsEveryTurnInOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []ask.Entry{
-			{Author: ask.AuthorHuman, Reply: &r1, By: alice, At: t0.Add(1 * time.Second)},
+			{Author: ask.AuthorHuman, Reply: &r1, By: alice, Via: ask.SurfaceInbox, At: t0.Add(1 * time.Second)},
 			{Author: ask.AuthorAgent, Answer: "Two parts.", Content: in.Answers[0].Content, Point: "2",
 				Points: []ask.Point{{ID: "2.1", Title: "First", Detail: "More."}, {ID: "2.2", Title: "Second"}}, At: t0.Add(2 * time.Second)},
-			{Author: ask.AuthorHuman, Reply: &r2, By: bob, At: t0.Add(3 * time.Second)},
+			{Author: ask.AuthorHuman, Reply: &r2, By: bob, Via: ask.SurfaceInbox, At: t0.Add(3 * time.Second)},
 		}
 		if !reflect.DeepEqual(a.Thread, want) {
 			t.Fatalf("thread\n%+v\nwant\n%+v", a.Thread, want)
@@ -342,5 +343,32 @@ func TestCheckInvariants(t *testing.T) {
 				t.Fatalf("CheckInvariants = %v, want an error saying %q", err, tc.says)
 			}
 		})
+	}
+}
+
+// Every surface answers through the one rule: the first valid answer wins, the thread says where
+// it was given, and a second answer from another surface is refused as closed.
+func TestReplyViaSurfaceFirstAnswerWins(t *testing.T) {
+	now := func() time.Time { return time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC) }
+	a := &ask.Ask{ID: "q1", Kind: ask.KindQuestion, Status: ask.AwaitingHuman,
+		Question: &ask.QuestionPrompt{Question: "Ship it?", Options: []ask.Choice{{Label: "Yes"}, {Label: "No"}}}}
+	ada := &ask.Actor{ID: "p-ada", Name: "Ada"}
+	if err := ask.ApplyReplyVia(a, ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"Yes"}}, ada, ask.SurfaceSlack, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Thread[len(a.Thread)-1]; got.Via != ask.SurfaceSlack || got.By != ada {
+		t.Fatalf("last entry = %+v, want Ada via slack", got)
+	}
+	err := ask.ApplyReplyVia(a, ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"No"}}, ada, ask.SurfaceEmail, now)
+	if ask.ErrorCode(err) != ask.EClosed {
+		t.Fatalf("second answer from email: err = %v, want %s", err, ask.EClosed)
+	}
+	b, err := json.Marshal(a.Thread[0])
+	if err != nil || !strings.Contains(string(b), `"via":"slack"`) {
+		t.Fatalf("entry JSON = %s (%v), want via slack", b, err)
+	}
+	var back ask.Entry
+	if err := json.Unmarshal([]byte(`{"author":"human","reply":{"outcome":"answered","selected":["Yes"]},"via":"fax","at":"2026-03-01T09:00:00Z"}`), &back); err == nil {
+		t.Fatal("an entry via an unknown surface decoded")
 	}
 }

@@ -44,6 +44,9 @@ type Options struct {
 	// reach a stand-in push service on 127.0.0.1 (LOOPBACK_PUSH_TEST_LOOPBACK=1), which no
 	// deployment has: for tests only.
 	PushLoopback bool
+	// SlackAPIURL gives every function another Slack Web API base (LOOPBACK_SLACK_API_URL): the
+	// tests' stand-in Slack. No deployment has it.
+	SlackAPIURL string
 	// StreamPoll is how often the stream is read (default 250 ms: Lambda polls a shard about four
 	// times a second).
 	StreamPoll time.Duration
@@ -159,11 +162,22 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 		if o.PushLoopback {
 			env["LOOPBACK_PUSH_TEST_LOOPBACK"] = "1"
 		}
+		if o.SlackAPIURL != "" {
+			env["LOOPBACK_SLACK_API_URL"] = o.SlackAPIURL
+		}
 		if p := env["LOOPBACK_VAPID_PARAMETER"]; p != "" && !vapid[p] {
 			// make bootstrap's part on AWS: the deployment's Web Push key pair in SSM.
 			vapid[p] = true
 			if _, _, err := awsrt.EnsureVAPID(ctx, ssm.NewFromConfig(o.Config), p); err != nil {
 				errs = append(errs, fmt.Errorf("making the VAPID keys %s: %w", p, err))
+				continue
+			}
+		}
+		if p := env["LOOPBACK_ACTION_KEY_PARAMETER"]; p != "" && !vapid[p] {
+			// make bootstrap's part on AWS too: the action links' signing key in SSM.
+			vapid[p] = true
+			if _, _, err := awsrt.EnsureActionKey(ctx, ssm.NewFromConfig(o.Config), p); err != nil {
+				errs = append(errs, fmt.Errorf("making the action key %s: %w", p, err))
 				continue
 			}
 		}
@@ -274,12 +288,13 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 const InstancesPath = "/_aws-local/mcp-instances"
 
 // Handler serves the deployment's paths on one address, as CloudFront's behaviours route them:
-// the event socket to the WebSocket API, the rest of /api/ to the HTTP API, /mcp and /hooks/ to the
+// the event socket to the WebSocket API, the rest of /api/ and /slack/ to the HTTP API, /mcp and /hooks/ to the
 // MCP function URL, and everything else to inbox (S3 behind CloudFront on AWS).
 func (d *Deployment) Handler(inbox http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/events", d.Events)
 	mux.Handle("/api/", d.API)
+	mux.Handle("/slack/", d.API) // CloudFront's /slack/* behaviour: Slack's requests
 	mux.Handle("/mcp", d.MCP)
 	mux.Handle("/hooks/", d.MCP) // CloudFront's /hooks/* behaviour: the MCP function URL
 	if d.mcp != nil {

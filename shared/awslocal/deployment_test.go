@@ -59,7 +59,10 @@ func startDeployment(t *testing.T, name string, o awslocal.Options) (d *awslocal
 	}
 	base = "http://" + ln.Addr().String()
 	o.Template, o.Config, o.Table, o.Bucket = loadTemplate(t), moto.Config(), table, bucket
-	o.Parameters = map[string]string{"PublicUrl": base}
+	if o.Parameters == nil {
+		o.Parameters = map[string]string{}
+	}
+	o.Parameters["PublicUrl"] = base
 	o.StreamPoll, o.Logger = 50*time.Millisecond, slog.Default()
 	if d, err = awslocal.New(ctx, o); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/loopback-hq/loopback/shared/apigw"
@@ -33,8 +34,10 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/redact"
+	"github.com/loopback-hq/loopback/shared/slack"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
@@ -85,9 +88,25 @@ type Env struct {
 	// VAPIDParameter is the prefix of the SSM parameters holding the Web Push key pair
 	// (LOOPBACK_VAPID_PARAMETER; awsrt/push.go). Empty: no push routes, no pushes.
 	VAPIDParameter string
+	// ActionKeyParameter is the SSM SecureString holding the action links' signing key
+	// (LOOPBACK_ACTION_KEY_PARAMETER; awsrt/actions.go). Empty: no action links.
+	ActionKeyParameter string
+	// MailFrom is the sender of email notices (LOOPBACK_MAIL_FROM), an SES verified identity;
+	// with ActionKeyParameter and PublicURL (the links' address), the stream fan-out mails each
+	// opened ask's notice through SES. Empty: no email.
+	MailFrom string
+	// SlackParameter is the prefix of the SSM parameters holding the Slack app's bot token and
+	// signing secret (LOOPBACK_SLACK_PARAMETER, taken when LOOPBACK_SLACK is "on"; awsrt/slack.go).
+	// Empty: no Slack app (its settings say it is not connected).
+	SlackParameter string
+	// SlackAPIURL is another Slack Web API base (LOOPBACK_SLACK_API_URL): the tests' stand-in.
+	SlackAPIURL string
 	// PushLoopback lets pushes reach loopback addresses (LOOPBACK_PUSH_TEST_LOOPBACK=1): for the
 	// tests' stand-in push service only.
 	PushLoopback bool
+	// EscalationUnit is how long one of a space's escalation minutes lasts
+	// (LOOPBACK_ESCALATION_UNIT); zero: a minute. Only tests shorten it.
+	EscalationUnit time.Duration
 }
 
 // Defaults of Env.
@@ -107,18 +126,24 @@ func EnvFromOS() (Env, error) { return EnvFrom(os.Getenv) }
 // is missing there too.
 func EnvFrom(getenv func(string) string) (Env, error) {
 	e := Env{
-		Table:          getenv("LOOPBACK_TABLE"),
-		Bucket:         getenv("LOOPBACK_BUCKET"),
-		ConnectionsURL: getenv("LOOPBACK_CONNECTIONS_URL"),
-		PublicURL:      getenv("LOOPBACK_PUBLIC_URL"),
-		VAPIDParameter: getenv("LOOPBACK_VAPID_PARAMETER"),
-		PushLoopback:   getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
+		Table:              getenv("LOOPBACK_TABLE"),
+		Bucket:             getenv("LOOPBACK_BUCKET"),
+		ConnectionsURL:     getenv("LOOPBACK_CONNECTIONS_URL"),
+		PublicURL:          getenv("LOOPBACK_PUBLIC_URL"),
+		VAPIDParameter:     getenv("LOOPBACK_VAPID_PARAMETER"),
+		ActionKeyParameter: getenv("LOOPBACK_ACTION_KEY_PARAMETER"),
+		MailFrom:           getenv("LOOPBACK_MAIL_FROM"),
+		PushLoopback:       getenv("LOOPBACK_PUSH_TEST_LOOPBACK") == "1",
+		SlackAPIURL:        getenv("LOOPBACK_SLACK_API_URL"),
+	}
+	if getenv("LOOPBACK_SLACK") == "on" {
+		e.SlackParameter = getenv("LOOPBACK_SLACK_PARAMETER")
 	}
 	for _, d := range []struct {
 		name string
 		to   *time.Duration
 	}{{"LOOPBACK_MAX_WAIT", &e.MaxWait}, {"LOOPBACK_PROGRESS", &e.Progress}, {"LOOPBACK_POLL", &e.Poll}, {"LOOPBACK_QUIET_MAX_WAIT", &e.QuietMaxWait},
-		{"LOOPBACK_CLAUDE_CODE_MAX_WAIT", &e.ClaudeCodeMaxWait}} {
+		{"LOOPBACK_CLAUDE_CODE_MAX_WAIT", &e.ClaudeCodeMaxWait}, {"LOOPBACK_ESCALATION_UNIT", &e.EscalationUnit}} {
 		if v := getenv(d.name); v != "" {
 			t, err := time.ParseDuration(v)
 			if err != nil || t <= 0 {
@@ -189,6 +214,10 @@ type Runtime struct {
 	// SSM reads the Web Push keys; nil without Env.VAPIDParameter.
 	SSM   SSM
 	vapid *vapid
+	// Mailer sends email notices through SES; nil without Env.MailFrom (or an action key).
+	Mailer *mail.Notifier
+	// slack is the Slack app; nil without Env.SlackParameter.
+	slack *slackApp
 }
 
 // Load builds the runtime from the process's environment and the standard AWS configuration
@@ -241,14 +270,21 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// counted in the table (WaitStore), across instances.
 		Limits: limits(env), WaitStore: store,
 		// Failed sign-ins are counted in the table: every instance sees the same count.
-		Throttle: &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
+		Throttle:       &dynamo.SignInThrottle{Store: store, Max: limit.Defaults.AuthFailures, Window: limit.Defaults.AuthWindow},
+		EscalationUnit: env.EscalationUnit,
+		// Slack's settings (links, codes, the space's channel), kept in the table. The app that
+		// posts and takes answers is not the app's publisher here: the stream's fan-out delivers
+		// (Stream), and SlackAppFunction takes Slack's requests (API).
+		Slack: &app.Slack{Store: store},
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)
 		c.Blobs, c.DirectUploads, c.MaxUploadBytes = rt.Blobs, true, env.MaxUploadBytes
 	}
-	if env.VAPIDParameter != "" {
+	if env.VAPIDParameter != "" || env.SlackParameter != "" {
 		rt.SSM = ssm.NewFromConfig(cfg)
+	}
+	if env.VAPIDParameter != "" {
 		rt.vapid = &vapid{client: rt.SSM, prefix: env.VAPIDParameter}
 		c.Push = &httpapi.PushConfig{
 			PublicKey: func(ctx context.Context) (string, error) {
@@ -258,8 +294,25 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 			Store: store, Rules: ask.PushRules{AllowLoopback: env.PushLoopback},
 		}
 	}
+	if env.ActionKeyParameter != "" {
+		if rt.SSM == nil {
+			rt.SSM = ssm.NewFromConfig(cfg)
+		}
+		k := &actionKey{client: rt.SSM, name: env.ActionKeyParameter}
+		c.ActionKey = k.load
+	}
 	rt.App = app.New(c)
 	rt.Service, rt.Gate, rt.Uploads = rt.App.Service, rt.App.Gate, rt.App.Uploads
+	if env.MailFrom != "" && env.PublicURL != "" && rt.App.Actions != nil {
+		rt.Mailer = &mail.Notifier{
+			Actions: rt.App.Actions, Addresses: store, Credentials: store, From: env.MailFrom,
+			PublicURL: env.PublicURL, Logger: logger, Transport: &mail.SES{Client: sesv2.NewFromConfig(cfg)},
+		}
+	}
+	if env.SlackParameter != "" {
+		rt.slack = &slackApp{rt: rt}
+		rt.App.API.Slack.Connected = true
+	}
 	if env.ConnectionsURL != "" {
 		p, err := apigw.NewConnections(cfg, env.ConnectionsURL)
 		if err != nil {
@@ -275,7 +328,23 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 // and files. API Gateway sends each function only its own route; each function's role allows only
 // what that route needs.
 // The event socket is not here: API Gateway's WebSocket API holds it (Sockets).
-func (rt *Runtime) API() http.Handler { return rt.App.API.Handler() }
+//
+// With a Slack app (Env.SlackParameter), Slack's requests to /slack/interactivity and
+// /slack/commands too (SlackAppFunction's routes), and the OAuth install's /slack/install and
+// /slack/oauth/callback (SlackInstallFunction's).
+func (rt *Runtime) API() http.Handler {
+	api := rt.App.API.Handler()
+	if rt.slack == nil {
+		return api
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/slack/", rt.slack)
+	install := &slackInstall{rt: rt}
+	mux.Handle(slack.PathInstall, install)
+	mux.Handle(slack.PathOAuthCallback, install)
+	mux.Handle("/", api)
+	return mux
+}
 
 // Sockets serves the WebSocket API's routes and the stream fan-out.
 func (rt *Runtime) Sockets() *wsapi.Sockets { return rt.App.Sockets(rt.poster(), rt.Store) }

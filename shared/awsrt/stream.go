@@ -2,6 +2,7 @@ package awsrt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/dynamo"
+	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/push"
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
@@ -39,7 +41,11 @@ func (rt *Runtime) Stream() func(context.Context, events.DynamoDBEvent) (events.
 				return
 			}
 			once.Do(func() {
-				sender = &push.Sender{Keys: keys, Store: rt.Store, Credentials: rt.Store, Subscriber: push.Subscriber(rt.Env.PublicURL), Logger: rt.Logger, AllowLoopback: rt.Env.PushLoopback}
+				sender = &push.Sender{Keys: keys, Store: rt.Store, Credentials: rt.Store, Quiet: rt.Store, Subscriber: push.Subscriber(rt.Env.PublicURL), Logger: rt.Logger, AllowLoopback: rt.Env.PushLoopback}
+				if rt.App.Actions != nil {
+					// Buttons on the notification, their links signed for each device's person.
+					sender.Sign = push.ActionLinks(rt.App.Actions)
+				}
 			})
 			a := ch.Ask
 			first, err := rt.Store.ClaimPush(ctx, a.Space, a.ID, a.Version, time.Now().Add(pushClaimTTL))
@@ -63,6 +69,55 @@ func (rt *Runtime) Stream() func(context.Context, events.DynamoDBEvent) (events.
 			send(ctx, ch)
 		}
 		pushes = func(ctx context.Context) *pushBatch { return newPushBatch(ctx) }
+	}
+	if rt.Mailer != nil {
+		// Email notices (shared/mail), beside the pushes and in the same batch: each change
+		// mailed once although the stream may deliver it again (its notice claimed first, as a
+		// use recorded in the store under the ask and its version).
+		notifyPush := sockets.Notify
+		send := func(ctx context.Context, ch ask.Change) {
+			a := ch.Ask
+			claim := fmt.Sprintf("notice.email.%s.%d", a.ID, a.Version)
+			if err := rt.Store.UseAction(ctx, a.Space, claim, time.Now().Add(pushClaimTTL)); errors.Is(err, ask.ErrAlreadyStored) {
+				rt.Logger.InfoContext(ctx, "mail: already mailed (the stream delivered the change again)", "ask", a.ID, "version", a.Version)
+				return
+			} else if err != nil {
+				rt.Logger.WarnContext(ctx, "mail: claiming the change", "ask", a.ID, "version", a.Version, "err", err)
+			}
+			rt.Mailer.Notify(ctx, ch)
+		}
+		sockets.Notify = func(ctx context.Context, ch ask.Change) {
+			if notifyPush != nil {
+				notifyPush(ctx, ch)
+			}
+			if !mail.Wants(ch) {
+				return
+			}
+			if b := pushBatchFrom(ctx); b != nil {
+				b.add("mail:"+ch.Ask.ID, func(ctx context.Context) { send(ctx, ch) })
+				return
+			}
+			send(ctx, ch)
+		}
+		pushes = func(ctx context.Context) *pushBatch { return newPushBatch(ctx) }
+	}
+	if rt.slack != nil {
+		// Every change of an ask goes to Slack beside its push, in the same batch (one ask's in
+		// order): a new ask is posted, a later change updates its messages in place.
+		pushNotify := sockets.Notify
+		sockets.Notify = func(ctx context.Context, ch ask.Change) {
+			if pushNotify != nil {
+				pushNotify(ctx, ch)
+			}
+			if b := pushBatchFrom(ctx); b != nil {
+				b.add(ch.Ask.ID, func(ctx context.Context) { rt.slack.deliver(ctx, ch) })
+				return
+			}
+			rt.slack.deliver(ctx, ch)
+		}
+		if pushes == nil {
+			pushes = func(ctx context.Context) *pushBatch { return newPushBatch(ctx) }
+		}
 	}
 	decode := rt.decodeRecord
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {

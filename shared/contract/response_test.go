@@ -98,11 +98,19 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"GET /agents", "DELETE /agents/{id}",
+		"GET /actions/{token}", "POST /actions/{token}", // revision 4
+		"GET /agents", "DELETE /agents/{id}", // revision 5
 		"GET /asks", "GET /asks/{id}", "POST /asks/{id}/reply",
-		"GET /connect/requests/{id}", "POST /connect/requests/{id}/decision", "POST /events/tickets",
-		"GET /files/{uploadId}", "GET /push/key", "POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
-		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}", "GET /snapshot", "PUT /uploads/{spaceId}/{token}", "GET /whoami",
+		"GET /connect/requests/{id}", "POST /connect/requests/{id}/decision", // revision 5
+		"POST /events/tickets",
+		"GET /files/{uploadId}", "GET /push/key",
+		"DELETE /push/quiet-hours", "GET /push/quiet-hours", "PUT /push/quiet-hours", // revision 4
+		"POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
+		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}",
+		"GET /settings/escalation", "PUT /settings/escalation", // revision 4
+		"GET /settings/mail", "PUT /settings/mail", // revision 4
+		"GET /slack", "PUT /slack/channel", "POST /slack/codes", "DELETE /slack/link", // revision 4
+		"GET /snapshot", "PUT /uploads/{spaceId}/{token}", "GET /whoami",
 	}
 	var got []string
 	for _, op := range api.ops {

@@ -770,6 +770,12 @@ func encodeAsk(a *ask.Ask, version, inline, chunk int) (item, []item, error) {
 	if turns := ask.TurnCredentials(a); turns != "" {
 		it[attrTurns] = str(turns)
 	}
+	if due := a.DueAt(); due != nil {
+		// In IndexList while something is due on it (deadline.go): the deadline clock's query.
+		it[attrDue] = str(formatTime(*due))
+		it[attrLPK] = str(dueShard(a.Space, a.ID))
+		it[attrLSK] = str(formatTime(*due) + "#" + a.Space + "#" + a.ID)
+	}
 	if len(z) <= inline {
 		it[attrBody] = bin(z)
 		return it, nil, nil

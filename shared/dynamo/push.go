@@ -130,3 +130,63 @@ func (s *Store) ClaimPush(ctx context.Context, space, id string, version int, ex
 	}
 	return true, nil
 }
+
+// A person's quiet hours are one item, under their space (a type the stream's filter does not
+// pass):
+//
+//	pk SPACE#<space>  sk QUIET#<person>  start, end, timeZone
+const (
+	prefixQuiet  = "QUIET#"
+	attrStart    = "start"
+	attrEnd      = "end"
+	attrTimeZone = "timeZone"
+)
+
+// QuietHours reads a person's quiet hours, or returns ask.ENotFound.
+func (s *Store) QuietHours(ctx context.Context, space, person string) (ask.QuietHours, error) {
+	var q ask.QuietHours
+	if !usable(space, person) {
+		return q, ask.QuietHoursNotSet()
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: s.table, Key: key(spacePK(space), prefixQuiet+person), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return q, fmt.Errorf("dynamodb: read quiet hours: %w", err)
+	}
+	if out.Item == nil {
+		return q, ask.QuietHoursNotSet()
+	}
+	if _, err := checkRevision(out.Item); err != nil {
+		return q, err
+	}
+	q.Start, _ = getString(out.Item, attrStart)
+	q.End, _ = getString(out.Item, attrEnd)
+	q.TimeZone, _ = getString(out.Item, attrTimeZone)
+	return q, nil
+}
+
+// PutQuietHours sets a person's quiet hours, replacing any.
+func (s *Store) PutQuietHours(ctx context.Context, space, person string, q ask.QuietHours) error {
+	if !usable(space, person) {
+		return unusable("put quiet hours", space, person)
+	}
+	it := newItem(spacePK(space), prefixQuiet+person, "quiet")
+	it[attrSpace], it[attrPersonID] = str(space), str(person)
+	it[attrStart], it[attrEnd], it[attrTimeZone] = str(q.Start), str(q.End), str(q.TimeZone)
+	if _, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: s.table, Item: it}); err != nil {
+		return fmt.Errorf("dynamodb: put quiet hours: %w", err)
+	}
+	return nil
+}
+
+// DeleteQuietHours removes a person's quiet hours, if they have any.
+func (s *Store) DeleteQuietHours(ctx context.Context, space, person string) error {
+	if !usable(space, person) {
+		return nil
+	}
+	if _, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: s.table, Key: key(spacePK(space), prefixQuiet+person)}); err != nil {
+		return fmt.Errorf("dynamodb: delete quiet hours: %w", err)
+	}
+	return nil
+}

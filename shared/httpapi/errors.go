@@ -29,6 +29,8 @@ var statusByCode = map[string]int{
 	ask.EInputInvalid:    http.StatusUnprocessableEntity,
 	ask.EPushInvalid:     http.StatusUnprocessableEntity,
 	ask.ERuleInvalid:     http.StatusUnprocessableEntity,
+	ask.ESlackInvalid:    http.StatusUnprocessableEntity,
+	ask.ESettingsInvalid: http.StatusUnprocessableEntity,
 	ask.ERuleLimit:       http.StatusConflict,
 	ask.EAnswerInvalid:   http.StatusUnprocessableEntity,
 	ask.EUnauthorized:    http.StatusUnauthorized,
@@ -47,6 +49,14 @@ var statusByCode = map[string]int{
 	EMediaType:           http.StatusUnsupportedMediaType,
 	ask.ETooMany:         http.StatusTooManyRequests,
 	ask.EInternal:        http.StatusInternalServerError,
+	ask.EActionInvalid:   http.StatusNotFound,
+	ask.EActionExpired:   http.StatusGone,
+	ask.EActionUsed:      http.StatusGone,
+	ask.EActionRevoked:   http.StatusGone,
+	ask.EMailInvalid:     http.StatusUnprocessableEntity,
+
+	// Revision 4: push.
+	ask.EQuietHoursInvalid: http.StatusUnprocessableEntity,
 }
 
 // StatusOf is the HTTP status for an error code; an unknown code is our fault.

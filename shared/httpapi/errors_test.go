@@ -46,6 +46,8 @@ var wantStatus = map[string]int{
 	ask.EAnswerInvalid:        422,
 	ask.EPushInvalid:          422,
 	ask.ERuleInvalid:          422,
+	ask.ESlackInvalid:         422,
+	ask.ESettingsInvalid:      422,
 	ask.ERuleLimit:            409,
 	ask.EUploadInvalid:        422,
 	ask.EUnauthorized:         401,
@@ -62,6 +64,14 @@ var wantStatus = map[string]int{
 	httpapi.EMediaType:        415,
 	ask.ETooMany:              429,
 	ask.EInternal:             500,
+	ask.EActionInvalid:        404,
+	ask.EActionExpired:        410,
+	ask.EActionUsed:           410,
+	ask.EActionRevoked:        410,
+	ask.EMailInvalid:          422,
+
+	// Revision 4: push.
+	ask.EQuietHoursInvalid: 422,
 }
 
 // allCodes reads every error code declared in shared/ask and in this package (codes.go): their

@@ -123,3 +123,58 @@ func (s *Server) unsubscribePush(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// Quiet hours (contract revision 4): each person's own, set from the inbox's Settings page. The
+// routes are persons-only, so no agent credential reads or sets them.
+
+// readQuietHours: GET /api/v1/push/quiet-hours.
+func (s *Server) readQuietHours(w http.ResponseWriter, r *http.Request) {
+	c := gate.CredentialFrom(r.Context())
+	q, err := s.Push.Store.QuietHours(r.Context(), c.Space, c.Person.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, q)
+}
+
+// setQuietHours: PUT /api/v1/push/quiet-hours.
+func (s *Server) setQuietHours(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := ask.NoDuplicateKeys(body); err != nil {
+		s.writeError(w, r, ask.Errorf(ask.EQuietHoursInvalid, "%v", err))
+		return
+	}
+	var in ask.QuietHours
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		s.writeError(w, r, ask.Errorf(ask.EQuietHoursInvalid, "%s", jsonMessage(err)))
+		return
+	}
+	q, err := ask.CheckQuietHours(in)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c := gate.CredentialFrom(r.Context())
+	if err := s.Push.Store.PutQuietHours(r.Context(), c.Space, c.Person.ID, q); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, q)
+}
+
+// clearQuietHours: DELETE /api/v1/push/quiet-hours.
+func (s *Server) clearQuietHours(w http.ResponseWriter, r *http.Request) {
+	c := gate.CredentialFrom(r.Context())
+	if err := s.Push.Store.DeleteQuietHours(r.Context(), c.Space, c.Person.ID); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -28,6 +28,8 @@ type approvalsAPI struct {
 	svc                  *ask.Service
 	person, agent        string
 	agentCred, otherCred *ask.Credential
+	gate                 *gate.Gate
+	logger               *slog.Logger
 }
 
 func newApprovalsAPI(t *testing.T) *approvalsAPI {
@@ -52,8 +54,9 @@ func newApprovalsAPI(t *testing.T) *approvalsAPI {
 		t.Fatal(err)
 	}
 	svc := ask.NewService(db)
-	api := &httpapi.Server{Service: svc, Gate: &gate.Gate{Credentials: db}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	return &approvalsAPI{handler: api.Handler(), svc: svc, person: person, agent: agent, agentCred: agentCred, otherCred: otherCred}
+	g, logger := &gate.Gate{Credentials: db}, slog.New(slog.NewTextHandler(io.Discard, nil))
+	api := &httpapi.Server{Service: svc, Gate: g, Logger: logger}
+	return &approvalsAPI{handler: api.Handler(), svc: svc, person: person, agent: agent, agentCred: agentCred, otherCred: otherCred, gate: g, logger: logger}
 }
 
 func (a *approvalsAPI) do(t *testing.T, method, path, token, body string) *httptest.ResponseRecorder {

@@ -46,6 +46,10 @@ type Server struct {
 	// devices. Nil where the deployment sends no pushes, and then the routes do not exist.
 	Push *PushConfig
 
+	// Slack serves the person's Slack settings (contract revision 4): links, link codes, the
+	// space's channel. Nil where the deployment keeps no Slack state; then the routes do not exist.
+	Slack *SlackConfig
+
 	// SocketLimit bounds the event sockets one credential holds at once; nil, no bound.
 	SocketLimit *limit.PerKey
 
@@ -62,6 +66,13 @@ type Server struct {
 	// exist. TaskStore is where revoking an agent (DELETE /api/v1/agents/{id}) ends its tasks.
 	Connect   *oauth.Server
 	TaskStore ask.TaskStore
+	// Actions takes signed action links (an email's, a notification's): GET and POST
+	// /api/v1/actions/{token}. Nil: the routes do not exist.
+	Actions *ask.Actions
+
+	// Mail keeps each person's address for email notices: GET and PUT /api/v1/settings/mail.
+	// Nil: the routes do not exist.
+	Mail ask.MailStore
 
 	sockets
 }
@@ -124,6 +135,13 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "GET", "/api/v1/push/key", s.pushKey, s.Push != nil),
 		gated(personsOnly, "POST", "/api/v1/push/subscriptions", s.subscribePush, s.Push != nil),
 		gated(personsOnly, "DELETE", "/api/v1/push/subscriptions/{id}", s.unsubscribePush, s.Push != nil),
+		gated(personsOnly, "GET", "/api/v1/slack", s.slackSettings, s.Slack != nil),
+		gated(personsOnly, "POST", "/api/v1/slack/codes", s.slackCode, s.Slack != nil),
+		gated(personsOnly, "DELETE", "/api/v1/slack/link", s.slackUnlink, s.Slack != nil),
+		gated(personsOnly, "PUT", "/api/v1/slack/channel", s.slackChannel, s.Slack != nil),
+		gated(personsOnly, "GET", "/api/v1/push/quiet-hours", s.readQuietHours, s.Push != nil),
+		gated(personsOnly, "PUT", "/api/v1/push/quiet-hours", s.setQuietHours, s.Push != nil),
+		gated(personsOnly, "DELETE", "/api/v1/push/quiet-hours", s.clearQuietHours, s.Push != nil),
 		gated(personsOnly, "GET", "/api/v1/rules", s.listRules, true),
 		gated(personsOnly, "POST", "/api/v1/rules", s.createRule, true),
 		gated(personsOnly, "PUT", "/api/v1/rules/{id}", s.updateRule, true),
@@ -133,6 +151,13 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "POST", "/api/v1/connect/requests/{id}/decision", s.decideConnect, s.Connect != nil),
 		gated(personsOnly, "GET", "/api/v1/agents", s.listAgents, true),
 		gated(personsOnly, "DELETE", "/api/v1/agents/{id}", s.disconnectAgent, true),
+		// No bearer gate: the signed token is the credential (one person, one ask, once).
+		open("GET", "/api/v1/actions/{token}", s.readAction, s.Actions != nil),
+		open("POST", "/api/v1/actions/{token}", s.takeAction, s.Actions != nil),
+		gated(personsOnly, "GET", "/api/v1/settings/mail", s.readMailSettings, s.Mail != nil),
+		gated(personsOnly, "PUT", "/api/v1/settings/mail", s.writeMailSettings, s.Mail != nil),
+		gated(personsOnly, "GET", "/api/v1/settings/escalation", s.readEscalation, true),
+		gated(personsOnly, "PUT", "/api/v1/settings/escalation", s.updateEscalation, true),
 	}
 }
 

@@ -36,12 +36,25 @@ func taskReply(askID string, r ask.Reply) *mcp.CallToolResult {
 // ToolReply is what a blocking tool returns (the contract's ToolReply): the reply that ended its
 // wait, as its structured content and as JSON text.
 type ToolReply struct {
-	AskID string    `json:"askId"`
-	Reply ask.Reply `json:"reply"`
+	AskID    string          `json:"askId"`
+	Reply    ask.Reply       `json:"reply"`
+	Deadline *DeadlinePassed `json:"deadline,omitempty"`
+}
+
+// DeadlinePassed is the contract's DeadlinePassed (revision 4): nobody answered by the ask's
+// deadline, and Reply is the agent's own default (TookDefault) or a dismissal standing for "nobody
+// answered"; Note says so in the words the text block opens with.
+type DeadlinePassed struct {
+	At          string `json:"at"`
+	TookDefault bool   `json:"tookDefault"`
+	Note        string `json:"note"`
 }
 
 func replyResult(askID string, r ask.Reply, words string) *mcp.CallToolResult {
 	tr := ToolReply{AskID: askID, Reply: r}
+	if r.Deadline != nil {
+		tr.Deadline = &DeadlinePassed{At: ask.FormatTime(r.Deadline.At), TookDefault: r.Deadline.Default, Note: deadlineNote(askID, r)}
+	}
 	b, _ := json.Marshal(tr)
 	var structured map[string]any
 	_ = json.Unmarshal(b, &structured)
@@ -71,10 +84,38 @@ func personName(by *ask.Actor) string {
 	return "The person"
 }
 
+// surfaceWords says where a reply was given, for the model: every surface is the person's own.
+func surfaceWords(via ask.Surface) string {
+	switch via {
+	case ask.SurfaceSlack:
+		return "in Slack, as the Slack user they linked to Loopback"
+	case ask.SurfaceEmail:
+		return "from Loopback's email, through a link sent to them alone"
+	case ask.SurfacePush:
+		return "from a Loopback notification on their device"
+	}
+	return "in Loopback's inbox"
+}
+
+// deadlineNote says, for a model to read, that nobody answered by the deadline: that the reply is
+// its own default and no person's, or that there is no answer at all.
+func deadlineNote(askID string, r ask.Reply) string {
+	when := r.Deadline.At.UTC().Format("2006-01-02 15:04:05 UTC")
+	if r.Deadline.Default {
+		return fmt.Sprintf("Nobody answered your ask %s by its deadline, %s. This is NOT a person's answer: it is the default you set when you asked, taken because nobody answered: %s. The ask is closed. Go on with the default, and say wherever you report this decision that it was taken by default, without a person.",
+			askID, when, ask.DescribeReply(r))
+	}
+	return fmt.Sprintf("Nobody answered your ask %s by its deadline, %s, and you set no default: there is no answer. Nobody approved, declined or chose anything; the reply's dismissed outcome only stands for that. The ask is closed: do not wait on it. Go on without the answer as you would without the person, or ask again if you still need one.",
+		askID, when)
+}
+
 // replyWords says what a reply is: who answered, what they decided, what to do next.
 func replyWords(askID string, r ask.Reply) string {
+	if r.Deadline != nil {
+		return deadlineNote(askID, r)
+	}
 	who := personName(r.By)
-	own := fmt.Sprintf("This is %s's own reply to your ask %s, given in Loopback's inbox.", who, askID)
+	own := fmt.Sprintf("This is %s's own reply to your ask %s, given %s.", who, askID, surfaceWords(r.Via))
 	var decided, next string
 	switch r.Outcome {
 	case ask.OutcomeAnswered:

@@ -87,6 +87,34 @@ func TestReplyInWords(t *testing.T) {
 	}
 }
 
+// TestReplyWordsSayWhere: a reply given on another surface than the inbox (Slack, email, a
+// notification) reaches the waiting agent the same way, and its words say where it was given.
+func TestReplyWordsSayWhere(t *testing.T) {
+	for _, tc := range []struct {
+		via  ask.Surface
+		says string
+	}{
+		{ask.SurfaceInbox, "given in Loopback's inbox"},
+		{ask.SurfaceSlack, "given in Slack"},
+		{ask.SurfaceEmail, "given from Loopback's email"},
+		{ask.SurfacePush, "given from a Loopback notification"},
+	} {
+		t.Run(string(tc.via), func(t *testing.T) {
+			d := newTestDeployment(t, deployOpts{})
+			c := d.connect(t, clientOpts{})
+			p := startTool(t, c, "ask_question", question("where"))
+			id := d.waitingAsk(t, 1).ID
+			r := ask.Reply{Outcome: ask.OutcomeAnswered, Selected: []string{"SQLite"}}
+			if _, err := d.Service.ReplyVia(context.Background(), testSpace, id, r, &tom, tc.via); err != nil {
+				t.Fatal(err)
+			}
+			if words := replyWords(t, p.result(t)); !strings.Contains(words, tc.says) || !strings.Contains(words, "Tom Teammate answered") {
+				t.Errorf("the words do not say %q by Tom:\n%s", tc.says, words)
+			}
+		})
+	}
+}
+
 // TestTaskCompletionLeadsToAwaitReply: a completed task's result says who answered and that
 // await_reply with its askId returns the reply at once; and await_reply, called by a client that
 // declares tasks, answers at once with the reply as its own result (no task to poll).

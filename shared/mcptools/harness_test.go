@@ -59,6 +59,8 @@ type deployOpts struct {
 	Log io.Writer
 	// MaxWaits bounds the calls one credential has waiting at once; default none.
 	MaxWaits int
+	// MaxStreams bounds the GET streams one credential has open at once; default none.
+	MaxStreams int
 }
 
 // deployment is one running Loopback instance.
@@ -126,7 +128,7 @@ func newTestDeployment(t *testing.T, opts deployOpts) *deployment {
 		Logger: logger,
 		Wait:   app.Wait{MaxWait: opts.MaxWait, Progress: opts.Progress, TaskPoll: opts.TaskPoll},
 		Now:    opts.Now,
-		Limits: limit.Limits{WaitsPerCredential: opts.MaxWaits},
+		Limits: limit.Limits{WaitsPerCredential: opts.MaxWaits, StreamsPerCredential: opts.MaxStreams},
 	})
 	svc, agents := lb.Service, lb.MCP
 	handler = lb.Handler(nil)

@@ -24,8 +24,9 @@ import (
 // wait is parked instead, when the connection allows it (HTTP/1.1 that can be hijacked, a client
 // that takes SSE, nothing written yet): the call takes the connection from net/http, sends the
 // SSE stream's headers itself, and lets mcp-go's handling and net/http's goroutine end. What is
-// left while the person thinks is the connection, a goroutine blocked reading it (to hear the
-// client leave) and the wait's callbacks (Waiter.Begin). When the wait ends, the answer is made
+// left while the person thinks is the connection, watched for the client leaving (hangup.go: on
+// Linux one poller for every parked connection, elsewhere a goroutine reading it) and the wait's
+// callbacks (Waiter.Begin). When the wait ends, the answer is made
 // by mcp-go as always: the request is handled again with the outcome in hand, and what mcp-go
 // writes goes onto the stream as its one `message` event; then the stream ends and the
 // connection closes.
@@ -181,8 +182,10 @@ func (p *parking) releaseUnlessParked() {
 	}
 }
 
-// parkedResult is what a parked call's handler returns to mcp-go, which writes it nowhere.
-var parkedResult = &mcp.CallToolResult{IsError: true}
+// parkedResult is what a parked call's handler returns to mcp-go, which writes it nowhere. A new
+// one each time: mcp-go writes into a result it is handed (its _meta), so one shared value would
+// be written by every parked call at once.
+func parkedResult() *mcp.CallToolResult { return &mcp.CallToolResult{IsError: true} }
 
 // park parks the wait of a blocking call, and reports whether it did; then the handler returns
 // parkedResult. Otherwise nothing has changed and the call waits as before.
@@ -208,6 +211,11 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 
 	line := reqlog.From(ctx)
 	endLine := line.Hold()
+	// What the wait keeps must not keep the request's context either: through its values (the
+	// keepalive, mcp-go's session and request headers) it holds net/http's response, and so the
+	// connection's buffers, the request and mcp-go's per-request state, about 14 KiB a call that
+	// the hijack let go of otherwise (docs/benchmarks.md). The answer gets the log line only.
+	answerCtx := reqlog.WithLine(context.Background(), line)
 	ka := &keepalive{w: s, streaming: true}
 	ka.comment()
 	progress := func(time.Duration) error { return ka.beat() }
@@ -226,24 +234,21 @@ func (p *parking) park(ctx context.Context, askID string, followed *ask.Follow, 
 	done := w.Track()
 	limit := w.limitOf(ctx)
 	p.h.parked.reserve(p)
+	// The client leaving is the one thing the connection can say now: nothing more is read. It
+	// is heard from before the wait begins (the connection is closed once the wait ends, and its
+	// descriptor may be another's then), and ends the wait once there is one.
+	var hung hangupOnce
+	stopHangup := onHangup(conn, hung.hear)
 	cancel := w.Begin(ctx, gate.CredentialFrom(ctx), askID, followed, progress, func(reply *ask.Reply, err error) {
 		defer done()
 		defer p.release()
+		stopHangup()
 		p.h.parked.remove(p)
-		p.answer(line, ka, s, p.h.outcome(ctx, askID, reply, err, limit), errors.Is(err, context.Canceled))
+		p.answer(line, ka, s, p.h.outcome(answerCtx, askID, reply, err, limit), errors.Is(err, context.Canceled))
 		endLine(s.sent)
 	})
 	p.h.parked.add(p, cancel) // nothing, if the wait already ended inside Begin
-	// The client leaving is the one thing the connection can say now: nothing more is read.
-	go func() {
-		var b [1]byte
-		for {
-			if _, err := conn.Read(b[:]); err != nil {
-				cancel(context.Canceled)
-				return
-			}
-		}
-	}()
+	hung.set(func() { cancel(context.Canceled) })
 	return true
 }
 
@@ -380,6 +385,13 @@ func appendChunk(dst, b []byte) []byte {
 
 // Flush implements http.Flusher: every Write is sent at once.
 func (s *rawStream) Flush() {}
+
+// sentBytes is how much was written to the connection.
+func (s *rawStream) sentBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent
+}
 
 // end ends the stream (the last chunk) and closes the connection.
 func (s *rawStream) end() {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -181,9 +182,10 @@ func mustMarshal(v any) string {
 	return string(b)
 }
 
-// TestParkedWaitsHoldOneGoroutine: a parked wait holds one goroutine (the read that hears its
-// client leave), not net/http's two and mcp-go's forwarder; a client that leaves ends its wait
-// (the ask stops showing an agent waiting) and its goroutine.
+// TestParkedWaitsHoldOneGoroutine: a parked wait holds at most one goroutine (on Linux none: one
+// poller hears every parked connection's client leave, hangup.go; elsewhere a read), not
+// net/http's two and mcp-go's forwarder; a client that leaves ends its wait (the ask stops
+// showing an agent waiting) and its goroutine.
 func TestParkedWaitsHoldOneGoroutine(t *testing.T) {
 	d := newTestDeployment(t, deployOpts{Progress: time.Second})
 	headers := initSession(t, d.MCP, d.Token, testClientInfo)
@@ -210,9 +212,13 @@ func TestParkedWaitsHoldOneGoroutine(t *testing.T) {
 	// What the calls hold once the goroutines that parked them have ended (they end on their
 	// own, just after the calls park): waited for, and failed after testwait.Within.
 	during := 0
-	eventually(t, fmt.Sprintf("%d parked calls to hold at most 1.2 goroutines each", n), func() bool {
+	most := 1.2
+	if runtime.GOOS == "linux" {
+		most = 0.1
+	}
+	eventually(t, fmt.Sprintf("%d parked calls to hold at most %.1f goroutines each", n, most), func() bool {
 		during = settle()
-		return float64(during-before)/n <= 1.2
+		return float64(during-before)/n <= most
 	})
 	for _, c := range calls {
 		c.conn.Close()
@@ -297,5 +303,55 @@ func TestParkedWaitsHearCancelled(t *testing.T) {
 	}
 	if events, _ := sseEvents(t, res.Body); len(events) != 1 || !strings.Contains(events[0], "was cancelled") {
 		t.Fatalf("a cancelled parked call answered %q", events)
+	}
+}
+
+// TestParkedWaitsHoldLittleHeap: once parked, a wait keeps only its own small state (the wait,
+// its timers, the connection, the headers its answer needs), not what handling the request
+// needed: net/http's response and connection buffers, the request, mcp-go's per-request session.
+// Measured as the live heap (after a collection) per parked call, clients on raw connections
+// that hold no buffers: 19.0–19.3 KiB before the parked wait let go of the request's
+// context, 5.4–6.0 KiB after (docs/benchmarks.md, "Waiting agents").
+func TestParkedWaitsHoldLittleHeap(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{Progress: time.Minute})
+	headers := initSession(t, d.MCP, d.Token, testClientInfo)
+	const n = 80 // under the open asks one credential may hold (ask.MaxOpenAsksPerCredential)
+	live := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := live()
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(d.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		if err := d.callRequest(t, headers, "ask_question", question(fmt.Sprint("heap", i%10)), nil).Write(conn); err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = conn
+	}
+	eventually(t, "every call waiting", func() bool {
+		open, _ := d.snapshot(t)
+		waiting := 0
+		for _, a := range open {
+			if a.Waiting {
+				waiting++
+			}
+		}
+		return waiting == n
+	})
+	// The least of three readings: the test's own goroutines and the store allocate meanwhile.
+	per := uint64(math.MaxUint64)
+	for range 3 {
+		per = min(per, (max(live(), before)-before)/n)
+	}
+	t.Logf("%d parked calls: %.1f KiB of live heap each", n, float64(per)/1024)
+	if most := uint64(10 << 10); per > most {
+		t.Errorf("%d parked calls hold %.1f KiB of live heap each, over %d KiB", n, float64(per)/1024, most>>10)
 	}
 }

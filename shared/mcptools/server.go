@@ -71,7 +71,8 @@ type Handler struct {
 	http  *server.StreamableHTTPServer
 	tools map[string]toolSpec
 
-	parked parkedCalls // parked waits, for the client's notifications/cancelled (park.go)
+	parked  parkedCalls // parked waits, for the client's notifications/cancelled (park.go)
+	streams streams     // parked GET streams, for their session's DELETE (stream.go)
 }
 
 // New builds the MCP server with every tool.
@@ -86,6 +87,8 @@ func New(cfg Config) *Handler {
 		cfg.PublicURL = func(*http.Request) string { return "" } // no links; no browser Origin passes
 	}
 	h := &Handler{cfg: cfg}
+	hk := hooks()
+	hk.AddOnUnregisterSession(h.sessionUnregistered)
 	h.mcp = server.NewMCPServer("loopback", "revision "+strconv.Itoa(buildinfo.Revision)+" build "+buildinfo.Build,
 		server.WithToolCapabilities(false),
 		server.WithTaskCapabilities(true, true, true),
@@ -94,7 +97,7 @@ func New(cfg Config) *Handler {
 		// which field broke which rule, with a stable code; decodeArgs refuses unknown fields.
 		server.WithOutputSchemaValidation(),
 		server.WithRecovery(),
-		server.WithHooks(hooks()),
+		server.WithHooks(hk),
 		server.WithInstructions(instructions),
 	)
 	h.addTools()

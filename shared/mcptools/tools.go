@@ -25,6 +25,12 @@ const waitNote = " The call waits until the person replies — seconds or hours 
 	"If it returns an error saying there is no reply yet, call await_reply with the askId to keep waiting; the reply is never lost. " +
 	"If your client gave up on the call (a timeout) before you saw an askId, the ask is not lost either: list_open_asks gives it back, then call await_reply."
 
+// deadlineHelp is what the asking tools say of deadlines (revision 4), from the domain's bounds.
+func deadlineHelp(example string) string {
+	return fmt.Sprintf(` If you cannot wait past some time, give deadline: {"inSeconds": N} (%d to %d seconds from now; prefer it to "at", a UTC date-time), and optionally a default to take if nobody answers, such as %s. At the deadline the ask closes and the call returns at once: with your default, marked as a default (deadline.tookDefault is true; it is not the person's answer), or, with no default, a note that nobody answered.`,
+		int(ask.MinDeadline/time.Second), int(ask.MaxDeadline/time.Second), example)
+}
+
 // toolSpec is one tool of the table: what tools/list shows of it, and what runs it. A tool is
 // either blocking (start: it makes or answers an ask, then waits for the person, and may run as
 // a task) or answers at once (answer).
@@ -57,11 +63,11 @@ func (t toolSpec) blocking() bool { return t.start != nil }
 func (h *Handler) toolTable() []toolSpec {
 	return []toolSpec{
 		{name: "ask_question", title: "Ask the person a question", input: inputSchema("QuestionInput"), start: h.askQuestion, follows: true,
-			description: fmt.Sprintf(`Ask the person a question and wait for their answer. Offer %d–%d short choices when there are clear options (they can always answer in their own words); set multiple when several may apply. The reply is answered (the labels selected and/or text), follow_up (they asked something back: answer it with answer_follow_up), or dismissed.`, ask.MinOptions, ask.MaxOptions)},
+			description: fmt.Sprintf(`Ask the person a question and wait for their answer. Offer %d–%d short choices when there are clear options (they can always answer in their own words); set multiple when several may apply. The reply is answered (the labels selected and/or text), follow_up (they asked something back: answer it with answer_follow_up), or dismissed.`, ask.MinOptions, ask.MaxOptions) + deadlineHelp(`"default": {"outcome": "answered", "selected": ["<a label>"]}`)},
 		{name: "request_review", title: "Put work up for review", input: inputSchema("ReviewInput"), start: h.requestReview, follows: true,
-			description: `Put work in front of the person for approval: markdown, code, diffs (as git diff prints them) and uploaded images, in order. The reply is approved (go ahead), changes_requested (make the changes, then request_review again with revises set to this askId), follow_up (answer it with answer_follow_up, and the review stays open), or dismissed.`},
+			description: `Put work in front of the person for approval: markdown, code, diffs (as git diff prints them) and uploaded images, in order. The reply is approved (go ahead), changes_requested (make the changes, then request_review again with revises set to this askId), follow_up (answer it with answer_follow_up, and the review stays open), or dismissed.` + deadlineHelp(`"default": {"outcome": "approved"}`)},
 		{name: "send_briefing", title: "Go through points with the person", input: inputSchema("BriefingInput"), start: h.sendBriefing, follows: true,
-			description: fmt.Sprintf(`Explain findings, options, steps or changes as numbered points (at most %d, numbered straight through the sections) that the person replies on one at a time. The reply is responded: per point, their words and/or resolved. Answer every point they wrote on without resolving with answer_briefing; the briefing closes when every point is resolved. Or the reply is dismissed.`, ask.MaxPoints)},
+			description: fmt.Sprintf(`Explain findings, options, steps or changes as numbered points (at most %d, numbered straight through the sections) that the person replies on one at a time. The reply is responded: per point, their words and/or resolved. Answer every point they wrote on without resolving with answer_briefing; the briefing closes when every point is resolved. Or the reply is dismissed.`, ask.MaxPoints) + deadlineHelp(`"default": {"outcome": "dismissed"}`)},
 		{name: "answer_briefing", title: "Answer points of a briefing", input: inputSchema("BriefingAnswerInput"), start: h.answerBriefing, follows: true,
 			description: fmt.Sprintf(`Answer the person on the points of a briefing they wrote on (every such point, once each), optionally breaking a point into sub-points (numbered beneath it, at most %s levels deep). Use it only when the briefing awaits you. Then waits for the person's next reply.`, numberWord(ask.MaxPointDepth))},
 		{name: "answer_follow_up", title: "Answer a question the person asked back", input: inputSchema("FollowUpInput"), start: h.answerFollowUp, follows: true,
@@ -416,7 +422,7 @@ func (h *Handler) blockingHandler(name string) server.ToolHandlerFunc {
 // wait waits for the person and turns the outcome into the tool's result.
 func (h *Handler) wait(ctx context.Context, askID string, followed *ask.Follow, token mcp.ProgressToken) *mcp.CallToolResult {
 	if p := parkingFrom(ctx); p != nil && p.park(ctx, askID, followed, token) {
-		return parkedResult
+		return parkedResult()
 	}
 	srv := server.ServerFromContext(ctx)
 	n := 0

@@ -36,7 +36,8 @@ import (
 //   - 2025-11-25 tasks kept in the store (tasks.go): serveStoredTasks;
 //   - 2026-07-28's Tasks extension (extension.go): serveTasksExtension, and discoverHook;
 //   - cancelling a parked call or one another instance waits on: forwardCancel;
-//   - parking a blocking call's wait off its goroutine (park.go): holdBlockingCall.
+//   - parking a blocking call's wait off its goroutine (park.go): holdBlockingCall;
+//   - parking a 2025 session's GET stream off its goroutines (stream.go): parkStream.
 
 // request is one /mcp request as the admission steps see it: what the steps before found out,
 // for the steps after and for mcp-go.
@@ -53,6 +54,7 @@ type request struct {
 	body []byte     // a POST's body, as read (and as mcp-go gets it, but for withoutTaskParam)
 	msg  rpcMessage // what Loopback reads of the JSON-RPC message before mcp-go
 
+	stream   func() // gives back a GET stream's place among its credential's (holdStream)
 	call     string // the call among its credential's waits and parked calls
 	onCancel func() // ends the call's wait, from wherever its client cancels it
 
@@ -76,6 +78,7 @@ var admission = []admissionStep{
 	(*Handler).checkMediaType,
 	(*Handler).checkSessionOwner,
 	(*Handler).holdStream,
+	(*Handler).parkStream,
 	(*Handler).startKeepalive,
 	(*Handler).readBody,
 	(*Handler).refuseDuplicateKeys,
@@ -198,7 +201,12 @@ func (h *Handler) holdStream(q *request) bool {
 		h.errors().TooMany(q.w, q.r, "MCP streams", h.cfg.Streams.Max)
 		return false
 	}
-	q.atEnd(release)
+	q.stream = release
+	q.atEnd(func() {
+		if q.stream != nil { // nil: a parked stream gives it back when it ends (stream.go)
+			q.stream()
+		}
+	})
 	return true
 }
 
@@ -345,10 +353,13 @@ func (h *Handler) boundWait(q *request) bool {
 	q.ctx, cancelWait = context.WithCancel(q.ctx)
 	q.atEnd(cancelWait)
 	q.call = parkedKey(q.cred.ID, q.r, q.msg.ID)
+	// onCancel may be kept for as long as the call waits (Waits.Take): it holds what it needs,
+	// not the request (whose writer holds the connection's buffers).
+	line, call := q.line, q.call
 	q.onCancel = func() {
-		q.line.Add(slog.Bool("cancel_reached", true))
+		line.Add(slog.Bool("cancel_reached", true))
 		cancelWait()
-		h.parked.cancel(q.call)
+		h.parked.cancel(call)
 	}
 	return true
 }

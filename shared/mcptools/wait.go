@@ -273,6 +273,13 @@ func (w *Waiter) Begin(ctx context.Context, cred *ask.Credential, askID string, 
 	wt.started = time.Now()
 	wt.deadline = time.AfterFunc(w.limitOf(ctx), func() { wt.end(nil, ErrStillWaiting) })
 	wt.tick = time.AfterFunc(w.Progress, wt.beat)
+	if a.Deadline != nil {
+		// The ask's deadline falls in this wait: close the ask then, here, so that the agent hears
+		// at once wherever no clock of the deployment's is nearer (on Lambda, the sweeper runs
+		// once a minute). Through ChangeAsk, so a person's answer first wins.
+		due := time.AfterFunc(a.Deadline.At.Sub(w.Service.Now()), wt.closeDue)
+		wt.stops = append(wt.stops, func() { due.Stop() })
+	}
 	if revoked != nil {
 		wt.stops = append(wt.stops, afterFunc(revoked, func() { wt.end(nil, ErrRevoked) }))
 	}
@@ -368,6 +375,21 @@ func (wt *wait) check() {
 		}
 		wt.again = false
 		wt.mu.Unlock()
+	}
+}
+
+// closeDue runs at the ask's deadline: it closes the ask (Service.CloseDue; if a person answered
+// first, that answer stands), and ends the wait with the move that closed it.
+func (wt *wait) closeDue() {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	a, _, err := wt.w.Service.CloseDue(ctx, wt.space, wt.askID)
+	cancel()
+	if err != nil {
+		wt.end(nil, err)
+		return
+	}
+	if r, ok := ask.PersonsMove(a); ok {
+		wt.end(r, nil)
 	}
 }
 

@@ -115,6 +115,16 @@ type Sender struct {
 	// other non-public addresses, checked on the address actually dialled.
 	AllowLoopback bool
 
+	// Sign, when set, makes the signed action link (a path such as /actions/{token}) with which
+	// person gives one offered answer of a from a notification: each device is sent links of its
+	// own person's only. Unset, or failing, a notice goes without actions (the tap opens the ask).
+	Sign func(ctx context.Context, a *ask.Ask, person ask.Actor, offer ask.NoticeAction) (string, error)
+	// Quiet, when set, keeps each person's quiet hours: an ask that opens or comes back to them
+	// during them is not pushed to their devices (it waits in the inbox); a silent update (the
+	// ask answered elsewhere, or closed) still is. Now is the clock (time.Now when nil).
+	Quiet ask.QuietHoursStore
+	Now   func() time.Time
+
 	// Retries is how many times a push answered 429 or 5xx is tried again (default 3); Backoff
 	// the first wait (default 1 s, doubling, or the push service's Retry-After up to 30 s).
 	Retries int
@@ -250,7 +260,9 @@ func (s *Sender) Send(ctx context.Context, sub *ask.PushSubscription, n *ask.Pus
 
 // Notify pushes a change's notice, if it has one (ask.NoticeFor), to every subscription of the
 // ask's space whose credential is still live, at most a few at a time, and returns once each is
-// sent or given up on. A subscription whose credential was revoked is forgotten instead.
+// sent or given up on. A subscription whose credential was revoked is forgotten instead. Each
+// person's devices get the notice with that person's own signed actions, and nothing that rings
+// during the person's quiet hours.
 func (s *Sender) Notify(ctx context.Context, ch ask.Change) {
 	n, ok := ask.NoticeFor(ch)
 	if !ok {
@@ -261,14 +273,17 @@ func (s *Sender) Notify(ctx context.Context, ch ask.Change) {
 		s.logger().WarnContext(ctx, "push: listing subscriptions", "err", err)
 		return
 	}
-	states := map[string]credentialState{} // per credential, read once per notice
+	states := map[string]credentialState{}  // per credential, read once per notice
+	people := map[string]*ask.Actor{}       // per credential: whose device it is
+	notices := map[string]*ask.PushNotice{} // per person: their notice, nil when they are not told
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
 	for _, sub := range subs {
 		state, known := states[sub.CredentialID]
 		if !known {
-			state = s.subscriber(ctx, sub)
-			states[sub.CredentialID] = state
+			var who *ask.Actor
+			state, who = s.subscriber(ctx, sub)
+			states[sub.CredentialID], people[sub.CredentialID] = state, who
 		}
 		switch state {
 		case credentialRevoked:
@@ -280,13 +295,62 @@ func (s *Sender) Notify(ctx context.Context, ch ask.Change) {
 		case credentialUnknown:
 			continue
 		}
+		person := *people[sub.CredentialID]
+		pn, known := notices[person.ID]
+		if !known {
+			pn = s.noticeFor(ctx, ch.Ask, n, person)
+			notices[person.ID] = pn
+		}
+		if pn == nil {
+			continue
+		}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			_ = s.Send(ctx, sub, n)
+			_ = s.Send(ctx, sub, pn)
 		})
 	}
 	wg.Wait()
+}
+
+// noticeFor is n as person's devices get it: nil during their quiet hours when it would ring,
+// else with the answers it offers signed for them.
+func (s *Sender) noticeFor(ctx context.Context, a *ask.Ask, n *ask.PushNotice, person ask.Actor) *ask.PushNotice {
+	rings := n.Answered == nil && !n.Closed
+	if rings && s.Quiet != nil {
+		q, err := s.Quiet.QuietHours(ctx, a.Space, person.ID)
+		switch {
+		case err == nil && q.Quiet(s.now()):
+			s.logger().InfoContext(ctx, "push: the person's quiet hours; not pushed (the ask waits in the inbox)", "ask", a.ID, "person", person.ID)
+			return nil
+		case err != nil && ask.ErrorCode(err) != ask.ENotFound:
+			// Unknown whether they are quiet: pushed, since an ask missed is worse than a ring.
+			s.logger().WarnContext(ctx, "push: reading quiet hours", "person", person.ID, "err", err)
+		}
+	}
+	pn := *n
+	pn.Actions = nil
+	if s.Sign == nil || len(n.Offers) == 0 || person.ID == "" {
+		return &pn
+	}
+	for _, o := range n.Offers {
+		url, err := s.Sign(ctx, a, person, o)
+		if err != nil {
+			// All or none: a notification offering some answers and not others would mislead.
+			s.logger().WarnContext(ctx, "push: signing a notice's action; sent without actions", "ask", a.ID, "err", err)
+			pn.Actions = nil
+			break
+		}
+		pn.Actions = append(pn.Actions, ask.PushAction{Action: o.Action, Title: o.Title, URL: url})
+	}
+	return &pn
+}
+
+func (s *Sender) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // credentialState is what became of the credential that subscribed a device.
@@ -298,18 +362,22 @@ const (
 	credentialUnknown                 // the reading failed: nothing is sent this time
 )
 
-// subscriber reads the credential that subscribed sub: what a revoked credential opened ends
-// with it, a device included.
-func (s *Sender) subscriber(ctx context.Context, sub *ask.PushSubscription) credentialState {
+// subscriber reads the credential that subscribed sub, and whose device it is: what a revoked
+// credential opened ends with it, a device included.
+func (s *Sender) subscriber(ctx context.Context, sub *ask.PushSubscription) (credentialState, *ask.Actor) {
 	c, err := s.Credentials.CredentialByID(ctx, sub.Space, sub.CredentialID)
 	switch {
 	case err == nil && c.Live():
-		return credentialLive
+		who := c.Person
+		if who.ID == "" {
+			who.ID = sub.PersonID
+		}
+		return credentialLive, &who
 	case err == nil, ask.ErrorCode(err) == ask.ENotFound:
-		return credentialRevoked
+		return credentialRevoked, nil
 	}
 	s.logger().WarnContext(ctx, "push: checking the credential that subscribed a device", "credential", sub.CredentialID, "err", err)
-	return credentialUnknown
+	return credentialUnknown, nil
 }
 
 func (s *Sender) logger() *slog.Logger {

@@ -22,6 +22,9 @@ var (
 	prefixed = regexp.MustCompile(`\blbu?_[A-Za-z0-9_-]{16,}`)
 	// The last segment of an upload URL, whatever it holds.
 	uploadPath = regexp.MustCompile(`(/api/v1/uploads/[^/\s"?#]+/)[^/\s"?#]+`)
+	// An action link's signed token (la1.…), in the API's path or the inbox's /act# fragment,
+	// wherever it appears.
+	actionToken = regexp.MustCompile(`\bla1\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]*)?`)
 	// Credentials in a URL's query or fragment (a presigned S3 URL's signature and session
 	// token among them), a ticket subprotocol, and bearer headers.
 	param  = regexp.MustCompile(`(?i)\b((?:token|ticket|access_token|X-Amz-Signature|X-Amz-Security-Token|X-Amz-Credential)=)[^&\s"#\\]+`)
@@ -76,6 +79,7 @@ func String(s string) string {
 	}
 	secrets.RUnlock()
 	s = uploadPath.ReplaceAllString(s, "${1}"+Mask)
+	s = actionToken.ReplaceAllString(s, Mask)
 	s = param.ReplaceAllString(s, "${1}"+Mask)
 	s = ticket.ReplaceAllString(s, "${1}"+Mask)
 	s = bearer.ReplaceAllString(s, "${1}"+Mask)

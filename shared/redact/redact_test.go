@@ -16,6 +16,8 @@ func TestString(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"PUT /api/v1/uploads/local/" + up, "PUT /api/v1/uploads/local/[redacted]"},
 		{"PUT /api/v1/uploads/sp_1/whatever-it-is?x=1", "PUT /api/v1/uploads/sp_1/[redacted]?x=1"},
+		{"POST /api/v1/actions/la1.eyJzIjoibG9jYWwifQ.c2lnbmF0dXJl", "POST /api/v1/actions/[redacted]"},
+		{"open http://127.0.0.1:8080/act#la1.eyJzIjoibG9jYWwifQ.c2ln now", "open http://127.0.0.1:8080/act#[redacted] now"},
 		{"Authorization: Bearer " + tok, "Authorization: Bearer [redacted]"},
 		{"bearer abc.def", "bearer [redacted]"},
 		{"http://127.0.0.1:8080/#token=" + tok, "http://127.0.0.1:8080/#token=[redacted]"},

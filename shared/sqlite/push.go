@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/loopback-hq/loopback/shared/ask"
@@ -56,6 +58,40 @@ func (d *DB) DeletePushSubscription(ctx context.Context, space, id string) error
 		return fmt.Errorf("sqlite: delete push subscription %s: %w", id, err)
 	} else if n == 0 {
 		return ask.PushSubscriptionNotFound(id)
+	}
+	return nil
+}
+
+// QuietHours reads a person's quiet hours, or returns ask.ENotFound.
+func (d *DB) QuietHours(ctx context.Context, space, person string) (ask.QuietHours, error) {
+	var q ask.QuietHours
+	err := d.r.QueryRowContext(ctx, `SELECT start, end, time_zone FROM push_quiet_hours WHERE space = ? AND person_id = ?`,
+		space, person).Scan(&q.Start, &q.End, &q.TimeZone)
+	if errors.Is(err, sql.ErrNoRows) {
+		return q, ask.QuietHoursNotSet()
+	} else if err != nil {
+		return q, fmt.Errorf("sqlite: read quiet hours: %w", err)
+	}
+	return q, nil
+}
+
+// PutQuietHours sets a person's quiet hours, replacing any.
+func (d *DB) PutQuietHours(ctx context.Context, space, person string, q ask.QuietHours) error {
+	_, err := d.w.ExecContext(ctx, `INSERT INTO push_quiet_hours (space, person_id, start, end, time_zone, revision)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (space, person_id) DO UPDATE SET start = excluded.start, end = excluded.end,
+			time_zone = excluded.time_zone, revision = excluded.revision`,
+		space, person, q.Start, q.End, q.TimeZone, buildinfo.Revision)
+	if err != nil {
+		return fmt.Errorf("sqlite: put quiet hours: %w", err)
+	}
+	return nil
+}
+
+// DeleteQuietHours removes a person's quiet hours, if they have any.
+func (d *DB) DeleteQuietHours(ctx context.Context, space, person string) error {
+	if _, err := d.w.ExecContext(ctx, `DELETE FROM push_quiet_hours WHERE space = ? AND person_id = ?`, space, person); err != nil {
+		return fmt.Errorf("sqlite: delete quiet hours: %w", err)
 	}
 	return nil
 }

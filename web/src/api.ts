@@ -148,17 +148,6 @@ export async function sendAs<P extends Path, M extends MethodOf<P>>(withToken: s
   await send(withToken, method, routeUrl(route, input as AnyInput | undefined));
 }
 
-/**
- * A route of a contract revision not frozen yet (contract.gen.ts is made from frozen revisions
- * only), untyped: the caller names the shape it reads (connect.ts). Once the revision is frozen,
- * its callers move to api().
- */
-export async function apiUnfrozen<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await call(method, path, body);
-  if (res.status === 204) return undefined as T;
-  return (await res.json()) as T;
-}
-
 async function send(withToken: string, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
   const headers: Record<string, string> = {
     Authorization: `Bearer ${withToken}`,

@@ -171,6 +171,10 @@ export function noticeHeading(e: NoticeEntry): string {
       return 'Withdrawn by the agent';
     case 'too_late':
       return 'Too late';
+    case 'deadline':
+      return 'Nobody answered by the deadline';
+    case 'escalated':
+      return 'Escalated';
   }
 }
 

@@ -1,47 +1,25 @@
-// Connecting agents (contract revision 5, not frozen yet, so untyped by contract.gen.ts: these
-// shapes follow spec/main.tsp's ConnectRequest and ConnectedAgent). An agent's client that was
-// given the MCP URL alone sends the person's browser to Loopback; the consent page (/connect/<id>)
+// Connecting agents (contract revision 5). An agent's client that was given the MCP URL alone sends the person's browser to Loopback; the consent page (/connect/<id>)
 // shows who asks and a code the starting browser shows too, and the person approves or refuses.
 
-import { apiUnfrozen } from './api';
-import type { Actor } from './types';
+import { api } from './api';
+import type { ConnectedAgent, ConnectRequest } from './types';
 
-export interface ConnectRequest {
-  id: string;
-  client: { id: string; name: string; verifiedHost?: string };
-  redirectHost: string;
-  scope: string;
-  resource: string;
-  matchCode: string;
-  status: 'pending' | 'approved' | 'refused';
-  expiresAt: string;
-  credentialId?: string;
-}
-
-export interface ConnectedAgent {
-  id: string;
-  name: string;
-  person: Actor;
-  client?: string;
-  clientHost?: string;
-  createdAt: string;
-  lastUsedAt?: string;
-}
+export type { ConnectedAgent, ConnectRequest };
 
 export function readConnectRequest(id: string): Promise<ConnectRequest> {
-  return apiUnfrozen('GET', '/connect/requests/' + encodeURIComponent(id));
+  return api('GET', '/connect/requests/{id}', { path: { id } });
 }
 
 export function decideConnectRequest(id: string, decision: 'approve' | 'refuse'): Promise<ConnectRequest> {
-  return apiUnfrozen('POST', '/connect/requests/' + encodeURIComponent(id) + '/decision', { decision });
+  return api('POST', '/connect/requests/{id}/decision', { path: { id }, body: { decision } });
 }
 
 export async function listAgents(): Promise<ConnectedAgent[]> {
-  return (await apiUnfrozen<{ items: ConnectedAgent[] }>('GET', '/agents')).items;
+  return (await api('GET', '/agents')).items;
 }
 
-export function revokeAgent(id: string): Promise<void> {
-  return apiUnfrozen('DELETE', '/agents/' + encodeURIComponent(id));
+export async function revokeAgent(id: string): Promise<void> {
+  await api('DELETE', '/agents/{id}', { path: { id } });
 }
 
 /**

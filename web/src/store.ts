@@ -13,6 +13,7 @@ export type Route =
   | { name: 'history' }
   | { name: 'ask'; id: string }
   | { name: 'rules'; focus?: string }
+  | { name: 'settings' }
   | { name: 'agents' }
   | { name: 'connect'; id: string };
 
@@ -200,6 +201,7 @@ export function parseRoute(pathname: string, search = ''): Route {
   if (/^\/agents\/?$/.test(pathname)) return { name: 'agents' };
   const c = /^\/connect\/([^/]+)\/?$/.exec(pathname);
   if (c) return { name: 'connect', id: decodeURIComponent(c[1]) };
+  if (/^\/settings\/?$/.test(pathname)) return { name: 'settings' };
   if (/^\/rules\/?$/.test(pathname)) {
     const focus = new URLSearchParams(search).get('rule');
     return focus ? { name: 'rules', focus } : { name: 'rules' };
@@ -213,6 +215,8 @@ export function routePath(r: Route): string {
       return '/asks/' + encodeURIComponent(r.id);
     case 'history':
       return '/history';
+    case 'settings':
+      return '/settings';
     case 'rules':
       return r.focus ? '/rules?rule=' + encodeURIComponent(r.focus) : '/rules';
     case 'agents':

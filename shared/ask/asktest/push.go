@@ -10,6 +10,45 @@ import (
 
 // testPushStore runs the conformance suite for ask.PushStore.
 func testPushStore(t *testing.T, open func(t *testing.T) ask.PushStore) {
+	t.Run("QuietHoursPerPerson", func(t *testing.T) {
+		s := open(t)
+		ctx := context.Background()
+		space, other := newSpace(), newSpace()
+		if _, err := s.QuietHours(ctx, space, "ada"); ask.ErrorCode(err) != ask.ENotFound {
+			t.Fatalf("none set: %v", err)
+		}
+		q := ask.QuietHours{Start: "22:00", End: "07:00", TimeZone: "Europe/Berlin"}
+		if err := s.PutQuietHours(ctx, space, "ada", q); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.QuietHours(ctx, space, "ada"); err != nil || got != q {
+			t.Fatalf("read back: %+v %v", got, err)
+		}
+		// Another person of the space, and the same person id in another space: none.
+		for _, k := range [][2]string{{space, "grace"}, {other, "ada"}} {
+			if _, err := s.QuietHours(ctx, k[0], k[1]); ask.ErrorCode(err) != ask.ENotFound {
+				t.Errorf("%v: %v", k, err)
+			}
+		}
+		q2 := ask.QuietHours{Start: "12:30", End: "13:30", TimeZone: "America/New_York"}
+		if err := s.PutQuietHours(ctx, space, "ada", q2); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.QuietHours(ctx, space, "ada"); got != q2 {
+			t.Fatalf("replaced: %+v", got)
+		}
+		if subs, err := s.PushSubscriptions(ctx, space); err != nil || len(subs) != 0 {
+			t.Fatalf("quiet hours listed as devices: %v %v", subs, err)
+		}
+		for range 2 { // deleting none is no error
+			if err := s.DeleteQuietHours(ctx, space, "ada"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.QuietHours(ctx, space, "ada"); ask.ErrorCode(err) != ask.ENotFound {
+			t.Fatalf("deleted: %v", err)
+		}
+	})
 	t.Run("RoundTripReplaceDelete", func(t *testing.T) {
 		s := open(t)
 		ctx := context.Background()

@@ -18,6 +18,10 @@ type Stores interface {
 	ask.UploadStore
 	ask.PushStore
 	ask.RuleStore
+	ask.ActionStore
+	ask.MailStore
+	ask.SettingsStore
+	ask.SlackStore
 }
 
 // Backend is what a store adapter hands Run.
@@ -60,6 +64,10 @@ func Run(t *testing.T, b Backend) {
 	t.Run("UploadStore", func(t *testing.T) { testUploadStore(t, func(t *testing.T) ask.UploadStore { return b.Open(t) }) })
 	t.Run("PushStore", func(t *testing.T) { testPushStore(t, func(t *testing.T) ask.PushStore { return b.Open(t) }) })
 	t.Run("RuleStore", func(t *testing.T) { testRuleStore(t, b.Open) })
+	t.Run("ActionStore", func(t *testing.T) { testActionStore(t, func(t *testing.T) ask.ActionStore { return b.Open(t) }) })
+	t.Run("MailStore", func(t *testing.T) { testMailStore(t, func(t *testing.T) ask.MailStore { return b.Open(t) }) })
+	t.Run("Deadlines", func(t *testing.T) { testDeadlines(t, b.Open) })
+	t.Run("SlackStore", func(t *testing.T) { testSlackStore(t, func(t *testing.T) ask.SlackStore { return b.Open(t) }) })
 	t.Run("WaitStore", func(t *testing.T) {
 		if b.Waits == nil {
 			t.Skip("this backend serves one process and keeps no ask.WaitStore")

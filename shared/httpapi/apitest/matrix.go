@@ -82,6 +82,35 @@ var Matrix = map[string]Row{
 	"GET /api/v1/agents":                          {Path: "/api/v1/agents", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	"HEAD /api/v1/agents":                         {Path: "/api/v1/agents", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	"DELETE /api/v1/agents/{id}":                  {Path: "/api/v1/agents/cred_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	// Slack (revision 4): a person's, any person's of the space; an agent never links, unlinks or
+	// sets where asks go. Nobody here is linked, so unlinking is 404 to every person.
+	"GET /api/v1/slack":         {Path: "/api/v1/slack", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/slack":        {Path: "/api/v1/slack", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"POST /api/v1/slack/codes":  {Path: "/api/v1/slack/codes", OK: 201, Want: [5]int{OK, OK, 403, 401, OK}},
+	"DELETE /api/v1/slack/link": {Path: "/api/v1/slack/link", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/slack/channel": {Path: "/api/v1/slack/channel", Body: `{"channel":""}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	// Action links (revision 4): no bearer gate, the signed token is the credential, whoever
+	// else's token comes with it; one no deployment signed is action.invalid (404) to anyone
+	// (what a real one does is shared/ask's and cmd/loopback's tests).
+	"GET /api/v1/actions/{token}":  {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
+	"HEAD /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
+	"POST /api/v1/actions/{token}": {Path: "/api/v1/actions/la1.e30.bm9uZQ", Body: `{}`, OK: 404, Want: [5]int{OK, OK, OK, OK, OK}},
+	// Email settings (revision 4): each person their own address; an agent never sets one.
+	"GET /api/v1/settings/mail":  {Path: "/api/v1/settings/mail", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/settings/mail": {Path: "/api/v1/settings/mail", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/settings/mail":  {Path: "/api/v1/settings/mail", Body: `{"email":"ada@example.com"}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	// A space's escalation (revision 4): any person of the space reads and sets it; an agent
+	// never does.
+	"GET /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/settings/escalation": {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", Body: `{"afterMinutes":30,"toPeople":true}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	// Quiet hours (revision 4): each person's own, persons only. None is ever set here (the PUT's
+	// body is refused, 422, once past the gate), so a GET is 404 to every person; what they do
+	// is shared/push's and cmd/loopback's tests.
+	"GET /api/v1/push/quiet-hours":    {Path: "/api/v1/push/quiet-hours", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/push/quiet-hours":   {Path: "/api/v1/push/quiet-hours", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"PUT /api/v1/push/quiet-hours":    {Path: "/api/v1/push/quiet-hours", Body: `{"start":"22:00","end":"22:00","timeZone":"UTC"}`, OK: 422, Want: [5]int{OK, OK, 403, 401, OK}},
+	"DELETE /api/v1/push/quiet-hours": {Path: "/api/v1/push/quiet-hours", OK: 204, Want: [5]int{OK, OK, 403, 401, OK}},
 	// The event socket, by bearer token: persons only.
 	"GET /api/v1/events": {Path: "/api/v1/events", OK: 101, Want: [5]int{OK, OK, 403, 401, OK}},
 	// MCP: every live credential may ask (a person trying it alone included).

@@ -9,6 +9,7 @@ import { NoticeBanner, ReloadBanner, StaleBanner } from './Banners';
 import { RulesPage } from './Rules';
 import { AgentsPage } from './Agents';
 import { ConnectPage } from './Connect';
+import { SettingsPage } from './Settings';
 import { Help } from './Help';
 import { InboxIcon } from './icons';
 import { lastTab, useShortcuts } from './shortcuts';
@@ -43,6 +44,10 @@ export function App() {
       ) : s.route.name === 'connect' ? (
         <main id="main" class="layout-page">
           <ConnectPage key={s.route.id} id={s.route.id} />
+        </main>
+      ) : s.route.name === 'settings' ? (
+        <main id="main" class="layout-page">
+          <SettingsPage />
         </main>
       ) : (
         <main id="main" class={`layout ${detail ? 'has-detail' : 'no-detail'}`}>

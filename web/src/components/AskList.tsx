@@ -6,7 +6,8 @@ import { arrivalsShown } from '../store';
 import { filtered, type Filters } from '../triage';
 import { loadHistoryPage, navigate, requestDetailFocus, setState, setProject, useApp, type AppState } from '../state';
 import type { Actor, Ask, AskKind } from '../types';
-import { agentOf, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
+import { agentOf, Countdown, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
+import { deadlineOf } from '../deadline';
 import { InboxIcon, KindIcon } from './icons';
 import { CopyButton } from './Blocks';
 import type { MoveFilter } from '../store';
@@ -363,6 +364,7 @@ const AskRow = memo(function AskRow({ ask, selected, me, sending, known, pos, si
         <span class="row-bottom">
           {ask.project && <span class="project-tag">{ask.project}</span>}
           <StatusChips ask={ask} compact known={known} />
+          {ask.status !== 'closed' && deadlineOf(ask) && <Countdown at={deadlineOf(ask)!.at} compact />}
           {sending && <span class="chip chip-sending">Sending…</span>}
           {draft && <span class="chip chip-draft">Draft</span>}
           {(by || ask.client) && (

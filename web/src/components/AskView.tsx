@@ -4,7 +4,8 @@ import { lastTab } from './shortcuts';
 import type { Ask } from '../types';
 import { ApprovalView } from './Approval';
 import { BriefingView } from './Briefing';
-import { agentOf, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
+import { agentOf, Countdown, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
+import { answeredByLine, closingEntry, deadlineLine, deadlineOf, escalatesAt, wasEscalated } from '../deadline';
 import { BackIcon, KindIcon } from './icons';
 import { QuestionView } from './Question';
 import { ReviewView } from './Review';
@@ -15,6 +16,8 @@ export function AskView({ id }: { id: string }) {
   const ask = findAsk(s, id);
   const missing = s.missing.has(id);
   const raisedBy = agentOf(ask?.raisedBy, s.whoami?.actor);
+  const deadline = ask ? deadlineOf(ask) : undefined;
+  const answered = ask ? closingEntry(ask) : null;
   const heading = useRef<HTMLHeadingElement>(null);
 
   // An ask the socket does not hold (closed long ago, or opened by link before the snapshot came).
@@ -85,6 +88,7 @@ export function AskView({ id }: { id: string }) {
         </h2>
         <div class="head-status">
           <StatusChips ask={ask} known={s.online && s.conn.status === 'live'} />
+          {deadline && ask.status !== 'closed' && <Countdown at={deadline.at} />}
           {ask.closedAt && (
             <span class="meta-item">
               <Time at={ask.closedAt} prefix="closed " />
@@ -92,6 +96,17 @@ export function AskView({ id }: { id: string }) {
           )}
         </div>
       </header>
+      {deadline && ask.status !== 'closed' && (
+        <p class="deadline-note" data-testid="deadline-note">
+          {deadlineLine(deadline)}
+          {escalatesAt(ask) && !wasEscalated(ask) && ' If nobody answers sooner, the other people of this space are told too.'}
+        </p>
+      )}
+      {answered && (
+        <p class="answered-by" data-testid="answered-by">
+          {answeredByLine(answered, s.whoami?.actor)}
+        </p>
+      )}
       {pending && (
         <p class="pending-note" role="status">
           Your reply is held on this page and goes to the agent in a few seconds.{' '}

@@ -117,6 +117,18 @@ function Account({ who }: { who: Whoami | null }) {
           >
             Connected agents
           </a>
+          <a
+            class="btn wide ghost account-settings"
+            href="/settings"
+            onClick={(e) => {
+              if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+              e.preventDefault();
+              setOpen(false);
+              navigate({ name: 'settings' });
+            }}
+          >
+            Settings
+          </a>
           <button
             type="button"
             class="btn wide"

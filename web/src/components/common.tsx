@@ -7,6 +7,7 @@ import { navigate } from '../state';
 import { age, fullTime } from '../time';
 import { approvalClosedLabel, approvalLine, approvalOutcome, codeParts, noticeHeading, scopeWords, verdictVerb, type AgentNames } from '../approval';
 import type { Actor, Ask, Entry, NoticeEntry, Reply } from '../types';
+import { clockTime, closedByDeadline, countdown, deadlineOf, noticeEvent, surfaceWords, viaOf } from '../deadline';
 import { Blocks, Markdown } from './Blocks';
 
 /** Re-renders every `ms` so ages stay current. */
@@ -71,7 +72,7 @@ export function outcomeLabel(r: Reply): string {
 
 /** The reply that closed an ask, if it is closed. */
 export function closingReply(a: Ask): Reply | null {
-  if (a.status !== 'closed') return null;
+  if (a.status !== 'closed' || closedByDeadline(a)) return null;
   for (let i = a.thread.length - 1; i >= 0; i--) {
     const e = a.thread[i];
     if (e.author === 'human') return e.reply;
@@ -81,6 +82,7 @@ export function closingReply(a: Ask): Reply | null {
 
 export function closedLabel(a: Ask): string {
   if (a.kind === 'approval') return approvalClosedLabel(a);
+  if (closedByDeadline(a)) return deadlineOf(a)?.default ? 'Default taken' : 'No answer in time';
   const r = closingReply(a);
   if (!r) return 'Closed';
   if (r.outcome === 'responded') return 'All points resolved';
@@ -94,7 +96,7 @@ export function closedLabel(a: Ask): string {
  */
 export function StatusChips({ ask, compact = false, known = true }: { ask: Ask; compact?: boolean; known?: boolean }) {
   const r = closingReply(ask);
-  const outcome = ask.kind === 'approval' ? approvalOutcome(ask) : (r?.outcome ?? 'none');
+  const outcome = ask.kind === 'approval' ? approvalOutcome(ask) : closedByDeadline(ask) ? 'deadline' : (r?.outcome ?? 'none');
   return (
     <span class="chips">
       {ask.status === 'awaiting_human' && <span class="chip chip-you">Your move</span>}
@@ -163,12 +165,44 @@ export function ScopeWords({ words }: { words: string }) {
   );
 }
 
-/** Something Loopback says happened to an approval: decided by a rule, at the terminal, withdrawn, too late. */
+/** A time on the clock ("10:42"), with the full date and time as its tooltip. */
+export function ClockTime({ at }: { at: string }) {
+  return (
+    <time dateTime={at} title={fullTime(at)}>
+      {clockTime(at)}
+    </time>
+  );
+}
+
+/** How long until an open ask's deadline, counting down each second. */
+export function Countdown({ at, compact = false }: { at: string; compact?: boolean }) {
+  const now = useNow(1000);
+  const left = countdown(at, now);
+  const soon = Date.parse(at) - now < 5 * 60_000;
+  return (
+    <span class={`chip chip-deadline ${soon ? 'soon' : ''}`} data-deadline={at} title={`Deadline: ${fullTime(at)}`}>
+      {compact ? `Due ${left}` : left === 'now' ? 'Deadline now' : `Deadline ${left}`}
+    </span>
+  );
+}
+
+/** A notice's heading: revision 4's deadline and escalation, or an approval's (noticeHeading). */
+function heading(entry: NoticeEntry): string {
+  switch (noticeEvent(entry)) {
+    case 'deadline':
+      return 'Nobody answered by the deadline';
+    case 'escalated':
+      return 'Escalated';
+  }
+  return noticeHeading(entry);
+}
+
+/** Something Loopback says happened to an ask: decided by a rule, at the terminal, withdrawn, too late; a deadline, an escalation. */
 export function NoticeView({ entry }: { entry: NoticeEntry }) {
   return (
     <li class={`entry entry-notice event-${entry.event} outcome-${entry.outcome ?? 'none'}`} data-event={entry.event}>
       <div class="entry-head">
-        <span class="who loopback">{noticeHeading(entry)}</span> <Time at={entry.at} />
+        <span class="who loopback">{heading(entry)}</span> <Time at={entry.at} />
       </div>
       <p class="notice-text">{entry.text}</p>
       {entry.event === 'rule' && entry.ruleId && (
@@ -204,13 +238,15 @@ export function EntryView({ entry, me, names }: { entry: Entry; me?: Actor | nul
   }
   const r = entry.reply;
   const who = actorName(entry.by, me);
+  const via = viaOf(entry);
   return (
-    <li class={`entry entry-human outcome-${r.outcome}`}>
+    <li class={`entry entry-human outcome-${r.outcome}`} data-via={via}>
       <div class="entry-head">
         <span class="who" data-by={entry.by?.id} title={entry.by?.name}>
           {who}
         </span>{' '}
-        {verb(r)} <Time at={entry.at} />
+        {verb(r)}
+        {via && <span class="via"> {surfaceWords(via)}</span>}, <ClockTime at={entry.at} />
       </div>
       {r.outcome === 'answered' && (
         <>

@@ -10,13 +10,19 @@
 //   load: effects/offline.ts. The worker neither reads nor deletes it.)
 // - Web Push: a push from Loopback (an ask needs the person) becomes a notification, unless an
 //   inbox window has the focus, since that already shows the ask. A click brings an inbox window
-//   forward on the ask, or opens one.
+//   forward on the ask, or opens one. From revision 4, a project's asks share one notification
+//   (with how many wait), its buttons answer the ask on top (each POSTs the signed action link the
+//   push carried for this device's person), and an ask answered or closed elsewhere leaves it.
 //
 // The worker never sees the token: it is in the page's localStorage, which a worker cannot read, and
-// the worker makes no request of its own but the shell's.
+// the worker makes no request of its own but the shell's, and the action links a push gave it.
 
 import {
+  ACTION_BODY,
+  actionFor,
   CACHE_PREFIX,
+  groupData,
+  groupedNotification,
   inboxFocused,
   noticePath,
   notificationFor,
@@ -26,6 +32,7 @@ import {
   routeRequest,
   shouldCache,
   TEST_CLICK_MESSAGE,
+  type PushNotice,
 } from './policy';
 
 declare const self: ServiceWorkerGlobalScope;
@@ -106,7 +113,9 @@ async function showNotice(data: PushMessageData | null): Promise<void> {
   } catch {
     // unreadable: the generic notice
   }
-  const { title, options } = notificationFor(parseNotice(text));
+  const notice = parseNotice(text);
+  if (notice.group) return showGrouped(notice);
+  const { title, options } = notificationFor(notice);
   const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
   // The person is looking at the inbox, which shows the ask live: no notification on top of it.
   // (Chromium asks for a notification per push only when no page of the site is visible.)
@@ -114,10 +123,97 @@ async function showNotice(data: PushMessageData | null): Promise<void> {
   await self.registration.showNotification(title, options);
 }
 
+/** How many buttons this platform shows on a notification: 0 where it shows none (iOS). */
+function maxActions(): number {
+  const n = (self as unknown as { Notification?: { maxActions?: number } }).Notification;
+  return typeof n?.maxActions === 'number' ? n.maxActions : 0;
+}
+
+/**
+ * A revision-4 notice: its project's one notification, updated in place (policy.ts,
+ * groupedNotification). An update of an ask answered or closed elsewhere is silent, and is shown
+ * even while an inbox window has the focus, so that no notification says an ask waits once it is
+ * answered.
+ */
+async function showGrouped(notice: PushNotice): Promise<void> {
+  const tag = notice.group!;
+  const [current] = await self.registration.getNotifications({ tag });
+  const rings = !notice.answered && !notice.closed;
+  if (rings) {
+    const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+    if (inboxFocused(windows, ORIGIN)) return;
+  }
+  const next = groupedNotification(groupData(current?.data), notice, { maxActions: maxActions() });
+  if (next === undefined) {
+    // Nothing on this device shows the ask (answered here, or never shown). A push must show a
+    // notification, or Chromium soon shows one of its own: the group's, if any, is shown again as
+    // it is, silently.
+    if (current && !rings) {
+      const c = current as Notification & { actions?: { action: string; title: string }[] };
+      await self.registration.showNotification(c.title, {
+        body: c.body, tag, data: c.data, icon: c.icon, badge: c.badge, silent: true, lang: c.lang,
+        ...(c.actions?.length ? { actions: c.actions.map(({ action, title }) => ({ action, title })) } : {}),
+      } as NotificationOptions);
+    }
+    return;
+  }
+  if (next === null) {
+    current?.close();
+    return;
+  }
+  await self.registration.showNotification(next.title, next.options);
+}
+
 self.addEventListener('notificationclick', (e) => {
   e.notification.close();
-  e.waitUntil(openNotice(e.notification.data));
+  const done = e.action ? answerFrom(e.notification, e.action) : openNotice(e.notification.data);
+  try {
+    e.waitUntil(done);
+  } catch {
+    // An event the page did not get from the browser (the browser tests dispatch one in the worker,
+    // since headless Chromium draws no notification to click) cannot be extended; it runs all the same.
+  }
 });
+
+/**
+ * A button of a notification: the answer it offers, given by POSTing its signed action link (no
+ * session, no inbox window: the link is the credential, for this device's person, once). Then
+ * the group's notification shows what was answered (or the next ask of the project waiting);
+ * when the link is refused (expired, used, the ask answered meanwhile) or the network fails, the
+ * ask opens in the inbox instead.
+ */
+async function answerFrom(n: Notification, action: string): Promise<void> {
+  const found = actionFor(n.data, action);
+  if (!found) return openNotice(n.data);
+  let ok = false;
+  try {
+    const res = await fetch(new URL(found.url, ORIGIN).href, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: ACTION_BODY,
+      credentials: 'omit',
+      cache: 'no-store',
+      redirect: 'error',
+    });
+    ok = res.ok;
+  } catch {
+    // offline, or the server is down: the ask opens
+  }
+  if (!ok) return openNotice({ url: found.ask.url, askId: found.ask.askId });
+  const d = groupData(n.data)!;
+  const chosen = found.ask.actions?.find((a) => a.action === action)?.title ?? '';
+  const answered: PushNotice = {
+    askId: found.ask.askId,
+    title: found.ask.title,
+    body: chosen ? `You answered: ${chosen}` : 'Answered',
+    tag: d.group,
+    url: found.ask.url,
+    group: d.group,
+    answered: { via: 'push', at: new Date().toISOString() },
+  };
+  const next = groupedNotification(d, answered, { maxActions: maxActions() });
+  if (next) await self.registration.showNotification(next.title, next.options);
+}
 
 /**
  * Opens what a notification leads to: in an inbox window already open (brought forward, and told to
@@ -166,14 +262,15 @@ function openInPlace(w: WindowClient, path: string): Promise<boolean> {
 }
 
 self.addEventListener('message', (e) => {
-  const m = e.data as { type?: unknown; tag?: unknown } | null;
+  const m = e.data as { type?: unknown; tag?: unknown; action?: unknown } | null;
   if (m?.type !== TEST_CLICK_MESSAGE || typeof m.tag !== 'string') return;
   const tag = m.tag;
+  const action = typeof m.action === 'string' ? m.action : '';
   e.waitUntil(
     (async () => {
       for (const n of await self.registration.getNotifications({ tag })) {
         n.close();
-        await openNotice(n.data);
+        await (action ? answerFrom(n, action) : openNotice(n.data));
       }
     })(),
   );

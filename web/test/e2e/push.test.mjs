@@ -14,8 +14,6 @@
 // to $LOOPBACK_SCREENSHOTS.
 
 import assert from 'node:assert/strict';
-import { createDecipheriv, createECDH, hkdfSync, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -23,7 +21,9 @@ import { fileURLToPath } from 'node:url';
 import { launch } from './lib/browser.mjs';
 import { background, cspViolations, openInbox, uploadPng, waitForAsk } from './lib/helpers.mjs';
 import { Agent } from './lib/mcp.mjs';
+import { browserKeys, fakePushManager, pushService } from './lib/push.mjs';
 import { Server } from './lib/server.mjs';
+
 
 const OUT = process.env.LOOPBACK_SCREENSHOTS ?? join(dirname(fileURLToPath(import.meta.url)), '../../../docs/screenshots');
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
@@ -149,119 +149,6 @@ async function until(page, fn, arg, timeoutMs = 10_000) {
 function pngSize(buf) {
   assert.equal(buf.subarray(1, 4).toString('latin1'), 'PNG');
   return `${buf.readUInt32BE(16)}x${buf.readUInt32BE(20)}`;
-}
-
-/** A browser's push keys as PushSubscription.toJSON() gives them: a P-256 point and a 16-byte secret. */
-function browserKeys() {
-  const ecdh = createECDH('prime256v1');
-  return { p256dh: ecdh.generateKeys().toString('base64url'), auth: randomBytes(16).toString('base64url'), ecdh };
-}
-
-/**
- * A push service on this machine, standing in for FCM or Apple's: it takes the server's pushes
- * (RFC 8030) and decrypts them as the browser would (RFC 8291, aes128gcm), with the keys of the
- * subscription the page made. `next()` resolves with the next push's plaintext.
- */
-async function pushService(keys) {
-  const waiting = [];
-  const received = [];
-  const http = createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      try {
-        const text = decryptPush(Buffer.concat(chunks), keys);
-        received.push({ text, headers: req.headers });
-        waiting.shift()?.();
-        res.writeHead(201).end();
-      } catch (err) {
-        res.writeHead(400).end(String(err));
-      }
-    });
-  });
-  await new Promise((r) => http.listen(0, '127.0.0.1', r));
-  return {
-    endpoint: `http://127.0.0.1:${http.address().port}/wp/`,
-    received,
-    async next(timeoutMs = 10_000) {
-      if (!received.length) {
-        await new Promise((resolve, reject) => {
-          const t = setTimeout(() => reject(new Error('no push reached the push service')), timeoutMs);
-          waiting.push(() => (clearTimeout(t), resolve()));
-        });
-      }
-      return received.shift();
-    },
-    close: () => {
-      http.closeAllConnections(); // the server's client keeps its connection open
-      return new Promise((r) => http.close(r));
-    },
-  };
-}
-
-/** RFC 8291 over RFC 8188: one aes128gcm record, as a browser decrypts a push. */
-function decryptPush(body, { ecdh, auth }) {
-  const salt = body.subarray(0, 16);
-  const idlen = body[20];
-  const serverKey = body.subarray(21, 21 + idlen);
-  const record = body.subarray(21 + idlen);
-  const uaPublic = ecdh.getPublicKey();
-  const secret = ecdh.computeSecret(serverKey);
-  const info = (s) => Buffer.from(s + '\0', 'latin1');
-  const ikm = Buffer.from(hkdfSync('sha256', secret, Buffer.from(auth, 'base64url'), Buffer.concat([info('WebPush: info'), uaPublic, serverKey]), 32));
-  const cek = Buffer.from(hkdfSync('sha256', ikm, salt, info('Content-Encoding: aes128gcm'), 16));
-  const nonce = Buffer.from(hkdfSync('sha256', ikm, salt, info('Content-Encoding: nonce'), 12));
-  const d = createDecipheriv('aes-128-gcm', cek, nonce);
-  d.setAuthTag(record.subarray(record.length - 16));
-  const padded = Buffer.concat([d.update(record.subarray(0, record.length - 16)), d.final()]);
-  const end = padded.lastIndexOf(2); // the last record's delimiter, then zero padding
-  if (end < 0 || padded.subarray(end + 1).some((b) => b !== 0)) throw new Error('bad padding');
-  return padded.subarray(0, end).toString('utf8');
-}
-
-/**
- * Stands in for the browser's PushManager, which in headless Chromium has no push service to
- * subscribe with: subscribe() makes a subscription with an endpoint and real keys (kept in
- * localStorage, so that it outlives a reload as a real one does), getSubscription() returns it,
- * unsubscribe() drops it. window.__push records the calls.
- */
-async function fakePushManager(context, keys = browserKeys(), endpoint = 'https://push.example.test/wp/') {
-  await context.addInitScript(({ keys, endpoint }) => {
-    if (typeof PushManager === 'undefined') return;
-    const KEY = '__fakePushSubscription';
-    const load = () => JSON.parse(localStorage.getItem(KEY) ?? 'null');
-    const record = () => JSON.parse(localStorage.getItem('__fakePushCalls') ?? '{"subscribe":0,"unsubscribe":0}');
-    const count = (what) => {
-      const r = record();
-      r[what]++;
-      localStorage.setItem('__fakePushCalls', JSON.stringify(r));
-    };
-    const make = (s) =>
-      s && {
-        endpoint: s.endpoint,
-        expirationTime: null,
-        options: { userVisibleOnly: true, applicationServerKey: new Uint8Array(s.key).buffer },
-        getKey: () => null,
-        toJSON: () => ({ endpoint: s.endpoint, expirationTime: null, keys: window.__pushKeys ?? keys }),
-        unsubscribe: async () => {
-          count('unsubscribe');
-          localStorage.removeItem(KEY);
-          return true;
-        },
-      };
-    PushManager.prototype.getSubscription = async () => make(load());
-    PushManager.prototype.subscribe = async (options) => {
-      count('subscribe');
-      const k = options.applicationServerKey;
-      const s = {
-        endpoint: endpoint + crypto.randomUUID(),
-        key: Array.from(k instanceof ArrayBuffer ? new Uint8Array(k) : new Uint8Array(k.buffer, k.byteOffset, k.byteLength)),
-      };
-      localStorage.setItem(KEY, JSON.stringify(s));
-      return make(s);
-    };
-    Object.defineProperty(window, '__push', { get: () => ({ ...record(), subscription: load() }) });
-  }, { keys: { p256dh: keys.p256dh, auth: keys.auth }, endpoint });
 }
 
 /** Signs a page in through the link, as openInbox does, on a context made by the test. */
@@ -682,8 +569,10 @@ describe('Web Push, end to end', () => {
       const push = await service.next();
       assert.match(push.headers.authorization ?? '', /^vapid t=[\w-]+\.[\w-]+\.[\w-]+, k=[\w-]+$/);
       const notice = JSON.parse(push.text);
-      assert.deepEqual(Object.keys(notice).sort(), ['askId', 'body', 'tag', 'title', 'url']);
-      assert.deepEqual([notice.askId, notice.tag, notice.url], [ask.id, `ask-${ask.id}`, `/asks/${ask.id}`]);
+      // Revision 2's fields, and revision 4's project and group (a question in words has no buttons).
+      assert.deepEqual(Object.keys(notice).sort(), ['askId', 'body', 'group', 'project', 'tag', 'title', 'url']);
+      assert.deepEqual([notice.askId, notice.tag, notice.url, notice.project], [ask.id, `ask-${ask.id}`, `/asks/${ask.id}`, 'billing-service']);
+      assert.match(notice.group, /^project-[\w-]+$/);
       assert.match(notice.title, /billing-service/);
       assert.match(notice.body, /webhook/);
 
@@ -693,10 +582,11 @@ describe('Web Push, end to end', () => {
       const elsewhere = await context.newPage();
       await elsewhere.goto('about:blank');
       await elsewhere.bringToFront();
-      await deliverWhileAway(page, sw, own.origin, push.text, notice.tag);
-      const [shown] = await notifications(page, notice.tag);
+      // One notification per project: its tag is the group's.
+      await deliverWhileAway(page, sw, own.origin, push.text, notice.group);
+      const [shown] = await notifications(page, notice.group);
       assert.deepEqual([shown.title, shown.body, shown.data.url], [notice.title, notice.body, notice.url]);
-      await page.evaluate((tag) => navigator.serviceWorker.controller.postMessage({ type: 'loopback.test-notificationclick', tag }), notice.tag);
+      await page.evaluate((tag) => navigator.serviceWorker.controller.postMessage({ type: 'loopback.test-notificationclick', tag }), notice.group);
       await page.waitForURL(own.origin + notice.url);
     } finally {
       await context.close();

@@ -9,7 +9,11 @@ import {
   type PushFacts,
 } from '../../src/push';
 import {
+  actionFor,
+  groupData,
+  groupedNotification,
   inboxFocused,
+  isActionPath,
   isAppPath,
   noticePath,
   notificationFor,
@@ -262,5 +266,80 @@ describe('the windows a notification goes to', () => {
     expect(pickWindow([w('/favicon.svg', true), w('/asks/b')], ORIGIN)).toBe(1);
     expect(pickWindow([w('/favicon.svg', true)], ORIGIN)).toBe(-1);
     expect(pickWindow([], ORIGIN)).toBe(-1);
+  });
+});
+
+describe('answers from the notification, grouped per project (revision 4)', () => {
+  const act = (i: number, title: string) => ({ action: `choice-${i}`, title, url: `/api/v1/actions/la1.tok${i}.sig` });
+  const notice = (askId: string, extra: Record<string, unknown> = {}) =>
+    parseNotice(
+      JSON.stringify({
+        askId,
+        title: 'billing-service asks',
+        body: `Question ${askId}?`,
+        tag: `ask-${askId}`,
+        url: `/asks/${askId}`,
+        project: 'billing-service',
+        group: 'project-abc',
+        actions: [act(0, 'Backoff'), act(1, 'Fixed')],
+        ...extra,
+      }),
+    );
+
+  it('keeps only action links of this origin, and no more than two', () => {
+    expect(isActionPath('/api/v1/actions/la1.abc-_~.x')).toBe(true);
+    for (const bad of ['https://evil.example/api/v1/actions/x', '//evil.example/api/v1/actions/x', '/api/v1/actions/x?y=1', '/api/v1/actions/a/b', '/actions/la1.x', '/api/v1/asks/a1/reply', '/api/v1/actions/', 7]) {
+      expect(isActionPath(bad), String(bad)).toBe(false);
+    }
+    const n = notice('a1', { actions: [act(0, 'A'), { action: 'x', title: 'Evil', url: 'https://evil.example/actions/t' }, act(1, 'B'), act(2, 'C')] });
+    expect(n.actions?.map((a) => a.title)).toEqual(['A', 'B']);
+    // An older server's notice: exactly the revision-2 fields.
+    expect(parseNotice('{"askId":"a1","title":"t","body":"b","tag":"ask-a1","url":"/asks/a1"}')).toEqual({ askId: 'a1', title: 't', body: 'b', tag: 'ask-a1', url: '/asks/a1' });
+  });
+
+  it('shows a project’s asks as one notification with a count, the newest on top with its buttons', () => {
+    const first = groupedNotification(null, notice('a1'), { now: 1, maxActions: 2 })!;
+    expect(first.title).toBe('billing-service asks');
+    expect(first.options.tag).toBe('project-abc');
+    expect(first.options.renotify).toBe(true);
+    expect(first.options.actions).toEqual([
+      { action: 'choice-0', title: 'Backoff' },
+      { action: 'choice-1', title: 'Fixed' },
+    ]);
+    const second = groupedNotification(groupData(first.options.data), notice('a2', { actions: [act(0, 'Yes')] }), { now: 2, maxActions: 2 })!;
+    expect(second.title).toBe('billing-service asks · 2 waiting');
+    expect(second.options.body).toBe('Question a2?');
+    expect(second.options.actions).toEqual([{ action: 'choice-0', title: 'Yes' }]);
+    // The same ask pushed again (its move came back) is counted once.
+    const again = groupedNotification(groupData(second.options.data), notice('a1'), { maxActions: 2 })!;
+    expect(again.title).toBe('billing-service asks · 2 waiting');
+    expect(again.options.body).toBe('Question a1?');
+    // A click on a button answers the ask on top, with its own link.
+    expect(actionFor(again.options.data, 'choice-1')?.url).toBe('/api/v1/actions/la1.tok1.sig');
+    expect(actionFor(again.options.data, 'choice-9')).toBeNull();
+  });
+
+  it('shows no buttons where the platform has none (iOS): the tap opens the ask', () => {
+    const n = groupedNotification(null, notice('a1'), { maxActions: 0 })!;
+    expect(n.options.actions).toBeUndefined();
+    expect(n.options.data).toMatchObject({ url: '/asks/a1', askId: 'a1' });
+  });
+
+  it('says who answered where when the last ask is answered elsewhere, silently, and leaves the rest', () => {
+    const two = groupedNotification(groupData(groupedNotification(null, notice('a1'), { maxActions: 2 })!.options.data), notice('a2'), { maxActions: 2 })!;
+    const answered = notice('a2', { title: 'billing-service', body: 'Answered by Ada in Slack', actions: undefined, answered: { by: 'Ada', via: 'slack', at: '2026-12-02T10:42:00Z' } });
+    const left = groupedNotification(groupData(two.options.data), answered, { maxActions: 2 })!;
+    expect(left.title).toBe('billing-service asks');
+    expect(left.options.body).toBe('Question a1?');
+    expect(left.options.renotify).toBe(false);
+    expect(left.options.silent).toBe(true);
+    const last = groupedNotification(groupData(left.options.data), { ...answered, askId: 'a1' }, { timeZone: 'UTC' })!;
+    expect(last.options.body).toBe('Answered by Ada in Slack, 10:42');
+    expect(last.options.silent).toBe(true);
+    expect(last.options.actions).toBeUndefined();
+    // Not shown on this device: nothing to change. Closed without an answer, the last: it goes.
+    expect(groupedNotification(groupData(left.options.data), { ...answered, askId: 'zz' })).toBeUndefined();
+    expect(groupedNotification(null, answered)).toBeUndefined();
+    expect(groupedNotification(groupData(left.options.data), notice('a1', { closed: true }))).toBeNull();
   });
 });

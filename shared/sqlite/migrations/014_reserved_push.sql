@@ -1,2 +1,0 @@
--- Reserved for the push branch's migration (issue 27), which replaces this file when it lands:
--- migration numbers have no gaps (db.go), and 015 is the OAuth migration's.
