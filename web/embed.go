@@ -62,15 +62,23 @@ func SetSecurityHeaders(h http.Header) {
 }
 
 // IsAppRoute reports whether a path is one of the inbox's own pages, served index.html: `/`,
-// `/history`, `/rules`, `/settings`, `/asks/{id}` (the address get_inbox_link gives an agent), and
-// `/act` (an action link's confirmation page: its token rides in the fragment, which no server sees).
+// `/history`, `/rules`, `/settings`, `/agents` (connected agents), `/asks/{id}` (the address
+// get_inbox_link gives an agent), `/connect/{id}` (the consent page an agent's client is sent to),
+// and `/act` (an action link's confirmation page: its token rides in the fragment, which no server
+// sees).
 func IsAppRoute(p string) bool {
-	if p == "/" || p == "/history" || p == "/history/" || p == "/rules" || p == "/rules/" || p == "/settings" || p == "/settings/" || p == "/act" {
+	switch p {
+	case "/", "/history", "/history/", "/rules", "/rules/", "/settings", "/settings/", "/agents", "/agents/", "/act":
 		return true
 	}
-	id, ok := strings.CutPrefix(p, "/asks/")
-	id = strings.TrimSuffix(id, "/")
-	return ok && id != "" && !strings.Contains(id, "/")
+	for _, prefix := range []string{"/asks/", "/connect/"} {
+		id, ok := strings.CutPrefix(p, prefix)
+		id = strings.TrimSuffix(id, "/")
+		if ok && id != "" && !strings.Contains(id, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Handler serves the inbox: index.html for the app's routes (never cached, so a new build is picked

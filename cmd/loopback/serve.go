@@ -142,7 +142,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		Slack:    slackCfg,
 		OpenAsks: *openAsks,
 		Storage:  a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: publish,
-		PublicURL: base, Limits: limits, Logger: logger, EscalationUnit: *escalationUnit,
+		PublicURL: base, Limits: limits, Logger: logger, EscalationUnit: *escalationUnit, OAuth: oauthStore(a.db),
 		Wait: app.Wait{MaxWait: *maxWait, Progress: *progress, QuietMaxWait: *quietMaxWait, ClaudeCodeMaxWait: *claudeMaxWait},
 		Push: &httpapi.PushConfig{
 			PublicKey: func(context.Context) (string, error) { return vapid.PublicKey, nil },
@@ -318,7 +318,17 @@ func printWelcome(w io.Writer, base, token, agentToken, marketplace string) {
   API:    %[1]s/api/v1
   MCP:    %[1]s/mcp
 
-For your agents (these carry an agent token: it can ask you, never answer for you):
+For your agents, two ways:
+
+1. The URL alone (MCP OAuth): the agent's client opens your browser, you approve it in the inbox,
+   and it gets an agent credential of its own (it can ask you, never answer for you; revoke it
+   under Connected agents, or with loopback token revoke):
+  claude mcp add --transport http loopback %[1]s/mcp
+  Cursor (~/.cursor/mcp.json, "mcpServers"):  "loopback": {"url": "%[1]s/mcp"}
+  VS Code (.vscode/mcp.json, "servers"):      "loopback": {"type": "http", "url": "%[1]s/mcp"}
+  Codex:  codex mcp add loopback --url %[1]s/mcp
+
+2. A pasted agent token, for headless agents, CI and clients without OAuth:
 
 Add it to Claude Code:
   claude mcp add --transport http loopback %[1]s/mcp --header "Authorization: Bearer %[3]s"

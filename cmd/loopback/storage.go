@@ -25,6 +25,15 @@ type storage interface {
 	Close() error
 }
 
+// oauthStore is where MCP OAuth keeps its state: SQLite keeps it; the DynamoDB store does not
+// yet (docs/design/oauth.md), and there serve takes pasted tokens only.
+func oauthStore(db storage) ask.OAuthStore {
+	if st, ok := db.(ask.OAuthStore); ok {
+		return st
+	}
+	return nil
+}
+
 // dynamoStorage is the DynamoDB store as a storage: nothing to close, the SDK's client holds no
 // connection of its own.
 type dynamoStorage struct{ *dynamo.Store }

@@ -80,6 +80,15 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := svc.Revoke(ctx, a.db, a.db, LocalSpace, positional[0]); err != nil {
 			return fmt.Errorf("%s", ask.ErrorMessage(err))
 		}
+		if st := oauthStore(a.db); st != nil {
+			// The gate refuses them already (it reads the credential); deleted, a refresh token
+			// is dead in the store too.
+			for _, kind := range []ask.OAuthTokenKind{ask.AccessToken, ask.RefreshToken} {
+				if err := st.DeleteOAuthTokens(ctx, LocalSpace, positional[0], kind); err != nil {
+					return err
+				}
+			}
+		}
 		fmt.Fprintf(stdout, "Revoked %s. Its sockets and waiting calls end within seconds; its tickets and tasks are void.\n", positional[0])
 		return nil
 	case "rotate":

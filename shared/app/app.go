@@ -23,6 +23,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/mcptools"
+	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/slack"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
@@ -111,6 +112,11 @@ type Config struct {
 	// Wait tunes blocking MCP calls and tasks.
 	Wait Wait
 
+	// OAuth keeps MCP OAuth's state (shared/oauth): agents' clients sign in with the MCP URL
+	// alone, through the inbox's consent page. Nil: no OAuth, pasted tokens only (AWS, until the
+	// DynamoDB store of docs/design/oauth.md is built).
+	OAuth ask.OAuthStore
+
 	// Now is the clock; default the real one.
 	Now ask.Clock
 
@@ -152,6 +158,7 @@ type App struct {
 	API         *httpapi.Server
 	MCP         *mcptools.Handler
 	Hooks       *hooks.Handler // Claude Code's hooks, /hooks/claude-code (approvals)
+	OAuth       *oauth.Server  // MCP OAuth's authorization server; nil without Config.OAuth
 	Slack       *slack.Bot     // nil without a Slack app
 	// Actions makes and takes signed action links; nil without Config.ActionKey.
 	Actions *ask.Actions
@@ -198,6 +205,12 @@ func New(cfg Config) *App {
 	}
 	// A revoked credential's sockets and waits end within a second, wherever it was revoked.
 	a.Revocations = &gate.Revocations{Credentials: store, Logger: cfg.Logger}
+	if cfg.OAuth != nil {
+		a.Gate.OAuth = cfg.OAuth
+		a.OAuth = oauth.New(oauth.Config{
+			Store: cfg.OAuth, Credentials: store, PublicURL: a.PublicURL, Now: svc.Now, Logger: cfg.Logger,
+		})
+	}
 	if cfg.Blobs != nil {
 		svc.Uploads = store
 		a.Uploads = &upload.Service{Store: store, Blobs: cfg.Blobs, Now: svc.Now, Logger: cfg.Logger}
@@ -212,7 +225,7 @@ func New(cfg Config) *App {
 	a.API = &httpapi.Server{
 		Service: svc, Gate: a.Gate, Logger: cfg.Logger, Tickets: store, Hub: cfg.Hub,
 		PublicURL: cfg.PublicURL, Uploads: a.Uploads, Push: cfg.Push, Revocations: a.Revocations,
-		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions, Mail: store,
+		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions, Mail: store, Connect: a.OAuth, TaskStore: store,
 	}
 	if cfg.Slack != nil {
 		a.API.Slack = &httpapi.SlackConfig{Store: cfg.Slack.Store, Connected: cfg.Slack.Bot != nil, Command: cfg.Slack.Command}
@@ -238,7 +251,7 @@ func New(cfg Config) *App {
 	a.MCP = mcptools.New(mcptools.Config{
 		Service: svc, Gate: a.Gate, Tasks: store, Waiter: a.Waiter, Uploads: a.Uploads,
 		PublicURL: a.PublicURL, TaskPollInterval: cfg.Wait.TaskPoll, Logger: cfg.Logger,
-		Waits: waits(cfg), Streams: perKey(cfg.Limits.StreamsPerCredential),
+		Waits: waits(cfg), Streams: perKey(cfg.Limits.StreamsPerCredential), OAuth: a.OAuth != nil,
 	})
 	a.Hooks = &hooks.Handler{
 		Approvals: hooks.Domain{Service: svc, Waiter: a.Waiter}, Gate: a.Gate, Logger: cfg.Logger,
@@ -275,6 +288,12 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 	mux.Handle("/api/", api)
 	mux.Handle("/mcp", a.MCP)
 	mux.Handle("/hooks/", a.Hooks)
+	if a.OAuth != nil {
+		h := a.OAuth.Handler()
+		for _, p := range oauth.Paths() {
+			mux.Handle(p, h)
+		}
+	}
 	if a.Slack != nil {
 		mux.Handle("/slack/", a.Slack.Handler())
 	}
@@ -348,6 +367,12 @@ func (a *App) Sweep(ctx context.Context) (int, error) {
 		// After the leases, whatever happens here: uploads no ask shows, a day after expiry.
 		if _, err := a.Uploads.Reap(ctx); err != nil {
 			return total, fmt.Errorf("reaping uploads: %w", err)
+		}
+	}
+	if a.cfg.OAuth != nil {
+		// Requests to connect nobody decided, codes and tokens past their lifetime.
+		if err := a.cfg.OAuth.ReapOAuth(ctx, a.Service.Now()); err != nil {
+			return total, fmt.Errorf("reaping OAuth's requests and tokens: %w", err)
 		}
 	}
 	return total, nil

@@ -30,6 +30,11 @@ const (
 	EUploadInvalid  = "upload.invalid"       // not an image of the ticket's type, or an empty body
 	ETooMany        = "request.rate_limited" // over a limit per credential or per address; Retry-After says when to try again
 	EInternal       = "internal"             // our fault; details are logged, not sent
+
+	// A client's request to connect (MCP OAuth, contract revision 5), as the consent page sees it.
+	EConsentNotFound = "consent.not_found" // no such request to connect, or it is not this person's to see
+	EConsentDecided  = "consent.decided"   // the request was approved or refused already
+	EConsentExpired  = "consent.expired"   // the request waited longer than it may for the person
 )
 
 // Error is the one error type the domain returns. Code is stable and machine-readable; Message is

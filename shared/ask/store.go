@@ -123,6 +123,20 @@ type Credential struct {
 	RevokedAt *time.Time
 	// LastUsedAt is when the gate last let the credential in, to within LastUsedEvery; nil if never.
 	LastUsedAt *time.Time
+	// Client is the OAuth client an agent credential was made for, when a person connected it
+	// through the consent page (its client_id: a metadata document's URL or a registered id);
+	// "" for a credential made any other way.
+	Client string
+	// Grant is set by the gate, never stored, when the credential was opened by an OAuth access
+	// token: what that token was issued for (its audience and scope).
+	Grant *Grant
+}
+
+// Grant is what an OAuth access token was issued for: the transport that serves the resource
+// checks the audience and the scope against its own.
+type Grant struct {
+	Resource string
+	Scope    string
 }
 
 // CredentialStore keeps credentials.

@@ -140,7 +140,13 @@ func TestServerlessRoleMatrix(t *testing.T) {
 	apitest.RoleMatrix(t, apitest.Deployment{
 		Routes: keys,
 		Elsewhere: map[string]string{
-			"PUT /api/v1/uploads/{spaceId}/{token}": "on AWS an upload ticket is a presigned S3 PUT; this path falls through to $default (below)",
+			"PUT /api/v1/uploads/{spaceId}/{token}":       "on AWS an upload ticket is a presigned S3 PUT; this path falls through to $default (below)",
+			"GET /api/v1/connect/requests/{id}":           "MCP OAuth is local first (docs/design/oauth.md)",
+			"HEAD /api/v1/connect/requests/{id}":          "MCP OAuth is local first (docs/design/oauth.md)",
+			"POST /api/v1/connect/requests/{id}/decision": "MCP OAuth is local first (docs/design/oauth.md)",
+			"GET /api/v1/agents":                          "MCP OAuth is local first (docs/design/oauth.md)",
+			"HEAD /api/v1/agents":                         "MCP OAuth is local first (docs/design/oauth.md)",
+			"DELETE /api/v1/agents/{id}":                  "MCP OAuth is local first (docs/design/oauth.md)",
 		},
 		OK: map[string]int{
 			// A file read redirects to a presigned GET of the object (through CloudFront's /uploads/*).

@@ -30,7 +30,7 @@ import (
 
 // Revision is the revision of the contract this code writes: the newest member of the contract's
 // Revisions enum. See docs/design/versioned-messages.md.
-const Revision = 4
+const Revision = 5
 
 // ServerPath is the path every operation of the OpenAPI document is relative to.
 const ServerPath = "/api/v1"
@@ -39,8 +39,11 @@ const ServerPath = "/api/v1"
 var files embed.FS
 
 var (
-	// openAPIFile is the OpenAPI document of the current revision, as the emitter names it.
-	openAPIFile = fmt.Sprintf("schema/openapi.%d.json", Revision)
+	// openAPIFile is the OpenAPI document of the newest revision emitted, as the emitter names
+	// it: the current one, or a revision in the making (declared and emitted, not yet frozen,
+	// Revision not yet moved to it), whose additions the code already serves and its responses
+	// are checked against. Each revision's document is a superset of the one before.
+	openAPIFile = newestOpenAPI()
 
 	// jsonSchemaFile is the JSON Schema bundle: every model under $defs.
 	jsonSchemaFile = "schema/loopback.json"
@@ -62,6 +65,19 @@ func OpenAPI() []byte { return mustRead(openAPIFile) }
 // JSONSchema returns the emitted JSON Schema bundle: a draft 2020-12 document with every model of
 // the contract under $defs, each with its own $id ("Ask.json") and references by those ids.
 func JSONSchema() []byte { return mustRead(jsonSchemaFile) }
+
+// newestOpenAPI is the embedded openapi.<n>.json with the highest n, at least Revision's.
+func newestOpenAPI() string {
+	newest := Revision
+	names, _ := fs.Glob(files, "schema/openapi.*.json")
+	for _, name := range names {
+		var n int
+		if _, err := fmt.Sscanf(name, "schema/openapi.%d.json", &n); err == nil && n > newest {
+			newest = n
+		}
+	}
+	return fmt.Sprintf("schema/openapi.%d.json", newest)
+}
 
 func mustRead(name string) []byte {
 	b, err := files.ReadFile(name)

@@ -99,7 +99,10 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 	}
 	want := []string{
 		"GET /actions/{token}", "POST /actions/{token}", // revision 4
-		"GET /asks", "GET /asks/{id}", "POST /asks/{id}/reply", "POST /events/tickets",
+		"GET /agents", "DELETE /agents/{id}", // revision 5
+		"GET /asks", "GET /asks/{id}", "POST /asks/{id}/reply",
+		"GET /connect/requests/{id}", "POST /connect/requests/{id}/decision", // revision 5
+		"POST /events/tickets",
 		"GET /files/{uploadId}", "GET /push/key",
 		"DELETE /push/quiet-hours", "GET /push/quiet-hours", "PUT /push/quiet-hours", // revision 4
 		"POST /push/subscriptions", "DELETE /push/subscriptions/{id}",

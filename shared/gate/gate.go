@@ -44,6 +44,9 @@ type Gate struct {
 	// Throttle counts failed sign-ins per client address (ClientAddr of the context); nil
 	// counts none. See refuse.
 	Throttle Throttle
+
+	// OAuth finds the access tokens of MCP OAuth (connect.go); nil where none are issued.
+	OAuth OAuthTokens
 }
 
 func (g *Gate) now() time.Time {
@@ -66,6 +69,9 @@ func BearerToken(header string) string {
 func (g *Gate) Check(ctx context.Context, token string) (*ask.Credential, error) {
 	if token == "" {
 		return nil, ask.Errorf(ask.EUnauthorized, "send your Loopback token as Authorization: Bearer <token>")
+	}
+	if g.OAuth != nil && strings.HasPrefix(token, AccessTokenPrefix) {
+		return g.checkAccessToken(ctx, token)
 	}
 	// The credential is looked up before any throttle: a live one opens its space from any
 	// address; only a presented credential that opens nothing counts as a failed sign-in.

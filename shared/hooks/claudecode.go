@@ -160,6 +160,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cred, err := h.Gate.Check(gate.FromRequest(r), gate.BearerToken(r.Header.Get("Authorization")))
+	if err == nil {
+		err = gate.OnlyMCP(cred)
+	}
 	if err != nil {
 		h.errors().Write(w, r, err)
 		return

@@ -75,6 +75,9 @@ func (s *Server) authenticated(who audience, next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := check(gate.FromRequest(r), gate.BearerToken(r.Header.Get("Authorization")))
+		if err == nil {
+			err = gate.OnlyMCP(c)
+		}
 		if c != nil {
 			reqlog.From(r.Context()).Credential(c.ID)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/reqlog"
 	"github.com/loopback-hq/loopback/shared/upload"
 )
@@ -60,6 +61,11 @@ type Server struct {
 	// /api/v1/uploads/{spaceId}/{token} and GET /api/v1/files/{uploadId}.
 	Uploads *upload.Service
 
+	// Connect is MCP OAuth's authorization server, whose consent page's API this serves
+	// (contract revision 5); nil where the deployment has none, and then those routes do not
+	// exist. TaskStore is where revoking an agent (DELETE /api/v1/agents/{id}) ends its tasks.
+	Connect   *oauth.Server
+	TaskStore ask.TaskStore
 	// Actions takes signed action links (an email's, a notification's): GET and POST
 	// /api/v1/actions/{token}. Nil: the routes do not exist.
 	Actions *ask.Actions
@@ -140,6 +146,11 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "POST", "/api/v1/rules", s.createRule, true),
 		gated(personsOnly, "PUT", "/api/v1/rules/{id}", s.updateRule, true),
 		gated(personsOnly, "DELETE", "/api/v1/rules/{id}", s.deleteRule, true),
+		// Connecting agents (revision 5): the consent page and "Connected agents".
+		gated(personsOnly, "GET", "/api/v1/connect/requests/{id}", s.readConnect, s.Connect != nil),
+		gated(personsOnly, "POST", "/api/v1/connect/requests/{id}/decision", s.decideConnect, s.Connect != nil),
+		gated(personsOnly, "GET", "/api/v1/agents", s.listAgents, true),
+		gated(personsOnly, "DELETE", "/api/v1/agents/{id}", s.disconnectAgent, true),
 		// No bearer gate: the signed token is the credential (one person, one ask, once).
 		open("GET", "/api/v1/actions/{token}", s.readAction, s.Actions != nil),
 		open("POST", "/api/v1/actions/{token}", s.takeAction, s.Actions != nil),

@@ -54,6 +54,10 @@ type Config struct {
 	Waits   limit.Waits
 	Streams *limit.PerKey
 
+	// OAuth: MCP OAuth is served (shared/oauth): refusals carry its challenge, and an OAuth
+	// access token must have been issued for this resource.
+	OAuth bool
+
 	Logger *slog.Logger
 }
 

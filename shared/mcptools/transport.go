@@ -15,6 +15,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
+	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/reqlog"
 )
 
@@ -140,11 +141,25 @@ func (h *Handler) checkOrigin(q *request) bool {
 }
 
 // checkCredential is the gate: an agent's bearer token, or a 401/403 Problem. The credential
-// and the public URL go on the context, and the credential on the log line.
+// and the public URL go on the context, and the credential on the log line. Where MCP OAuth is
+// on (Config.OAuth), an OAuth access token must have been issued for this resource with the mcp
+// scope, and every 401 and 403 carries the challenge that starts a client's sign-in
+// (WWW-Authenticate with resource_metadata and scope; insufficient_scope on a 403).
 func (h *Handler) checkCredential(q *request) bool {
 	cred, err := h.cfg.Gate.Check(gate.FromRequest(q.r), gate.BearerToken(q.r.Header.Get("Authorization")))
+	if err == nil && h.cfg.OAuth {
+		err = oauth.CheckAudience(q.public, cred.Grant)
+	}
 	if err != nil {
-		h.refuse(q, err)
+		f := h.errors().Refusal(q.r.Context(), err, "method", q.r.Method)
+		if h.cfg.OAuth && (f.Status == http.StatusUnauthorized || f.Status == http.StatusForbidden) {
+			msg := ""
+			if gate.BearerToken(q.r.Header.Get("Authorization")) != "" {
+				msg = ask.ErrorMessage(err)
+			}
+			f.Header.Set("WWW-Authenticate", oauth.Challenge(q.public, f.Status, msg))
+		}
+		f.Write(q.w)
 		return false
 	}
 	q.cred = cred

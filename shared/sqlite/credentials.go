@@ -11,7 +11,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/buildinfo"
 )
 
-const credentialColumns = `space, id, token_hash, role, actor_id, actor_name, person_id, person_name, created_at, revoked_at, last_used_at`
+const credentialColumns = `space, id, token_hash, role, actor_id, actor_name, person_id, person_name, created_at, revoked_at, last_used_at, client_id`
 
 // CreateCredential stores a new credential. A token hash already stored is refused.
 func (d *DB) CreateCredential(ctx context.Context, c *ask.Credential) error {
@@ -19,9 +19,9 @@ func (d *DB) CreateCredential(ctx context.Context, c *ask.Credential) error {
 		return fmt.Errorf("sqlite: create credential %s: no token hash", c.ID)
 	}
 	_, err := d.w.ExecContext(ctx, `INSERT INTO credentials (`+credentialColumns+`, revision)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.Space, c.ID, c.TokenHash, c.Role, c.Actor.ID, c.Actor.Name, c.Person.ID, c.Person.Name,
-		formatTime(c.CreatedAt), nullTime(c.RevokedAt), nullTime(c.LastUsedAt), buildinfo.Revision)
+		formatTime(c.CreatedAt), nullTime(c.RevokedAt), nullTime(c.LastUsedAt), c.Client, buildinfo.Revision)
 	if isUnique(err) {
 		return fmt.Errorf("sqlite: create credential %s: its id or token hash is %w (%v)", c.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
@@ -115,7 +115,7 @@ func scanCredential(row scanner) (*ask.Credential, error) {
 	var created string
 	var revoked, used sql.NullString
 	err := row.Scan(&c.Space, &c.ID, &c.TokenHash, &c.Role, &c.Actor.ID, &c.Actor.Name,
-		&c.Person.ID, &c.Person.Name, &created, &revoked, &used)
+		&c.Person.ID, &c.Person.Name, &created, &revoked, &used, &c.Client)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,9 @@ export const SERVER_CODES = [
   'request.media_type',
   'request.rate_limited',
   'internal',
+  'consent.not_found',
+  'consent.decided',
+  'consent.expired',
 ] as const;
 
 export type ServerCode = (typeof SERVER_CODES)[number];

@@ -8,7 +8,14 @@ import type { PushState } from './push';
 import { compareTimes } from './time';
 import type { Ask, AskKind, AskPage, Rule, Whoami } from './types';
 
-export type Route = { name: 'inbox' } | { name: 'history' } | { name: 'ask'; id: string } | { name: 'rules'; focus?: string } | { name: 'settings' };
+export type Route =
+  | { name: 'inbox' }
+  | { name: 'history' }
+  | { name: 'ask'; id: string }
+  | { name: 'rules'; focus?: string }
+  | { name: 'settings' }
+  | { name: 'agents' }
+  | { name: 'connect'; id: string };
 
 export interface HistoryState {
   /** Closed asks read page by page, by id. */
@@ -191,6 +198,9 @@ export function parseRoute(pathname: string, search = ''): Route {
   const m = /^\/asks\/([^/]+)\/?$/.exec(pathname);
   if (m) return { name: 'ask', id: decodeURIComponent(m[1]) };
   if (/^\/history\/?$/.test(pathname)) return { name: 'history' };
+  if (/^\/agents\/?$/.test(pathname)) return { name: 'agents' };
+  const c = /^\/connect\/([^/]+)\/?$/.exec(pathname);
+  if (c) return { name: 'connect', id: decodeURIComponent(c[1]) };
   if (/^\/settings\/?$/.test(pathname)) return { name: 'settings' };
   if (/^\/rules\/?$/.test(pathname)) {
     const focus = new URLSearchParams(search).get('rule');
@@ -209,6 +219,10 @@ export function routePath(r: Route): string {
       return '/settings';
     case 'rules':
       return r.focus ? '/rules?rule=' + encodeURIComponent(r.focus) : '/rules';
+    case 'agents':
+      return '/agents';
+    case 'connect':
+      return '/connect/' + encodeURIComponent(r.id);
     default:
       return '/';
   }

@@ -52,6 +52,8 @@ export type BriefingAsk = Schemas['BriefingAsk'];
 export type ApprovalAsk = Schemas['ApprovalAsk'];
 export type ApprovalPrompt = Schemas['ApprovalPrompt'];
 export type Ask = Schemas['Ask'];
+export type ConnectRequest = Schemas['ConnectRequest'];
+export type ConnectedAgent = Schemas['ConnectedAgent'];
 
 export type Snapshot = Schemas['Snapshot'];
 export type AskPage = Schemas['AskPage'];

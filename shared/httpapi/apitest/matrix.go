@@ -73,6 +73,15 @@ var Matrix = map[string]Row{
 	"POST /api/v1/rules":        {Path: "/api/v1/rules", Body: `{"effect":"allow","tool":"Read","pathPattern":"docs/**"}`, OK: 201, Want: [5]int{OK, OK, 403, 401, OK}},
 	"PUT /api/v1/rules/{id}":    {Path: "/api/v1/rules/rule_none", Body: `{"effect":"deny","tool":"Bash","commandPrefix":"rm"}`, OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
 	"DELETE /api/v1/rules/{id}": {Path: "/api/v1/rules/rule_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	// Connecting agents (revision 5): a person's, any person's of the space; an agent never
+	// reads or decides a request to connect, nor lists or revokes agents. What each does when
+	// the thing exists is shared/oauth's and shared/httpapi's tests.
+	"GET /api/v1/connect/requests/{id}":           {Path: "/api/v1/connect/requests/authz_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/connect/requests/{id}":          {Path: "/api/v1/connect/requests/authz_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"POST /api/v1/connect/requests/{id}/decision": {Path: "/api/v1/connect/requests/authz_none/decision", Body: `{"decision":"refuse"}`, OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"GET /api/v1/agents":                          {Path: "/api/v1/agents", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/agents":                         {Path: "/api/v1/agents", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"DELETE /api/v1/agents/{id}":                  {Path: "/api/v1/agents/cred_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
 	// Slack (revision 4): a person's, any person's of the space; an agent never links, unlinks or
 	// sets where asks go. Nobody here is linked, so unlinking is 404 to every person.
 	"GET /api/v1/slack":         {Path: "/api/v1/slack", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},

@@ -7,6 +7,8 @@ import { AskView } from './AskView';
 import { AgentSetup, ListPane, type Tab } from './AskList';
 import { NoticeBanner, ReloadBanner, StaleBanner } from './Banners';
 import { RulesPage } from './Rules';
+import { AgentsPage } from './Agents';
+import { ConnectPage } from './Connect';
 import { SettingsPage } from './Settings';
 import { Help } from './Help';
 import { InboxIcon } from './icons';
@@ -34,6 +36,14 @@ export function App() {
       {s.route.name === 'rules' ? (
         <main id="main" class="layout-page">
           <RulesPage focus={s.route.focus} />
+        </main>
+      ) : s.route.name === 'agents' ? (
+        <main id="main" class="layout-page">
+          <AgentsPage />
+        </main>
+      ) : s.route.name === 'connect' ? (
+        <main id="main" class="layout-page">
+          <ConnectPage key={s.route.id} id={s.route.id} />
         </main>
       ) : s.route.name === 'settings' ? (
         <main id="main" class="layout-page">

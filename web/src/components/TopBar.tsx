@@ -106,6 +106,18 @@ function Account({ who }: { who: Whoami | null }) {
             <RulesIcon /> Rules
           </a>
           <a
+            class="btn wide ghost account-agents"
+            href="/agents"
+            onClick={(e) => {
+              if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+              e.preventDefault();
+              setOpen(false);
+              navigate({ name: 'agents' });
+            }}
+          >
+            Connected agents
+          </a>
+          <a
             class="btn wide ghost account-settings"
             href="/settings"
             onClick={(e) => {
