@@ -104,15 +104,16 @@ describe('deadlines', () => {
     const page = await openInbox(browser, server);
     await page.locator('.account-btn').click();
     await page.locator('.account-settings').click();
+    const section = page.locator('section[aria-labelledby="settings-deadline"]');
     const minutes = page.locator('#escalate-after');
     await minutes.waitFor();
     assert.equal(await minutes.inputValue(), '0');
     await minutes.fill('30');
     await page.locator('input[name="toPeople"]').uncheck();
     assert.match(await page.locator('#escalate-why').innerText(), /Choose whom to tell/);
-    assert.equal(await page.getByRole('button', { name: 'Save' }).isDisabled(), true);
+    assert.equal(await section.getByRole('button', { name: 'Save', exact: true }).isDisabled(), true);
     await page.locator('#escalate-channel').fill('#ops');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await section.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText('Saved. Asks made from now on escalate this way.').waitFor();
     const { body } = await server.api('GET', '/settings/escalation');
     assert.equal(body.afterMinutes, 30);
