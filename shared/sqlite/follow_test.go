@@ -157,7 +157,7 @@ func TestMigrateToFollow(t *testing.T) {
 	if _, err := d.w.ExecContext(ctx, `DROP TABLE leases; DROP TABLE tasks; DROP TABLE uploads;
 		ALTER TABLE credentials DROP COLUMN last_used_at; ALTER TABLE tickets DROP COLUMN credential_id;
 		DROP INDEX asks_closed_by; ALTER TABLE asks DROP COLUMN turns;
-		ALTER TABLE asks DROP COLUMN credential_id; DROP TABLE push_subscriptions; DROP TABLE upload_quota; DROP INDEX asks_due; ALTER TABLE asks DROP COLUMN due_at; DROP TABLE escalations; DROP TABLE rules; DROP TABLE action_uses; DROP TABLE mail_addresses; DROP TABLE push_quiet_hours; DROP TABLE oauth_clients; DROP TABLE oauth_requests; DROP TABLE oauth_tokens; ALTER TABLE credentials DROP COLUMN client_id; `+undoSlack+` PRAGMA user_version = 1`); err != nil {
+		ALTER TABLE asks DROP COLUMN credential_id; DROP TABLE push_subscriptions; DROP TABLE upload_quota; `+undoSince(10)+` PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {

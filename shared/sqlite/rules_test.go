@@ -21,7 +21,7 @@ func TestMigrateToRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.w.ExecContext(ctx, `DROP INDEX asks_due; ALTER TABLE asks DROP COLUMN due_at; DROP TABLE escalations; DROP TABLE rules; DROP TABLE action_uses; DROP TABLE mail_addresses; DROP TABLE push_quiet_hours; DROP TABLE oauth_clients; DROP TABLE oauth_requests; DROP TABLE oauth_tokens; ALTER TABLE credentials DROP COLUMN client_id; `+undoSlack+` PRAGMA user_version = 9`); err != nil {
+	if _, err := d.w.ExecContext(ctx, undoSince(10)+` PRAGMA user_version = 9`); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {

@@ -1,5 +1,29 @@
 package sqlite
 
-// undoSlack takes a database back to before migration 012 (Slack), for the tests that migrate an
-// older database.
-const undoSlack = `DROP TABLE slack_links; DROP TABLE slack_codes; DROP TABLE slack_messages; DROP TABLE slack_spaces;`
+import "strings"
+
+// undoMigration holds, for each migration from 010 on, the statements that take it back out: the
+// tests that migrate an older database undo the later migrations with undoSince. A new migration
+// adds its line here.
+var undoMigration = map[int]string{
+	10: `DROP TABLE rules;`,
+	11: `DROP INDEX asks_due; ALTER TABLE asks DROP COLUMN due_at; DROP TABLE escalations;`,
+	12: `DROP TABLE slack_links; DROP TABLE slack_codes; DROP TABLE slack_messages; DROP TABLE slack_spaces;`,
+	13: `DROP TABLE action_uses; DROP TABLE mail_addresses;`,
+	14: `DROP TABLE push_quiet_hours;`,
+	15: `DROP TABLE oauth_clients; DROP TABLE oauth_requests; DROP TABLE oauth_tokens; ALTER TABLE credentials DROP COLUMN client_id;`,
+}
+
+// undoSince returns the statements that undo every migration from n on, newest first.
+func undoSince(n int) string {
+	var b strings.Builder
+	for m := len(undoMigration) + 9; m >= n; m-- {
+		s, ok := undoMigration[m]
+		if !ok {
+			panic("undoMigration has no line for a migration")
+		}
+		b.WriteString(s)
+		b.WriteString(" ")
+	}
+	return b.String()
+}

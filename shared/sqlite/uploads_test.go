@@ -40,7 +40,7 @@ func TestMigrateUploadReaping(t *testing.T) {
 	if _, err := d.w.ExecContext(ctx, `DROP INDEX asks_closed_by; ALTER TABLE asks DROP COLUMN turns;
 		DROP INDEX uploads_reapable; DROP TABLE upload_quota;
 		ALTER TABLE uploads DROP COLUMN used; ALTER TABLE uploads DROP COLUMN credential;
-		CREATE INDEX uploads_unstored ON uploads (expires_at) WHERE state <> 'stored'; DROP INDEX asks_due; ALTER TABLE asks DROP COLUMN due_at; DROP TABLE escalations; DROP TABLE rules; DROP TABLE action_uses; DROP TABLE mail_addresses; DROP TABLE push_quiet_hours; DROP TABLE oauth_clients; DROP TABLE oauth_requests; DROP TABLE oauth_tokens; ALTER TABLE credentials DROP COLUMN client_id; `+undoSlack+` PRAGMA user_version = 7`); err != nil {
+		CREATE INDEX uploads_unstored ON uploads (expires_at) WHERE state <> 'stored'; `+undoSince(10)+` PRAGMA user_version = 7`); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {
