@@ -266,8 +266,9 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <title>{{if .Waiting}}Connect {{.Client}} to Loopback{{else}}{{.Title}}{{end}}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1d2433}
 .code{font:700 2rem/1.2 ui-monospace,monospace;letter-spacing:.15em;margin:1rem 0}
-a.btn{display:inline-block;padding:.5rem 1rem;border-radius:.4rem;background:#3457d5;color:#fff;text-decoration:none}
-.muted{color:#5b6475;font-size:.9rem}</style></head><body>
+a.btn{display:inline-block;padding:.55rem 1.1rem;border-radius:.5rem;background:#4f46e5;color:#fff;font-weight:600;text-decoration:none}
+.muted{color:#5b6475;font-size:.9rem}
+@media (prefers-color-scheme:dark){body{background:#0f1115;color:#e6e8ee}.muted{color:#9aa3b2}a.btn{background:#6366f1}}</style></head><body>
 {{if .Waiting}}
 <h1>Connect {{.Client}} to Loopback</h1>
 <p>Approve this in Loopback's inbox, here or on any device where you are signed in. The inbox shows the same code:</p>

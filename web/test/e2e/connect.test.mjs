@@ -8,13 +8,23 @@
 
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { launch } from './lib/browser.mjs';
 import { cspViolations, openInbox } from './lib/helpers.mjs';
 import { Agent } from './lib/mcp.mjs';
 import { Server } from './lib/server.mjs';
 import { TARGET } from '../../../e2e/lib/target.mjs';
+
+// The consent page, the starting browser's waiting page and Connected agents, as screenshots.
+const OUT = process.env.LOOPBACK_SCREENSHOTS ?? join(dirname(fileURLToPath(import.meta.url)), '../../../docs/screenshots');
+const shot = async (page, name) => {
+  await mkdir(OUT, { recursive: true });
+  await page.screenshot({ path: join(OUT, name + '.png'), animations: 'disabled' });
+};
 
 let server;
 let browser;
@@ -103,6 +113,7 @@ describe('connecting an agent with the URL alone', { skip: TARGET !== 'serve' &&
       assert.match(facts, /unverified/);
       assert.match(facts, new RegExp(new URL(cb.uri).host.replace('.', '\\.')));
       assert.match(await code.innerText(), /^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
+      await shot(page, 'desktop-consent');
       await page.getByRole('button', { name: 'Approve' }).click();
       const q = await cb.next;
       await page.waitForURL(/\/callback\?/);
@@ -119,6 +130,7 @@ describe('connecting an agent with the URL alone', { skip: TARGET !== 'serve' &&
       const row = page.locator('.agent-item', { hasText: 'Chromium e2e agent' });
       await row.waitFor();
       assert.match(await row.innerText(), /unverified app/);
+      await shot(page, 'desktop-agents');
       await row.getByRole('button', { name: 'Revoke Chromium e2e agent' }).click();
       await row.getByRole('button', { name: 'Revoke', exact: true }).click();
       await row.waitFor({ state: 'detached' });
@@ -141,6 +153,7 @@ describe('connecting an agent with the URL alone', { skip: TARGET !== 'serve' &&
       await starting.goto(authorizeURL(client, cb.uri, challenge, 'st-2'));
       await starting.waitForURL(/\/oauth\/continue\?request=/);
       const shown = (await starting.locator('#match-code').innerText()).trim();
+      await shot(starting, 'desktop-oauth-waiting');
       const id = new URL(starting.url()).searchParams.get('request');
 
       // Another device, signed in, opens the consent page: the same code, and a warning to check it.
@@ -149,6 +162,7 @@ describe('connecting an agent with the URL alone', { skip: TARGET !== 'serve' &&
       await code.waitFor();
       assert.equal((await code.innerText()).trim(), shown);
       assert.match(await phone.locator('.connect-facts').innerText(), /Approve only if the browser where you started/);
+      await shot(phone, 'phone-consent');
       await phone.getByRole('button', { name: 'Approve' }).click();
       await phone.locator('.connect-done').waitFor();
       assert.match(await phone.locator('.connect-done').innerText(), /moves on by itself/);
