@@ -66,10 +66,9 @@ const (
 	attrRotatedAt    = "rotatedAt"
 )
 
-// ClientIdleTTL is how long a registered (DCR) client is kept after its registration or the
-// last request to connect it started. A client idle that long registers again: every MCP client
-// that uses DCR does when its registration is refused (RFC 7591 gives no other way back).
-const ClientIdleTTL = 90 * 24 * time.Hour
+// ClientIdleTTL is how long a registered (DCR) client is kept after its registration, the last
+// request to connect it or its last refresh token (ask.OAuthClientIdle).
+const ClientIdleTTL = ask.OAuthClientIdle
 
 var _ ask.OAuthStore = (*Store)(nil)
 
