@@ -113,8 +113,8 @@ type Config struct {
 	Wait Wait
 
 	// OAuth keeps MCP OAuth's state (shared/oauth): agents' clients sign in with the MCP URL
-	// alone, through the inbox's consent page. Nil: no OAuth, pasted tokens only (AWS, until the
-	// DynamoDB store of docs/design/oauth.md is built).
+	// alone, through the inbox's consent page (SQLite locally, the table on AWS). Nil: no OAuth,
+	// pasted tokens only.
 	OAuth ask.OAuthStore
 
 	// Now is the clock; default the real one.

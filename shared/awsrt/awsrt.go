@@ -276,6 +276,9 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// posts and takes answers is not the app's publisher here: the stream's fan-out delivers
 		// (Stream), and SlackAppFunction takes Slack's requests (API).
 		Slack: &app.Slack{Store: store},
+		// MCP OAuth (docs/design/oauth.md): agents' clients sign in with the MCP URL alone. Its
+		// requests, codes and tokens are items with a TTL in the table.
+		OAuth: store,
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)
@@ -332,16 +335,28 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 // With a Slack app (Env.SlackParameter), Slack's requests to /slack/interactivity and
 // /slack/commands too (SlackAppFunction's routes), and the OAuth install's /slack/install and
 // /slack/oauth/callback (SlackInstallFunction's).
+//
+// MCP OAuth's endpoints too (OAuthFunction's routes: /.well-known/oauth-* and /oauth/*), which
+// CloudFront sends to the HTTP API.
 func (rt *Runtime) API() http.Handler {
 	api := rt.App.API.Handler()
-	if rt.slack == nil {
+	if rt.slack == nil && rt.App.OAuth == nil {
 		return api
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/slack/", rt.slack)
-	install := &slackInstall{rt: rt}
-	mux.Handle(slack.PathInstall, install)
-	mux.Handle(slack.PathOAuthCallback, install)
+	if rt.slack != nil {
+		mux.Handle("/slack/", rt.slack)
+		install := &slackInstall{rt: rt}
+		mux.Handle(slack.PathInstall, install)
+		mux.Handle(slack.PathOAuthCallback, install)
+	}
+	if rt.App.OAuth != nil {
+		h := rt.App.OAuth.Handler()
+		// Every path under the two prefixes, so that a preflight (OPTIONS) or an unknown path is
+		// the authorization server's answer, as locally.
+		mux.Handle("/.well-known/", h)
+		mux.Handle("/oauth/", h)
+	}
 	mux.Handle("/", api)
 	return mux
 }
