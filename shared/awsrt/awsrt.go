@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -343,22 +344,33 @@ func (rt *Runtime) API() http.Handler {
 	if rt.slack == nil && rt.App.OAuth == nil {
 		return api
 	}
-	mux := http.NewServeMux()
+	var slackMux *http.ServeMux
 	if rt.slack != nil {
-		mux.Handle("/slack/", rt.slack)
+		slackMux = http.NewServeMux()
+		slackMux.Handle("/slack/", rt.slack)
 		install := &slackInstall{rt: rt}
-		mux.Handle(slack.PathInstall, install)
-		mux.Handle(slack.PathOAuthCallback, install)
+		slackMux.Handle(slack.PathInstall, install)
+		slackMux.Handle(slack.PathOAuthCallback, install)
 	}
+	var authz http.Handler
 	if rt.App.OAuth != nil {
-		h := rt.App.OAuth.Handler()
-		// Every path under the two prefixes, so that a preflight (OPTIONS) or an unknown path is
-		// the authorization server's answer, as locally.
-		mux.Handle("/.well-known/", h)
-		mux.Handle("/oauth/", h)
+		authz = rt.App.OAuth.Handler()
 	}
-	mux.Handle("/", api)
-	return mux
+	// By prefix, not through a ServeMux, which would redirect the API's unclean paths
+	// (`//api/v1/whoami`) that the API answers with its own 404 Problem. Every path under
+	// MCP OAuth's two prefixes is the authorization server's answer (a preflight, an unknown
+	// path), as locally.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		switch {
+		case slackMux != nil && strings.HasPrefix(p, "/slack/"):
+			slackMux.ServeHTTP(w, r)
+		case authz != nil && (strings.HasPrefix(p, "/.well-known/") || strings.HasPrefix(p, "/oauth/")):
+			authz.ServeHTTP(w, r)
+		default:
+			api.ServeHTTP(w, r)
+		}
+	})
 }
 
 // Sockets serves the WebSocket API's routes and the stream fan-out.
