@@ -138,6 +138,9 @@ func TestMCPOAuthOnTheAWSPath(t *testing.T) {
 	if resp.StatusCode != 302 || !strings.HasPrefix(loc.String(), redirect) || loc.Query().Get("state") != state || loc.Query().Get("iss") != base {
 		t.Fatalf("after approval the browser got %d %s", resp.StatusCode, loc)
 	}
+	if cc := resp.Header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("the code's redirect has Cache-Control %q, want no-store (CloudFront must keep it for no one)", cc)
+	}
 	if err := h.ProcessAuthorizationResponse(ctx, loc.Query().Get("code"), state, verifier); err != nil {
 		t.Fatalf("redeeming the code: %v", err)
 	}
