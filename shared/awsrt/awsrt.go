@@ -37,6 +37,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/mcptools"
+	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/slack"
 	"github.com/loopback-hq/loopback/shared/upload"
@@ -280,6 +281,9 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// MCP OAuth (docs/design/oauth.md): agents' clients sign in with the MCP URL alone. Its
 		// requests, codes and tokens are items with a TTL in the table.
 		OAuth: store,
+		// Its starts (registrations, requests to connect) are counted per address in the table
+		// too, beside the failed sign-ins: a Lambda instance's own count would bound nothing.
+		OAuthStarts: startsThrottle{&dynamo.SignInThrottle{Store: store, Max: oauth.MaxStartsPerMinute, Window: time.Minute}},
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)
@@ -325,6 +329,14 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		rt.Poster = p
 	}
 	return rt, nil
+}
+
+// startsThrottle counts MCP OAuth's starts in SIGNIN#oauth:<address> items, apart from the same
+// address's failed sign-ins.
+type startsThrottle struct{ t *dynamo.SignInThrottle }
+
+func (s startsThrottle) Fail(ctx context.Context, addr string) (time.Duration, bool, error) {
+	return s.t.Fail(ctx, "oauth:"+addr)
 }
 
 // API is the HTTP API's route table (shared/httpapi), as every api-* function serves it behind
