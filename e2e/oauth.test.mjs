@@ -1,10 +1,14 @@
 // The official TypeScript SDK's OAuth client (v1, `@modelcontextprotocol/sdk`) signs in to
-// `loopback serve` with the MCP URL alone: the 401's challenge, discovery, Dynamic Client
+// `loopback serve` (and, with LOOPBACK_E2E_TARGET=aws-local, to the AWS deployment's own
+// Lambdas on moto) with the MCP URL alone: the 401's challenge, discovery, Dynamic Client
 // Registration, PKCE, the person's consent in headless Chromium (Debian's, driven by
 // playwright-core from web/node_modules; never a downloaded browser), the code on the client's
-// loopback callback, finishAuth, then a tool call as the person's agent.
+// loopback callback, finishAuth, then a tool call as the person's agent. Then several refreshes of
+// one refresh token at once (each gets a pair, within the grace), and the person disconnecting
+// the agent: its access token is refused at once, its refresh token is dead.
 //
 //   go build -o bin/loopback ./cmd/loopback && cd e2e && node --test oauth.test.mjs
+//   … && LOOPBACK_E2E_TARGET=aws-local node --test oauth.test.mjs
 
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -25,7 +29,6 @@ let server;
 let browser;
 
 before(async () => {
-  if (TARGET !== 'serve') return;
   server = await new LoopbackServer().start();
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
 });
@@ -84,7 +87,7 @@ class Provider {
   }
 }
 
-test('the TypeScript SDK signs in with the URL alone and calls a tool', { skip: TARGET !== 'serve' && 'serve only: MCP OAuth is local first (docs/design/oauth.md)' }, async () => {
+test(`the TypeScript SDK signs in with the URL alone and calls a tool (${TARGET})`, async () => {
   const cb = await callback();
   const context = await browser.newContext();
   try {
@@ -123,6 +126,47 @@ test('the TypeScript SDK signs in with the URL alone and calls a tool', { skip: 
     assert.ok(!result.isError, JSON.stringify(result));
     assert.ok(result.structuredContent.url.startsWith(server.origin), JSON.stringify(result.structuredContent));
     await second.client.close();
+
+    // Refreshes of one refresh token at once (a client's processes): each gets a pair of its own.
+    const clientId = provider.info.client_id;
+    const refresh = (token) =>
+      fetch(server.origin + '/oauth/token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: clientId }),
+      });
+    const answers = await Promise.all([1, 2, 3, 4].map(() => refresh(provider.saved.refresh_token)));
+    const pairs = await Promise.all(answers.map((r) => r.json()));
+    for (const [i, r] of answers.entries()) assert.equal(r.status, 200, JSON.stringify(pairs[i]));
+    assert.equal(new Set(pairs.map((p) => p.access_token)).size, 4, 'each refresh gets its own access token');
+    assert.equal(new Set(pairs.map((p) => p.refresh_token)).size, 4, 'each refresh gets its own refresh token');
+
+    // A fresh access token works; the person disconnects the agent; it is refused at once, and
+    // neither refresh token works any more.
+    const mcpStatus = async (access) =>
+      (
+        await fetch(server.mcp, {
+          method: 'POST',
+          headers: { authorization: 'Bearer ' + access, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'oauth-e2e', version: '1.0.0' } } }),
+        })
+      ).status;
+    assert.equal(await mcpStatus(pairs[0].access_token), 200);
+    const person = { authorization: 'Bearer ' + server.token };
+    const agents = await (await fetch(server.api + '/agents', { headers: person })).json();
+    const agent = agents.items.find((a) => a.client === clientId);
+    assert.ok(agent, JSON.stringify(agents));
+    const gone = await fetch(server.api + '/agents/' + encodeURIComponent(agent.id), { method: 'DELETE', headers: person });
+    assert.equal(gone.status, 204, await gone.text());
+    assert.equal(await mcpStatus(pairs[1].access_token), 401);
+    for (const p of [pairs[2], provider.saved]) {
+      const r = await refresh(p.refresh_token);
+      const body = await r.json();
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(body.error, 'invalid_grant');
+    }
+    // On aws-local every AWS call each function made is one its role in template.yaml allows.
+    assert.deepEqual(server.log.filter((l) => l.includes('IAM:')), []);
   } finally {
     await context.close();
     cb.close();

@@ -25,8 +25,8 @@ type storage interface {
 	Close() error
 }
 
-// oauthStore is where MCP OAuth keeps its state: SQLite keeps it; the DynamoDB store does not
-// yet (docs/design/oauth.md), and there serve takes pasted tokens only.
+// oauthStore is where MCP OAuth keeps its state: both stores keep it (SQLite's tables, the
+// DynamoDB table's items with a TTL).
 func oauthStore(db storage) ask.OAuthStore {
 	if st, ok := db.(ask.OAuthStore); ok {
 		return st

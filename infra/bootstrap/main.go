@@ -103,7 +103,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err := svc.Revoke(ctx, store, store, *space, *revoke); err != nil {
 			return fmt.Errorf("%s", ask.ErrorMessage(err))
 		}
-		fmt.Fprintf(out, "Revoked %s. Its sockets are disconnected and its waiting calls end within seconds; its tickets and tasks are void.\n", *revoke)
+		// An agent connected with MCP OAuth: its tokens go too (the gate already refuses them,
+		// since it reads the credential on every request; a refresh would find it revoked).
+		for _, kind := range []ask.OAuthTokenKind{ask.AccessToken, ask.RefreshToken} {
+			if err := store.DeleteOAuthTokens(ctx, *space, *revoke, kind); err != nil {
+				return fmt.Errorf("revoked %s, but deleting its OAuth tokens failed (they are refused all the same): %w", *revoke, err)
+			}
+		}
+		fmt.Fprintf(out, "Revoked %s. Its sockets are disconnected and its waiting calls end within seconds; its tickets, tasks and OAuth tokens are void.\n", *revoke)
 		return nil
 	}
 	if *name == "" {
@@ -163,7 +170,11 @@ func printAgentLines(out io.Writer, mcp, token string) {
 	if mcp == "" {
 		return
 	}
-	fmt.Fprintf(out, `Add it to Claude Code:
+	fmt.Fprintf(out, `Or with the URL alone (MCP OAuth): the agent's client opens your browser and you approve it
+in the inbox (docs/design/oauth.md):
+  claude mcp add --transport http loopback %[1]s
+
+Add it to Claude Code:
   claude mcp add --transport http loopback %[1]s --header "Authorization: Bearer %[2]s"
 
 Add it to Cursor (~/.cursor/mcp.json, under "mcpServers"):

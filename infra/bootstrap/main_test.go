@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/awstest"
@@ -113,9 +115,18 @@ func TestBootstrapHandsAgentsNoPersonKey(t *testing.T) {
 		t.Errorf("make tokens shows a token:\n%s", list)
 	}
 
+	// Had the agent been connected with MCP OAuth, its tokens go with it.
+	oauthToken := &ask.OAuthToken{Hash: []byte("a refresh token's hash"), Kind: ask.RefreshToken, Space: sp[1], CredentialID: a.ID,
+		ClientID: "client_x", Resource: "https://x/mcp", Scope: "mcp", CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
+	if err := store.CreateOAuthToken(ctx, oauthToken); err != nil {
+		t.Fatal(err)
+	}
 	bootstrap(t, "--table", table, "--space", sp[1], "--revoke", a.ID)
 	if _, err := g.Check(ctx, agent); ask.ErrorCode(err) != ask.EUnauthorized {
 		t.Errorf("the revoked agent's token: %v", err)
+	}
+	if _, err := store.OAuthTokenByHash(ctx, oauthToken.Hash); !errors.Is(err, ask.ErrNotFound) {
+		t.Errorf("the revoked agent's OAuth refresh token: %v, want it deleted", err)
 	}
 	if created.FindString(out) == "" {
 		t.Errorf("make teammate named no credential id:\n%s", out)

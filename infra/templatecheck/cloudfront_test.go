@@ -131,8 +131,8 @@ func TestInboxRouteFunction(t *testing.T) {
 	for _, f := range files {
 		reqs = append(reqs, cfRequest{Method: "GET", URI: f})
 	}
-	pages := []string{"/", "/history", "/rules", "/settings", "/asks/kjr4xxjnqm4i4wuld3i6xnuzpe"}
-	missing := []string{"/api", "/nope.js", "/assets/../index.html", "/mcp/x", "/.sources-sha256", "/icons/"}
+	pages := []string{"/", "/history", "/rules", "/settings", "/asks/kjr4xxjnqm4i4wuld3i6xnuzpe", "/agents", "/connect/authz_kjr4xxjnqm4i4wuld3i6xnuzpe"}
+	missing := []string{"/api", "/nope.js", "/connect/a/b", "/assets/../index.html", "/mcp/x", "/.sources-sha256", "/icons/"}
 	for _, p := range append(pages, missing...) {
 		reqs = append(reqs, cfRequest{Method: "GET", URI: p})
 	}

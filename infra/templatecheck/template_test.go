@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/loopback-hq/loopback/shared/httpapi"
+	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/samtemplate"
 	"github.com/loopback-hq/loopback/shared/slack"
 )
@@ -70,6 +71,19 @@ func TestRoutesHaveTheirFunctions(t *testing.T) {
 			t.Errorf("template.yaml: %s (Slack's requests) is an HttpApi event of %d functions (%v); want one", key, len(fns), fns)
 		}
 	}
+	// MCP OAuth's endpoints (shared/oauth's Handler, OAuth's wire formats): one function each,
+	// and CloudFront sends /.well-known/* and /oauth/* to the HTTP API.
+	for _, key := range oauthRoutes {
+		routes[key] = true
+		if fns := events[key]; len(fns) != 1 || fns[0] != "OAuthFunction" {
+			t.Errorf("template.yaml: %s (MCP OAuth) is an HttpApi event of %v; want OAuthFunction's only", key, fns)
+		}
+	}
+	for _, p := range []string{"/.well-known/*", "/oauth/*"} {
+		if !slices.Contains(tmpl.CachePaths, p) {
+			t.Errorf("template.yaml: the Distribution has no CacheBehavior with PathPattern %s (MCP OAuth would reach the inbox's bucket)", p)
+		}
+	}
 	if !slices.Contains(tmpl.CachePaths, "/slack/*") {
 		t.Errorf("template.yaml: the Distribution has no CacheBehavior with PathPattern /slack/* (Slack's requests would reach the inbox's bucket)")
 	}
@@ -95,13 +109,16 @@ func TestRoutesHaveTheirFunctions(t *testing.T) {
 // they fall through to the $default function, which answers them as the local binary answers an
 // address that names nothing.
 var localOnly = map[string]string{
-	// MCP OAuth (issue 28, revision 5) is local first: its DynamoDB store is designed
-	// (docs/design/oauth.md) but not built, so the AWS stack serves pasted tokens only.
-	"GET /api/v1/connect/requests/{id}":           "MCP OAuth is local first (docs/design/oauth.md: the DynamoDB store is designed, not built)",
-	"POST /api/v1/connect/requests/{id}/decision": "MCP OAuth is local first (docs/design/oauth.md: the DynamoDB store is designed, not built)",
-	"GET /api/v1/agents":                          "MCP OAuth is local first (docs/design/oauth.md); on AWS make tokens lists agents",
-	"DELETE /api/v1/agents/{id}":                  "MCP OAuth is local first (docs/design/oauth.md); on AWS make tokens and the bootstrap revoke",
-	"PUT /api/v1/uploads/{spaceId}/{token}":       "on AWS an upload ticket is a presigned S3 PUT (upload.Service.Direct) whose token is never given out, so no address of this route names a ticket there",
+	"PUT /api/v1/uploads/{spaceId}/{token}": "on AWS an upload ticket is a presigned S3 PUT (upload.Service.Direct) whose token is never given out, so no address of this route names a ticket there",
+}
+
+// oauthRoutes are MCP OAuth's endpoints as HTTP API routes (shared/oauth.Paths, with their
+// methods), and the CORS preflights of the two prefixes.
+var oauthRoutes = []string{
+	"GET " + oauth.PathResourceMetadata, "GET " + oauth.PathResourceMetadataMCP, "GET " + oauth.PathServerMetadata,
+	"GET " + oauth.PathAuthorize, "GET " + oauth.PathContinue,
+	"POST " + oauth.PathToken, "POST " + oauth.PathRegister, "POST " + oauth.PathRevoke,
+	"OPTIONS /.well-known/{proxy+}", "OPTIONS /oauth/{proxy+}",
 }
 
 // apiDir is the one main package every function of the HTTP API runs (a function per route, so

@@ -113,9 +113,12 @@ type Config struct {
 	Wait Wait
 
 	// OAuth keeps MCP OAuth's state (shared/oauth): agents' clients sign in with the MCP URL
-	// alone, through the inbox's consent page. Nil: no OAuth, pasted tokens only (AWS, until the
-	// DynamoDB store of docs/design/oauth.md is built).
+	// alone, through the inbox's consent page (SQLite locally, the table on AWS). Nil: no OAuth,
+	// pasted tokens only.
 	OAuth ask.OAuthStore
+	// OAuthStarts counts MCP OAuth's registrations and requests to connect per client address
+	// across every process of a deployment (the table, on AWS); nil counts them in this process.
+	OAuthStarts gate.Throttle
 
 	// Now is the clock; default the real one.
 	Now ask.Clock
@@ -209,6 +212,7 @@ func New(cfg Config) *App {
 		a.Gate.OAuth = cfg.OAuth
 		a.OAuth = oauth.New(oauth.Config{
 			Store: cfg.OAuth, Credentials: store, PublicURL: a.PublicURL, Now: svc.Now, Logger: cfg.Logger,
+			Starts: cfg.OAuthStarts,
 		})
 	}
 	if cfg.Blobs != nil {

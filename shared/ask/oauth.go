@@ -21,6 +21,12 @@ type OAuthClient struct {
 	CreatedAt    time.Time
 }
 
+// OAuthClientIdle is how long a registered client is kept with nothing of it live: no request
+// to connect and no token (SQLite's ReapOAuth), or since its registration, its last request or
+// its last refresh token (DynamoDB's time to live). A client whose registration was reaped
+// registers again, as MCP clients do when theirs is refused; its tokens never depended on it.
+const OAuthClientIdle = 90 * 24 * time.Hour
+
 // ConsentStatus is where a request to connect stands.
 type ConsentStatus string
 
@@ -127,6 +133,7 @@ type OAuthStore interface {
 	// DeleteOAuthTokens deletes every token of a credential of kind (a refresh token family
 	// replayed after its grace; a revoked credential's).
 	DeleteOAuthTokens(ctx context.Context, space, credentialID string, kind OAuthTokenKind) error
-	// ReapOAuth deletes what expired before now: requests, tokens. (DynamoDB's TTL does it there.)
+	// ReapOAuth deletes what expired before now: requests, tokens, and registered clients idle
+	// for OAuthClientIdle. (DynamoDB's TTL does it there.)
 	ReapOAuth(ctx context.Context, now time.Time) error
 }

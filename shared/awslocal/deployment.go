@@ -288,13 +288,18 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 const InstancesPath = "/_aws-local/mcp-instances"
 
 // Handler serves the deployment's paths on one address, as CloudFront's behaviours route them:
-// the event socket to the WebSocket API, the rest of /api/ and /slack/ to the HTTP API, /mcp and /hooks/ to the
+// the event socket to the WebSocket API, the rest of /api/, /slack/, /.well-known/ and /oauth/ to
+// the HTTP API, /mcp and /hooks/ to the
 // MCP function URL, and everything else to inbox (S3 behind CloudFront on AWS).
 func (d *Deployment) Handler(inbox http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/events", d.Events)
 	mux.Handle("/api/", d.API)
 	mux.Handle("/slack/", d.API) // CloudFront's /slack/* behaviour: Slack's requests
+	// CloudFront's /.well-known/* and /oauth/* behaviours: MCP OAuth's metadata and
+	// authorization server, on the HTTP API (OAuthFunction).
+	mux.Handle("/.well-known/", d.API)
+	mux.Handle("/oauth/", d.API)
 	mux.Handle("/mcp", d.MCP)
 	mux.Handle("/hooks/", d.MCP) // CloudFront's /hooks/* behaviour: the MCP function URL
 	if d.mcp != nil {

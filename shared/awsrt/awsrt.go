@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -36,6 +37,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/mcptools"
+	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/slack"
 	"github.com/loopback-hq/loopback/shared/upload"
@@ -276,6 +278,12 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// posts and takes answers is not the app's publisher here: the stream's fan-out delivers
 		// (Stream), and SlackAppFunction takes Slack's requests (API).
 		Slack: &app.Slack{Store: store},
+		// MCP OAuth (docs/design/oauth.md): agents' clients sign in with the MCP URL alone. Its
+		// requests, codes and tokens are items with a TTL in the table.
+		OAuth: store,
+		// Its starts (registrations, requests to connect) are counted per address in the table
+		// too, beside the failed sign-ins: a Lambda instance's own count would bound nothing.
+		OAuthStarts: startsThrottle{&dynamo.SignInThrottle{Store: store, Max: oauth.MaxStartsPerMinute, Window: time.Minute}},
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)
@@ -323,6 +331,14 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 	return rt, nil
 }
 
+// startsThrottle counts MCP OAuth's starts in SIGNIN#oauth:<address> items, apart from the same
+// address's failed sign-ins.
+type startsThrottle struct{ t *dynamo.SignInThrottle }
+
+func (s startsThrottle) Fail(ctx context.Context, addr string) (time.Duration, bool, error) {
+	return s.t.Fail(ctx, "oauth:"+addr)
+}
+
 // API is the HTTP API's route table (shared/httpapi), as every api-* function serves it behind
 // API Gateway (they all run functions/api): whoami, snapshot, asks, reply, event tickets, uploads
 // and files. API Gateway sends each function only its own route; each function's role allows only
@@ -332,18 +348,41 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 // With a Slack app (Env.SlackParameter), Slack's requests to /slack/interactivity and
 // /slack/commands too (SlackAppFunction's routes), and the OAuth install's /slack/install and
 // /slack/oauth/callback (SlackInstallFunction's).
+//
+// MCP OAuth's endpoints too (OAuthFunction's routes: /.well-known/oauth-* and /oauth/*), which
+// CloudFront sends to the HTTP API.
 func (rt *Runtime) API() http.Handler {
 	api := rt.App.API.Handler()
-	if rt.slack == nil {
+	if rt.slack == nil && rt.App.OAuth == nil {
 		return api
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/slack/", rt.slack)
-	install := &slackInstall{rt: rt}
-	mux.Handle(slack.PathInstall, install)
-	mux.Handle(slack.PathOAuthCallback, install)
-	mux.Handle("/", api)
-	return mux
+	var slackMux *http.ServeMux
+	if rt.slack != nil {
+		slackMux = http.NewServeMux()
+		slackMux.Handle("/slack/", rt.slack)
+		install := &slackInstall{rt: rt}
+		slackMux.Handle(slack.PathInstall, install)
+		slackMux.Handle(slack.PathOAuthCallback, install)
+	}
+	var authz http.Handler
+	if rt.App.OAuth != nil {
+		authz = rt.App.OAuth.Handler()
+	}
+	// By prefix, not through a ServeMux, which would redirect the API's unclean paths
+	// (`//api/v1/whoami`) that the API answers with its own 404 Problem. Every path under
+	// MCP OAuth's two prefixes is the authorization server's answer (a preflight, an unknown
+	// path), as locally.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		switch {
+		case slackMux != nil && strings.HasPrefix(p, "/slack/"):
+			slackMux.ServeHTTP(w, r)
+		case authz != nil && (strings.HasPrefix(p, "/.well-known/") || strings.HasPrefix(p, "/oauth/")):
+			authz.ServeHTTP(w, r)
+		default:
+			api.ServeHTTP(w, r)
+		}
+	})
 }
 
 // Sockets serves the WebSocket API's routes and the stream fan-out.

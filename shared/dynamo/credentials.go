@@ -75,6 +75,9 @@ func credentialItem(c *ask.Credential, k item, typ string) item {
 	if c.Person.Name != "" {
 		it[attrPersonName] = str(c.Person.Name)
 	}
+	if c.Client != "" {
+		it[attrClientID] = str(c.Client) // the OAuth client it was connected for (MCP OAuth)
+	}
 	it[attrCreatedAt] = str(formatTime(c.CreatedAt))
 	if c.RevokedAt != nil {
 		it[attrRevokedAt] = str(formatTime(*c.RevokedAt))
@@ -243,6 +246,7 @@ func decodeCredential(it item) (*ask.Credential, error) {
 	c.Actor.Name, _ = getString(it, attrActorName)
 	c.Person.ID, _ = getString(it, attrPersonID)
 	c.Person.Name, _ = getString(it, attrPersonName)
+	c.Client, _ = getString(it, attrClientID)
 	var err error
 	if c.CreatedAt, err = mustTime(it, attrCreatedAt); err != nil {
 		return nil, fail(err)

@@ -140,7 +140,11 @@ func (s *Server) Handler() http.Handler {
 	// Metadata and the token endpoints are read by browsers' JavaScript too (web clients such
 	// as the MCP Inspector): CORS for them, never for the authorization endpoint.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != PathAuthorize && r.URL.Path != PathContinue {
+		if r.URL.Path == PathAuthorize || r.URL.Path == PathContinue {
+			// Their redirects (a code for one browser, a cookie) are never kept by a cache on
+			// the way, CloudFront's included.
+			w.Header().Set("Cache-Control", "no-store")
+		} else {
 			w.Header().Set("Access-Control-Allow-Origin", "*")
 			if r.Method == http.MethodOptions {
 				w.Header().Set("Access-Control-Allow-Methods", "GET, POST")

@@ -227,7 +227,8 @@ func (d *DB) DeleteOAuthTokens(ctx context.Context, space, credentialID string, 
 	return nil
 }
 
-// ReapOAuth deletes the requests and tokens that expired before now.
+// ReapOAuth deletes the requests and tokens that expired before now, and the registered clients
+// older than ask.OAuthClientIdle of which no request or token is left.
 func (d *DB) ReapOAuth(ctx context.Context, now time.Time) error {
 	return d.writeTx(ctx, func(tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_requests WHERE expires_at < ?`, formatTime(now)); err != nil {
@@ -235,6 +236,13 @@ func (d *DB) ReapOAuth(ctx context.Context, now time.Time) error {
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_tokens WHERE expires_at < ?`, formatTime(now)); err != nil {
 			return fmt.Errorf("sqlite: reap oauth tokens: %w", err)
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM oauth_clients WHERE created_at < ?
+			AND NOT EXISTS (SELECT 1 FROM oauth_requests r WHERE r.client_id = oauth_clients.id)
+			AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.client_id = oauth_clients.id)`,
+			formatTime(now.Add(-ask.OAuthClientIdle)))
+		if err != nil {
+			return fmt.Errorf("sqlite: reap oauth clients: %w", err)
 		}
 		return nil
 	})

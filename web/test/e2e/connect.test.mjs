@@ -5,6 +5,7 @@
 // gets the code, redeems it with PKCE and calls a tool. Connected agents lists and revokes it.
 //
 //   go build -o bin/loopback ./cmd/loopback && cd web && node --test test/e2e/connect.test.mjs
+//   … && LOOPBACK_E2E_TARGET=aws-local node --test test/e2e/connect.test.mjs
 
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -94,8 +95,9 @@ async function redeem(client, redirect, code, verifier) {
   return body;
 }
 
-// MCP OAuth is local first: the DynamoDB store is designed (docs/design/oauth.md), not built.
-describe('connecting an agent with the URL alone', { skip: TARGET !== 'serve' && 'serve only: MCP OAuth is local first (docs/design/oauth.md)' }, () => {
+// On both targets: `loopback serve`, and (LOOPBACK_E2E_TARGET=aws-local) the AWS deployment's own
+// functions, where the consent page's API and Connected agents are ApiConnectFunction's.
+describe(`connecting an agent with the URL alone (${TARGET})`, () => {
   it('is one click for a person signed in where the sign-in starts, and the agent then asks', async () => {
     const cb = await callback();
     try {
