@@ -288,4 +288,3 @@ func (s *Store) ConsumePasskeyCeremony(ctx context.Context, id string, kind ask.
 }
 
 var _ ask.PasskeyStore = (*Store)(nil)
-
