@@ -101,6 +101,12 @@ var localOnly = map[string]string{
 	"POST /api/v1/connect/requests/{id}/decision": "MCP OAuth is local first (docs/design/oauth.md: the DynamoDB store is designed, not built)",
 	"GET /api/v1/agents":                          "MCP OAuth is local first (docs/design/oauth.md); on AWS make tokens lists agents",
 	"DELETE /api/v1/agents/{id}":                  "MCP OAuth is local first (docs/design/oauth.md); on AWS make tokens and the bootstrap revoke",
+	"GET /api/v1/passkeys":                        "passkeys are local first: the DynamoDB store is built and tested, the Lambda routes are not (docs/trust.md)",
+	"DELETE /api/v1/passkeys/{id}":                "passkeys are local first (docs/trust.md)",
+	"POST /api/v1/passkey-registrations":          "passkeys are local first (docs/trust.md)",
+	"POST /api/v1/passkey-registrations/{id}":     "passkeys are local first (docs/trust.md)",
+	"POST /api/v1/passkey-sign-ins":               "passkeys are local first (docs/trust.md)",
+	"POST /api/v1/passkey-sign-ins/{id}":          "passkeys are local first (docs/trust.md)",
 	"PUT /api/v1/uploads/{spaceId}/{token}":       "on AWS an upload ticket is a presigned S3 PUT (upload.Service.Direct) whose token is never given out, so no address of this route names a ticket there",
 }
 

@@ -147,6 +147,13 @@ func TestServerlessRoleMatrix(t *testing.T) {
 			"GET /api/v1/agents":                          "MCP OAuth is local first (docs/design/oauth.md)",
 			"HEAD /api/v1/agents":                         "MCP OAuth is local first (docs/design/oauth.md)",
 			"DELETE /api/v1/agents/{id}":                  "MCP OAuth is local first (docs/design/oauth.md)",
+			"GET /api/v1/passkeys":                        "passkeys are local first (docs/trust.md)",
+			"HEAD /api/v1/passkeys":                       "passkeys are local first (docs/trust.md)",
+			"DELETE /api/v1/passkeys/{id}":                "passkeys are local first (docs/trust.md)",
+			"POST /api/v1/passkey-registrations":          "passkeys are local first (docs/trust.md)",
+			"POST /api/v1/passkey-registrations/{id}":     "passkeys are local first (docs/trust.md)",
+			"POST /api/v1/passkey-sign-ins":               "passkeys are local first (docs/trust.md)",
+			"POST /api/v1/passkey-sign-ins/{id}":          "passkeys are local first (docs/trust.md)",
 		},
 		OK: map[string]int{
 			// A file read redirects to a presigned GET of the object (through CloudFront's /uploads/*).
