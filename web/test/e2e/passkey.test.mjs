@@ -17,9 +17,13 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { launch } from './lib/browser.mjs';
-import { scrollsSideways } from './lib/helpers.mjs';
-import { Server } from './lib/server.mjs';
+import { background, scrollsSideways } from './lib/helpers.mjs';
+import { Agent } from './lib/mcp.mjs';
+import { BIN, Server } from './lib/server.mjs';
+import { tokenCommand } from '../../../e2e/lib/target.mjs';
 
 const OUT = process.env.LOOPBACK_SCREENSHOTS ?? join(dirname(fileURLToPath(import.meta.url)), '../../../docs/screenshots');
 const LAPTOP = { viewport: { width: 1280, height: 860 } };
@@ -91,7 +95,8 @@ async function settings(page) {
 
 describe('passkeys', () => {
   let synced; // the passkey as the first device's authenticator holds it (to "sync" to others)
-  let signedIn; // the browser the passkey signed in
+  let signedIn; // the token of the browser the passkey signed in
+  let signedInID; // its credential's id
 
   it('a signed-in person adds a passkey in Settings (laptop)', async () => {
     const page = await device(LAPTOP);
@@ -132,14 +137,24 @@ describe('passkeys', () => {
 
   it('a fresh signed-out browser signs in with it from the autofill, and the inbox works (phone)', async () => {
     const page = await device(PHONE, [synced]);
+    const answer = page.waitForResponse((r) => r.url().includes('/api/v1/passkey-sign-ins/') && r.request().method() === 'POST');
     await signInWithPasskey(page, 'autofill');
+    signedInID = (await (await answer).json()).credentialId;
     await page.locator('[data-conn="live"]').waitFor({ timeout: 10_000 });
     signedIn = await keptToken(page);
     assert.ok(signedIn && signedIn.startsWith('lb_') && signedIn !== server.token, 'a new credential of its own, kept');
     assert.equal(page.url().includes(signedIn), false, 'the token is never in the address');
     const who = await server.api('GET', '/whoami', undefined, { as: signedIn });
     assert.equal(who.status, 200);
-    // The inbox works: an ask raised now shows up, live.
+    // The inbox works: an ask raised now shows up, live, and is answered from it.
+    const agent = await new Agent(server, { name: 'claude-code', version: '2.1.0' }).init();
+    const asked = background(agent.call('ask_question', { project: 'passkeys', question: 'Ship the passkey sign-in today?', options: [{ label: 'Yes' }, { label: 'Not yet' }] }));
+    await page.getByText('Ship the passkey sign-in today?').first().click();
+    await page.getByRole('button', { name: /Not yet/ }).first().click();
+    const send = page.getByRole('button', { name: /^(Send|Answer)/ }).first();
+    if (await send.isVisible().catch(() => false)) await send.click();
+    const reply = await asked;
+    assert.match(JSON.stringify(reply), /Not yet/);
     assert.equal(await scrollsSideways(page), false);
     // The sign-in is listed as a credential, and the passkey as used.
     const list = await server.api('GET', '/passkeys');
@@ -201,10 +216,18 @@ describe('passkeys', () => {
       await p.context().close();
     }
 
-    // The browser it signed in: still in, until its own credential is revoked.
+    // The browser it signed in: still in (a restart of the server changes nothing), until its own
+    // credential is revoked, as any credential is.
     assert.equal((await server.api('GET', '/whoami', undefined, { as: signedIn })).status, 200);
+    await server.restart();
     const who = await server.api('GET', '/whoami', undefined, { as: signedIn });
+    assert.equal(who.status, 200, 'still signed in after a restart');
     assert.equal(who.body.actor.id, (await server.api('GET', '/whoami')).body.actor.id);
+    const where = await tokenCommand(server);
+    const { stdout } = await promisify(execFile)(BIN, ['token', 'list', ...where.args], { env: { ...process.env, ...where.env } });
+    assert.ok(stdout.includes(signedInID), `loopback token list shows the browser's credential ${signedInID}:\n${stdout}`);
+    await promisify(execFile)(BIN, ['token', 'revoke', signedInID, ...where.args], { env: { ...process.env, ...where.env } });
+    assert.equal((await server.api('GET', '/whoami', undefined, { as: signedIn })).status, 401, 'revoked: signed out');
   });
 
   it('agents can neither register nor list passkeys', async () => {
