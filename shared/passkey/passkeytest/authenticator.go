@@ -32,7 +32,9 @@ type key struct {
 }
 
 // New is an authenticator used from a page at origin.
-func New(origin string) *Authenticator { return &Authenticator{Origin: origin, keys: map[string]*key{}} }
+func New(origin string) *Authenticator {
+	return &Authenticator{Origin: origin, keys: map[string]*key{}}
+}
 
 var b64 = base64.RawURLEncoding
 
