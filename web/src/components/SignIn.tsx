@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { tokenFromPaste } from '../auth';
 import { conditionalAvailable, passkeySignIn, passkeysSupported, PasskeyError } from '../passkey';
-import { signIn } from '../state';
+import { getState, signIn } from '../state';
 import { LogoIcon } from './icons';
 
 export function SignIn({ message, busy }: { message: string | null; busy: boolean }) {
@@ -21,12 +21,14 @@ export function SignIn({ message, busy }: { message: string | null; busy: boolea
   };
   const failed = (err: unknown) => setPasskeyMessage(err instanceof PasskeyError ? err.message : (err as Error).message);
 
-  // Where the browser offers passkeys in a field's autofill, the token field offers them too.
+  // Where the browser offers passkeys in a field's autofill, the token field offers them too:
+  // once the page is settled as signed out (not while a link's or a kept token is being checked,
+  // which shows this page for a moment).
   useEffect(() => {
-    if (!supported) return;
+    if (!supported || busy) return;
     let live = true;
     void conditionalAvailable().then((ok) => {
-      if (!ok || !live) return;
+      if (!ok || !live || getState().signingIn || getState().token) return;
       const ctl = new AbortController();
       conditional.current = ctl;
       passkeySignIn({ conditional: true, signal: ctl.signal }).then(finish, (err) => {
@@ -37,7 +39,7 @@ export function SignIn({ message, busy }: { message: string | null; busy: boolea
       live = false;
       conditional.current?.abort();
     };
-  }, []);
+  }, [busy]);
 
   const withPasskey = async () => {
     conditional.current?.abort();

@@ -23,7 +23,7 @@ import { launch } from './lib/browser.mjs';
 import { background, scrollsSideways } from './lib/helpers.mjs';
 import { Agent } from './lib/mcp.mjs';
 import { BIN, Server } from './lib/server.mjs';
-import { tokenCommand } from '../../../e2e/lib/target.mjs';
+import { TARGET, tokenCommand } from '../../../e2e/lib/target.mjs';
 
 const OUT = process.env.LOOPBACK_SCREENSHOTS ?? join(dirname(fileURLToPath(import.meta.url)), '../../../docs/screenshots');
 const LAPTOP = { viewport: { width: 1280, height: 860 } };
@@ -93,7 +93,8 @@ async function settings(page) {
   await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
 }
 
-describe('passkeys', () => {
+// On AWS the passkey routes are not wired to Lambdas yet (docs/trust.md): local only for now.
+describe('passkeys', { skip: TARGET === 'aws-local' && 'passkeys are local first: no Lambda routes yet' }, () => {
   let synced; // the passkey as the first device's authenticator holds it (to "sync" to others)
   let signedIn; // the token of the browser the passkey signed in
   let signedInID; // its credential's id
