@@ -36,18 +36,27 @@ const (
 var defaultAgent = ask.Actor{ID: "agent:default", Name: "agent"}
 
 // ownerCredential returns the owner's token: LOOPBACK_TOKEN when set, else the one kept in the
-// data folder, else a new one (kept there). Every other live owner credential is retired, so a
-// changed LOOPBACK_TOKEN leaves no second key to the inbox. Only hashes are in the database.
+// data folder, else a new one (kept there). When that token is new (a changed LOOPBACK_TOKEN, a
+// first run, a kept token that was revoked), every other live owner credential is retired, so
+// that no second key to the inbox is left. A restart with the same token retires nothing: the
+// owner's browsers signed in with a passkey (each its own owner credential) stay signed in.
+// Only hashes are in the database.
 func (a *dataDir) ownerCredential(ctx context.Context) (string, error) {
 	template := ask.Credential{Space: LocalSpace, Role: ask.RoleOwner, Actor: a.owner, Person: a.owner}
 	var token string
 	var cred *ask.Credential
+	fresh := false
 	if t := strings.TrimSpace(os.Getenv("LOOPBACK_TOKEN")); t != "" {
 		// It need not look like a Loopback token (lb_…): every log line masks it all the same.
 		redact.Add(t)
 		if err := checkChosenToken(t); err != nil {
 			return "", err
 		}
+		_, err := a.db.CredentialByTokenHash(ctx, gate.Hash(t))
+		if err != nil && ask.ErrorCode(err) != ask.EUnauthorized {
+			return "", err
+		}
+		fresh = err != nil
 		c, err := gate.Adopt(ctx, a.db, t, template)
 		if err != nil {
 			return "", err
@@ -60,11 +69,14 @@ func (a *dataDir) ownerCredential(ctx context.Context) (string, error) {
 		}
 		token, cred = t, c
 	} else {
-		t, c, err := a.keptToken(ctx, ownerTokenFile, ask.RoleOwner, template)
+		t, c, made, err := a.keptToken(ctx, ownerTokenFile, ask.RoleOwner, template)
 		if err != nil {
 			return "", err
 		}
-		token, cred = t, c
+		token, cred, fresh = t, c, made
+	}
+	if !fresh {
+		return token, nil
 	}
 	return token, a.retireOwnersBut(ctx, cred.ID)
 }
@@ -72,14 +84,14 @@ func (a *dataDir) ownerCredential(ctx context.Context) (string, error) {
 // agentCredential returns the default agent's token, kept in the data folder; a new one when
 // there is none yet or the kept one was revoked.
 func (a *dataDir) agentCredential(ctx context.Context) (string, error) {
-	t, _, err := a.keptToken(ctx, agentTokenFile, ask.RoleAgent,
+	t, _, _, err := a.keptToken(ctx, agentTokenFile, ask.RoleAgent,
 		ask.Credential{Space: LocalSpace, Role: ask.RoleAgent, Actor: defaultAgent, Person: a.owner})
 	return t, err
 }
 
 // keptToken returns the live credential of role whose token is kept in the data folder's file,
-// or issues a new one from template and keeps its token there (mode 0600).
-func (a *dataDir) keptToken(ctx context.Context, file string, role ask.Role, template ask.Credential) (string, *ask.Credential, error) {
+// or issues a new one from template and keeps its token there (mode 0600); made says which.
+func (a *dataDir) keptToken(ctx context.Context, file string, role ask.Role, template ask.Credential) (string, *ask.Credential, bool, error) {
 	path := filepath.Join(a.dir, file)
 	b, err := os.ReadFile(path)
 	switch {
@@ -87,16 +99,17 @@ func (a *dataDir) keptToken(ctx context.Context, file string, role ask.Role, tem
 		t := strings.TrimSpace(string(b))
 		c, err := a.db.CredentialByTokenHash(ctx, gate.Hash(t))
 		if err == nil && c.Live() && c.Role == role {
-			return t, c, nil
+			return t, c, false, nil
 		}
 		if err != nil && ask.ErrorCode(err) != ask.EUnauthorized {
-			return "", nil, err
+			return "", nil, false, err
 		}
 		// Revoked, or of a database that was replaced: make a new one.
 	case !errors.Is(err, os.ErrNotExist):
-		return "", nil, err
+		return "", nil, false, err
 	}
-	return a.issueKept(ctx, path, template)
+	t, c, err := a.issueKept(ctx, path, template)
+	return t, c, true, err
 }
 
 // issueKept issues a credential and keeps its token in the file at path, readable only by this

@@ -143,7 +143,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		OpenAsks: *openAsks,
 		Storage:  a.db, Blobs: stored.blobs, Hub: events.NewHub(), Publish: publish,
 		PublicURL: base, Limits: limits, Logger: logger, EscalationUnit: *escalationUnit, OAuth: oauthStore(a.db),
-		Wait: app.Wait{MaxWait: *maxWait, Progress: *progress, QuietMaxWait: *quietMaxWait, ClaudeCodeMaxWait: *claudeMaxWait},
+		Passkeys: true,
+		Wait:     app.Wait{MaxWait: *maxWait, Progress: *progress, QuietMaxWait: *quietMaxWait, ClaudeCodeMaxWait: *claudeMaxWait},
 		Push: &httpapi.PushConfig{
 			PublicKey: func(context.Context) (string, error) { return vapid.PublicKey, nil },
 			Store:     a.db, Rules: ask.PushRules{AllowLoopback: pushLoopback},

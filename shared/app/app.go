@@ -24,6 +24,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/oauth"
+	"github.com/loopback-hq/loopback/shared/passkey"
 	"github.com/loopback-hq/loopback/shared/slack"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
@@ -44,6 +45,7 @@ type Storage interface {
 	ask.MailStore
 	ask.SettingsStore
 	ask.SlackStore
+	ask.PasskeyStore
 }
 
 // Config is what differs between deployments. Storage and Logger are required.
@@ -119,6 +121,10 @@ type Config struct {
 	// OAuthStarts counts MCP OAuth's registrations and requests to connect per client address
 	// across every process of a deployment (the table, on AWS); nil counts them in this process.
 	OAuthStarts gate.Throttle
+
+	// Passkeys lets people sign in to the inbox with passkeys (shared/passkey), the relying
+	// party being PublicURL's host. Off: the passkey routes do not exist.
+	Passkeys bool
 
 	// Now is the clock; default the real one.
 	Now ask.Clock
@@ -230,6 +236,14 @@ func New(cfg Config) *App {
 		Service: svc, Gate: a.Gate, Logger: cfg.Logger, Tickets: store, Hub: cfg.Hub,
 		PublicURL: cfg.PublicURL, Uploads: a.Uploads, Push: cfg.Push, Revocations: a.Revocations,
 		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions, Mail: store, Connect: a.OAuth, TaskStore: store,
+	}
+	if cfg.Passkeys && cfg.PublicURL != "" {
+		if pk, err := passkey.New(store, a.Gate, cfg.PublicURL); err != nil {
+			cfg.Logger.Warn("passkeys are off", "err", err)
+		} else {
+			pk.Now = svc.Now
+			a.API.Passkeys = pk
+		}
 	}
 	if cfg.Slack != nil {
 		a.API.Slack = &httpapi.SlackConfig{Store: cfg.Slack.Store, Connected: cfg.Slack.Bot != nil, Command: cfg.Slack.Command}

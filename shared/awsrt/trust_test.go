@@ -146,7 +146,14 @@ func TestServerlessRoleMatrix(t *testing.T) {
 	apitest.RoleMatrix(t, apitest.Deployment{
 		Routes: keys,
 		Elsewhere: map[string]string{
-			"PUT /api/v1/uploads/{spaceId}/{token}": "on AWS an upload ticket is a presigned S3 PUT; this path falls through to $default (below)",
+			"PUT /api/v1/uploads/{spaceId}/{token}":   "on AWS an upload ticket is a presigned S3 PUT; this path falls through to $default (below)",
+			"GET /api/v1/passkeys":                    "passkeys are local first (docs/trust.md)",
+			"HEAD /api/v1/passkeys":                   "passkeys are local first (docs/trust.md)",
+			"DELETE /api/v1/passkeys/{id}":            "passkeys are local first (docs/trust.md)",
+			"POST /api/v1/passkey-registrations":      "passkeys are local first (docs/trust.md)",
+			"POST /api/v1/passkey-registrations/{id}": "passkeys are local first (docs/trust.md)",
+			"POST /api/v1/passkey-sign-ins":           "passkeys are local first (docs/trust.md)",
+			"POST /api/v1/passkey-sign-ins/{id}":      "passkeys are local first (docs/trust.md)",
 		},
 		OK: map[string]int{
 			// A file read redirects to a presigned GET of the object (through CloudFront's /uploads/*).

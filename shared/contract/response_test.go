@@ -103,7 +103,11 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		"GET /asks", "GET /asks/{id}", "POST /asks/{id}/reply",
 		"GET /connect/requests/{id}", "POST /connect/requests/{id}/decision", // revision 5
 		"POST /events/tickets",
-		"GET /files/{uploadId}", "GET /push/key",
+		"GET /files/{uploadId}",
+		"POST /passkey-registrations", "POST /passkey-registrations/{id}", // revision 6
+		"POST /passkey-sign-ins", "POST /passkey-sign-ins/{id}", // revision 6
+		"GET /passkeys", "DELETE /passkeys/{id}", // revision 6
+		"GET /push/key",
 		"DELETE /push/quiet-hours", "GET /push/quiet-hours", "PUT /push/quiet-hours", // revision 4
 		"POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
 		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}",

@@ -89,3 +89,8 @@ func (g *Gate) refuse(ctx context.Context, e *ask.Error) error {
 		After: time.Duration(secs) * time.Second,
 	}
 }
+
+// Refuse is the refusal of a sign-in that failed some other way than a token (a passkey that
+// does not verify, a one-time code that is wrong): e as it is while the client's address is within
+// its budget of failed sign-ins, 429 beyond it, counted with the failed tokens.
+func (g *Gate) Refuse(ctx context.Context, e *ask.Error) error { return g.refuse(ctx, e) }

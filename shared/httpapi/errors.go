@@ -55,6 +55,11 @@ var statusByCode = map[string]int{
 	ask.EActionRevoked:   http.StatusGone,
 	ask.EMailInvalid:     http.StatusUnprocessableEntity,
 
+	// Revision 6: passkeys.
+	ask.EPasskeyNotFound: http.StatusNotFound,
+	ask.EPasskeyInvalid:  http.StatusUnprocessableEntity,
+	ask.EPasskeyExpired:  http.StatusGone,
+
 	// Revision 4: push.
 	ask.EQuietHoursInvalid: http.StatusUnprocessableEntity,
 }

@@ -72,6 +72,11 @@ var wantStatus = map[string]int{
 
 	// Revision 4: push.
 	ask.EQuietHoursInvalid: 422,
+
+	// Revision 6: passkeys.
+	ask.EPasskeyNotFound: 404,
+	ask.EPasskeyInvalid:  422,
+	ask.EPasskeyExpired:  410,
 }
 
 // allCodes reads every error code declared in shared/ask and in this package (codes.go): their

@@ -13,6 +13,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/oauth"
+	"github.com/loopback-hq/loopback/shared/passkey"
 	"github.com/loopback-hq/loopback/shared/reqlog"
 	"github.com/loopback-hq/loopback/shared/upload"
 )
@@ -73,6 +74,10 @@ type Server struct {
 	// Mail keeps each person's address for email notices: GET and PUT /api/v1/settings/mail.
 	// Nil: the routes do not exist.
 	Mail ask.MailStore
+
+	// Passkeys signs people in with passkeys (contract revision 6): registering and removing
+	// them, and the sign-in that makes a browser's person credential. Nil: the routes do not exist.
+	Passkeys *passkey.Service
 
 	sockets
 }
@@ -158,6 +163,14 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "PUT", "/api/v1/settings/mail", s.writeMailSettings, s.Mail != nil),
 		gated(personsOnly, "GET", "/api/v1/settings/escalation", s.readEscalation, true),
 		gated(personsOnly, "PUT", "/api/v1/settings/escalation", s.updateEscalation, true),
+		// Passkeys (revision 6): a person's own; an agent never registers, lists or removes one.
+		// No bearer gate on a sign-in: the passkey is the credential.
+		gated(personsOnly, "GET", "/api/v1/passkeys", s.listPasskeys, s.Passkeys != nil),
+		gated(personsOnly, "DELETE", "/api/v1/passkeys/{id}", s.removePasskey, s.Passkeys != nil),
+		gated(personsOnly, "POST", "/api/v1/passkey-registrations", s.beginPasskeyRegistration, s.Passkeys != nil),
+		gated(personsOnly, "POST", "/api/v1/passkey-registrations/{id}", s.finishPasskeyRegistration, s.Passkeys != nil),
+		open("POST", "/api/v1/passkey-sign-ins", s.beginPasskeySignIn, s.Passkeys != nil),
+		open("POST", "/api/v1/passkey-sign-ins/{id}", s.finishPasskeySignIn, s.Passkeys != nil),
 	}
 }
 

@@ -41,6 +41,9 @@ export const SERVER_CODES = [
   'consent.not_found',
   'consent.decided',
   'consent.expired',
+  'passkey.not_found',
+  'passkey.invalid',
+  'passkey.expired',
 ] as const;
 
 export type ServerCode = (typeof SERVER_CODES)[number];

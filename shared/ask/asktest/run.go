@@ -23,6 +23,7 @@ type Stores interface {
 	ask.SettingsStore
 	ask.SlackStore
 	ask.OAuthStore
+	ask.PasskeyStore
 }
 
 // Backend is what a store adapter hands Run.
@@ -70,6 +71,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Deadlines", func(t *testing.T) { testDeadlines(t, b.Open) })
 	t.Run("OAuthStore", func(t *testing.T) { testOAuthStore(t, func(t *testing.T) OAuthStores { return b.Open(t) }) })
 	t.Run("SlackStore", func(t *testing.T) { testSlackStore(t, func(t *testing.T) ask.SlackStore { return b.Open(t) }) })
+	t.Run("PasskeyStore", func(t *testing.T) { testPasskeyStore(t, func(t *testing.T) ask.PasskeyStore { return b.Open(t) }) })
 	t.Run("WaitStore", func(t *testing.T) {
 		if b.Waits == nil {
 			t.Skip("this backend serves one process and keeps no ask.WaitStore")

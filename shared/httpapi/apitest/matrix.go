@@ -111,6 +111,17 @@ var Matrix = map[string]Row{
 	"HEAD /api/v1/push/quiet-hours":   {Path: "/api/v1/push/quiet-hours", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
 	"PUT /api/v1/push/quiet-hours":    {Path: "/api/v1/push/quiet-hours", Body: `{"start":"22:00","end":"22:00","timeZone":"UTC"}`, OK: 422, Want: [5]int{OK, OK, 403, 401, OK}},
 	"DELETE /api/v1/push/quiet-hours": {Path: "/api/v1/push/quiet-hours", OK: 204, Want: [5]int{OK, OK, 403, 401, OK}},
+	// Passkeys (revision 6): each person's own (the owner sees and removes every one of the
+	// space); an agent never registers, lists or removes one. A sign-in takes no bearer
+	// credential (the passkey is the credential), whoever else's token comes with it: starting
+	// one is 201 to anyone; finishing one with an answer that is no credential is 422 to anyone.
+	"GET /api/v1/passkeys":                    {Path: "/api/v1/passkeys", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/passkeys":                   {Path: "/api/v1/passkeys", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"DELETE /api/v1/passkeys/{id}":            {Path: "/api/v1/passkeys/pk_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"POST /api/v1/passkey-registrations":      {Path: "/api/v1/passkey-registrations", Body: `{"name":"Laptop"}`, OK: 201, Want: [5]int{OK, OK, 403, 401, OK}},
+	"POST /api/v1/passkey-registrations/{id}": {Path: "/api/v1/passkey-registrations/pkc_none", Body: `{}`, OK: 422, Want: [5]int{OK, OK, 403, 401, OK}},
+	"POST /api/v1/passkey-sign-ins":           {Path: "/api/v1/passkey-sign-ins", Body: `{}`, OK: 201, Want: [5]int{OK, OK, OK, OK, OK}},
+	"POST /api/v1/passkey-sign-ins/{id}":      {Path: "/api/v1/passkey-sign-ins/pkc_none", Body: `{}`, OK: 422, Want: [5]int{OK, OK, OK, OK, OK}},
 	// The event socket, by bearer token: persons only.
 	"GET /api/v1/events": {Path: "/api/v1/events", OK: 101, Want: [5]int{OK, OK, 403, 401, OK}},
 	// MCP: every live credential may ask (a person trying it alone included).

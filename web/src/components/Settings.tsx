@@ -6,6 +6,7 @@ import { navigate } from '../state';
 import { BackIcon } from './icons';
 import { DeadlineSettings } from './settings/Deadline';
 import { MailSettings } from './settings/Mail';
+import { PasskeySettings } from './settings/Passkeys';
 import { PushSettings } from './settings/Push';
 import { SlackSettings } from './settings/Slack';
 
@@ -21,8 +22,9 @@ export function SettingsPage() {
         <h2 id="settings-title" class="ask-title" tabIndex={-1} ref={heading}>
           Settings
         </h2>
-        <p class="muted">Where Loopback reaches you besides this inbox, and what happens when nobody answers.</p>
+        <p class="muted">How you sign in, where Loopback reaches you besides this inbox, and what happens when nobody answers.</p>
       </header>
+      <PasskeySettings />
       <SlackSettings />
       <MailSettings />
       <PushSettings />
