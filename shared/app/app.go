@@ -25,6 +25,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/slack"
+	"github.com/loopback-hq/loopback/shared/sso"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
@@ -117,6 +118,12 @@ type Config struct {
 	// DynamoDB store of docs/design/oauth.md is built).
 	OAuth ask.OAuthStore
 
+	// SSO is the deployment's single sign-on through an OpenID Connect provider (shared/sso):
+	// the owner's settings (issuer, client, who may sign in) and Space. New fills in its store
+	// (Storage, which must keep ask.SSOStore), credentials, public URL, throttle, clock and
+	// logger. Nil: none (the signed-out page offers none).
+	SSO *sso.Config
+
 	// Now is the clock; default the real one.
 	Now ask.Clock
 
@@ -159,6 +166,7 @@ type App struct {
 	MCP         *mcptools.Handler
 	Hooks       *hooks.Handler // Claude Code's hooks, /hooks/claude-code (approvals)
 	OAuth       *oauth.Server  // MCP OAuth's authorization server; nil without Config.OAuth
+	SSO         *sso.Server    // single sign-on; nil without Config.SSO
 	Slack       *slack.Bot     // nil without a Slack app
 	// Actions makes and takes signed action links; nil without Config.ActionKey.
 	Actions *ask.Actions
@@ -227,6 +235,23 @@ func New(cfg Config) *App {
 		PublicURL: cfg.PublicURL, Uploads: a.Uploads, Push: cfg.Push, Revocations: a.Revocations,
 		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions, Mail: store, Connect: a.OAuth, TaskStore: store,
 	}
+	if st, ok := store.(ask.SSOStore); ok {
+		a.API.SSOLinks = st
+		if cfg.SSO != nil {
+			c := *cfg.SSO
+			c.Store, c.Credentials, c.PublicURL, c.Throttle, c.Logger = st, store, a.PublicURL, a.Gate.Throttle, cfg.Logger
+			if c.Now == nil {
+				c.Now = svc.Now
+			}
+			s, err := sso.New(c)
+			if err != nil {
+				// The caller checked the settings (sso.CheckSettings); say so loudly all the same.
+				cfg.Logger.Error("single sign-on is off: its settings are refused", "err", err)
+			} else {
+				a.SSO, a.API.SSO = s, s
+			}
+		}
+	}
 	if cfg.Slack != nil {
 		a.API.Slack = &httpapi.SlackConfig{Store: cfg.Slack.Store, Connected: cfg.Slack.Bot != nil, Command: cfg.Slack.Command}
 		if b := cfg.Slack.Bot; b != nil {
@@ -291,6 +316,12 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 	if a.OAuth != nil {
 		h := a.OAuth.Handler()
 		for _, p := range oauth.Paths() {
+			mux.Handle(p, h)
+		}
+	}
+	if a.SSO != nil {
+		h := a.SSO.Handler()
+		for _, p := range sso.Paths() {
 			mux.Handle(p, h)
 		}
 	}
@@ -373,6 +404,12 @@ func (a *App) Sweep(ctx context.Context) (int, error) {
 		// Requests to connect nobody decided, codes and tokens past their lifetime.
 		if err := a.cfg.OAuth.ReapOAuth(ctx, a.Service.Now()); err != nil {
 			return total, fmt.Errorf("reaping OAuth's requests and tokens: %w", err)
+		}
+	}
+	if st, ok := a.cfg.Storage.(ask.SSOStore); ok {
+		// Sign-ins nobody came back from.
+		if err := st.ReapSSO(ctx, a.Service.Now()); err != nil {
+			return total, fmt.Errorf("reaping single sign-on's sign-ins: %w", err)
 		}
 	}
 	return total, nil

@@ -68,6 +68,15 @@ func Run(t *testing.T, b Backend) {
 	t.Run("MailStore", func(t *testing.T) { testMailStore(t, func(t *testing.T) ask.MailStore { return b.Open(t) }) })
 	t.Run("Deadlines", func(t *testing.T) { testDeadlines(t, b.Open) })
 	t.Run("SlackStore", func(t *testing.T) { testSlackStore(t, func(t *testing.T) ask.SlackStore { return b.Open(t) }) })
+	t.Run("SSOStore", func(t *testing.T) {
+		testSSOStore(t, func(t *testing.T) ask.SSOStore {
+			s, ok := b.Open(t).(ask.SSOStore)
+			if !ok {
+				t.Fatal("the backend keeps no ask.SSOStore")
+			}
+			return s
+		})
+	})
 	t.Run("WaitStore", func(t *testing.T) {
 		if b.Waits == nil {
 			t.Skip("this backend serves one process and keeps no ask.WaitStore")
