@@ -101,6 +101,9 @@ var localOnly = map[string]string{
 	"POST /api/v1/connect/requests/{id}/decision": "MCP OAuth is local first (docs/design/oauth.md: the DynamoDB store is designed, not built)",
 	"GET /api/v1/agents":                          "MCP OAuth is local first (docs/design/oauth.md); on AWS make tokens lists agents",
 	"DELETE /api/v1/agents/{id}":                  "MCP OAuth is local first (docs/design/oauth.md); on AWS make tokens and the bootstrap revoke",
+	"GET /api/v1/sso":                             "single sign-on is local first (docs/trust.md); on AWS the page is told nothing and offers none",
+	"GET /api/v1/sso/links":                       "single sign-on is local first (docs/trust.md)",
+	"DELETE /api/v1/sso/links/{id}":               "single sign-on is local first (docs/trust.md)",
 	"PUT /api/v1/uploads/{spaceId}/{token}":       "on AWS an upload ticket is a presigned S3 PUT (upload.Service.Direct) whose token is never given out, so no address of this route names a ticket there",
 }
 

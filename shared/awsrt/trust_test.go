@@ -147,6 +147,11 @@ func TestServerlessRoleMatrix(t *testing.T) {
 			"GET /api/v1/agents":                          "MCP OAuth is local first (docs/design/oauth.md)",
 			"HEAD /api/v1/agents":                         "MCP OAuth is local first (docs/design/oauth.md)",
 			"DELETE /api/v1/agents/{id}":                  "MCP OAuth is local first (docs/design/oauth.md)",
+			"GET /api/v1/sso":                             "single sign-on is local first (docs/trust.md)",
+			"HEAD /api/v1/sso":                            "single sign-on is local first (docs/trust.md)",
+			"GET /api/v1/sso/links":                       "single sign-on is local first (docs/trust.md)",
+			"HEAD /api/v1/sso/links":                      "single sign-on is local first (docs/trust.md)",
+			"DELETE /api/v1/sso/links/{id}":               "single sign-on is local first (docs/trust.md)",
 		},
 		OK: map[string]int{
 			// A file read redirects to a presigned GET of the object (through CloudFront's /uploads/*).
