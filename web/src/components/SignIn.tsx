@@ -1,12 +1,23 @@
-// The page shown to nobody signed in: the sign-in link's explanation and the token form.
+// The page shown to nobody signed in: "Sign in with <provider>" when the owner set up single
+// sign-on (GET /api/v1/sso, which needs no credential), the sign-in link's explanation and the
+// token form.
 
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { tokenFromPaste } from '../auth';
+import { ssoStatus, type SsoOffer } from '../sso';
 import { signIn } from '../state';
 import { LogoIcon } from './icons';
 
 export function SignIn({ message, busy }: { message: string | null; busy: boolean }) {
   const [token, setToken] = useState('');
+  const [sso, setSso] = useState<SsoOffer | null>(null);
+  useEffect(() => {
+    let live = true;
+    void ssoStatus().then((offer) => live && setSso(offer));
+    return () => {
+      live = false;
+    };
+  }, []);
   return (
     <main class="signin">
       <div class="signin-card">
@@ -19,6 +30,14 @@ export function SignIn({ message, busy }: { message: string | null; busy: boolea
           <p class="signin-message" role="alert">
             {message}
           </p>
+        )}
+        {sso && (
+          <div class="signin-sso">
+            <a class="btn primary wide" href={sso.startUrl} id="sso-sign-in">
+              Sign in with {sso.provider}
+            </a>
+            <p class="signin-or">or</p>
+          </div>
         )}
         <p>
           Open the <strong>Inbox</strong> link that <code>loopback serve</code> printed. It signs this browser in, and
