@@ -14,7 +14,7 @@ CREATE INDEX sso_logins_expiry ON sso_logins (expires_at);
 
 -- Which identity at the provider (issuer, subject) is which person of a space.
 CREATE TABLE sso_links (
-    id              TEXT NOT NULL PRIMARY KEY,
+    id              TEXT NOT NULL, -- ask.SSOLinkID(issuer, subject): the same in every space
     space           TEXT NOT NULL,
     issuer          TEXT NOT NULL,
     subject         TEXT NOT NULL,
@@ -24,5 +24,6 @@ CREATE TABLE sso_links (
     role            TEXT NOT NULL,
     created_at      TEXT NOT NULL,
     last_sign_in_at TEXT,
+    PRIMARY KEY (space, id),
     UNIQUE (space, issuer, subject)
 ) STRICT;
