@@ -154,7 +154,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 			Store:     a.db, Rules: ask.PushRules{AllowLoopback: pushLoopback},
 		},
 		ActionKey: func(context.Context) ([]byte, error) { return actionKey, nil },
-		SSO:       ssoCfg,
+		SSO:       ssoCfg, SSOLinks: true,
 	})
 	defer lb.Waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
 	// A notification's buttons carry action links signed for the device's person. Set before

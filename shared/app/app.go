@@ -123,6 +123,10 @@ type Config struct {
 	// (Storage, which must keep ask.SSOStore), credentials, public URL, throttle, clock and
 	// logger. Nil: none (the signed-out page offers none).
 	SSO *sso.Config
+	// SSOLinks serves the single sign-on links' routes (GET and DELETE /api/v1/sso/links) from
+	// Storage, with or without SSO, so that links stay removable after it is turned off. Off on
+	// AWS, where the stack does not route single sign-on yet (docs/deploy.md).
+	SSOLinks bool
 
 	// Now is the clock; default the real one.
 	Now ask.Clock
@@ -236,7 +240,9 @@ func New(cfg Config) *App {
 		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions, Mail: store, Connect: a.OAuth, TaskStore: store,
 	}
 	if st, ok := store.(ask.SSOStore); ok {
-		a.API.SSOLinks = st
+		if cfg.SSOLinks || cfg.SSO != nil {
+			a.API.SSOLinks = st
+		}
 		if cfg.SSO != nil {
 			c := *cfg.SSO
 			c.Store, c.Credentials, c.PublicURL, c.Throttle, c.Logger = st, store, a.PublicURL, a.Gate.Throttle, cfg.Logger
