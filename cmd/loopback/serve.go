@@ -77,6 +77,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	openAsks := openAskFlags(fs)
 	slackOpts := slackFlagSet(fs)
 	smtp := smtpFlags(fs)
+	ssoOpts := ssoFlagSet(fs)
 	readyFile := readyFileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -85,6 +86,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	// token, a ticket) is ever written, whoever logs it.
 	logger := slog.New(redact.New(slog.NewTextHandler(stderr, nil)))
 	slog.SetDefault(logger)
+	ssoCfg, err := ssoOpts.config(LocalSpace)
+	if err != nil {
+		return err
+	}
 
 	a, stored, err := openDataDir(ctx, storageConfig{kind: *store, dir: *data, table: *table, bucket: *bucket, create: *create})
 	if err != nil {
@@ -150,6 +155,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 			Store:     a.db, Rules: ask.PushRules{AllowLoopback: pushLoopback},
 		},
 		ActionKey: func(context.Context) ([]byte, error) { return actionKey, nil },
+		SSO:       ssoCfg, SSOLinks: true,
 	})
 	defer lb.Waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
 	// A notification's buttons carry action links signed for the device's person. Set before
@@ -186,6 +192,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	// The log line first: whoever waits for the welcome finds the log already saying where.
 	logger.Info("serving", "addr", ln.Addr().String(), "data", *data, "store", stored.where)
 	printWelcome(stdout, base, token, agentToken, pluginMarketplace(*data))
+	if lb.SSO != nil {
+		fmt.Fprintf(stdout, "Single sign-on: the inbox offers \"Sign in with %s\" (%s). The provider must allow the redirect URI %s/auth/oidc/callback.\n\n",
+			lb.SSO.Name(), lb.SSO.Issuer(), base)
+	}
 	// A database file deleted or replaced under the server stops it, loudly (datafiles.go).
 	ctx, stopServing := context.WithCancelCause(ctx)
 	defer stopServing(nil)

@@ -26,6 +26,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/passkey"
 	"github.com/loopback-hq/loopback/shared/slack"
+	"github.com/loopback-hq/loopback/shared/sso"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
@@ -126,6 +127,16 @@ type Config struct {
 	// party being PublicURL's host. Off: the passkey routes do not exist.
 	Passkeys bool
 
+	// SSO is the deployment's single sign-on through an OpenID Connect provider (shared/sso):
+	// the owner's settings (issuer, client, who may sign in) and Space. New fills in its store
+	// (Storage, which must keep ask.SSOStore), credentials, public URL, throttle, clock and
+	// logger. Nil: none (the signed-out page offers none).
+	SSO *sso.Config
+	// SSOLinks serves the single sign-on links' routes (GET and DELETE /api/v1/sso/links) from
+	// Storage, with or without SSO, so that links stay removable after it is turned off. Off on
+	// AWS, where the stack does not route single sign-on yet (docs/deploy.md).
+	SSOLinks bool
+
 	// Now is the clock; default the real one.
 	Now ask.Clock
 
@@ -168,6 +179,7 @@ type App struct {
 	MCP         *mcptools.Handler
 	Hooks       *hooks.Handler // Claude Code's hooks, /hooks/claude-code (approvals)
 	OAuth       *oauth.Server  // MCP OAuth's authorization server; nil without Config.OAuth
+	SSO         *sso.Server    // single sign-on; nil without Config.SSO
 	Slack       *slack.Bot     // nil without a Slack app
 	// Actions makes and takes signed action links; nil without Config.ActionKey.
 	Actions *ask.Actions
@@ -245,6 +257,25 @@ func New(cfg Config) *App {
 			a.API.Passkeys = pk
 		}
 	}
+	if st, ok := store.(ask.SSOStore); ok {
+		if cfg.SSOLinks || cfg.SSO != nil {
+			a.API.SSOLinks = st
+		}
+		if cfg.SSO != nil {
+			c := *cfg.SSO
+			c.Store, c.Credentials, c.PublicURL, c.Throttle, c.Logger = st, store, a.PublicURL, a.Gate.Throttle, cfg.Logger
+			if c.Now == nil {
+				c.Now = svc.Now
+			}
+			s, err := sso.New(c)
+			if err != nil {
+				// The caller checked the settings (sso.CheckSettings); say so loudly all the same.
+				cfg.Logger.Error("single sign-on is off: its settings are refused", "err", err)
+			} else {
+				a.SSO, a.API.SSO = s, s
+			}
+		}
+	}
 	if cfg.Slack != nil {
 		a.API.Slack = &httpapi.SlackConfig{Store: cfg.Slack.Store, Connected: cfg.Slack.Bot != nil, Command: cfg.Slack.Command}
 		if b := cfg.Slack.Bot; b != nil {
@@ -309,6 +340,12 @@ func (a *App) Handler(rest http.Handler) http.Handler {
 	if a.OAuth != nil {
 		h := a.OAuth.Handler()
 		for _, p := range oauth.Paths() {
+			mux.Handle(p, h)
+		}
+	}
+	if a.SSO != nil {
+		h := a.SSO.Handler()
+		for _, p := range sso.Paths() {
 			mux.Handle(p, h)
 		}
 	}
@@ -391,6 +428,12 @@ func (a *App) Sweep(ctx context.Context) (int, error) {
 		// Requests to connect nobody decided, codes and tokens past their lifetime.
 		if err := a.cfg.OAuth.ReapOAuth(ctx, a.Service.Now()); err != nil {
 			return total, fmt.Errorf("reaping OAuth's requests and tokens: %w", err)
+		}
+	}
+	if st, ok := a.cfg.Storage.(ask.SSOStore); ok {
+		// Sign-ins nobody came back from.
+		if err := st.ReapSSO(ctx, a.Service.Now()); err != nil {
+			return total, fmt.Errorf("reaping single sign-on's sign-ins: %w", err)
 		}
 	}
 	return total, nil

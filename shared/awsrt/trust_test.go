@@ -154,6 +154,11 @@ func TestServerlessRoleMatrix(t *testing.T) {
 			"POST /api/v1/passkey-registrations/{id}": "passkeys are local first (docs/trust.md)",
 			"POST /api/v1/passkey-sign-ins":           "passkeys are local first (docs/trust.md)",
 			"POST /api/v1/passkey-sign-ins/{id}":      "passkeys are local first (docs/trust.md)",
+			"GET /api/v1/sso":                         "single sign-on is local first (docs/trust.md)",
+			"HEAD /api/v1/sso":                        "single sign-on is local first (docs/trust.md)",
+			"GET /api/v1/sso/links":                   "single sign-on is local first (docs/trust.md)",
+			"HEAD /api/v1/sso/links":                  "single sign-on is local first (docs/trust.md)",
+			"DELETE /api/v1/sso/links/{id}":           "single sign-on is local first (docs/trust.md)",
 		},
 		OK: map[string]int{
 			// A file read redirects to a presigned GET of the object (through CloudFront's /uploads/*).

@@ -15,6 +15,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/passkey"
 	"github.com/loopback-hq/loopback/shared/reqlog"
+	"github.com/loopback-hq/loopback/shared/sso"
 	"github.com/loopback-hq/loopback/shared/upload"
 )
 
@@ -70,6 +71,12 @@ type Server struct {
 	// Actions takes signed action links (an email's, a notification's): GET and POST
 	// /api/v1/actions/{token}. Nil: the routes do not exist.
 	Actions *ask.Actions
+
+	// SSO is the deployment's single sign-on (shared/sso), which GET /api/v1/sso describes to the
+	// signed-out page; nil: none is configured (the route says so). SSOLinks keeps the identities
+	// linked to persons: GET and DELETE /api/v1/sso/links; nil: those routes do not exist.
+	SSO      *sso.Server
+	SSOLinks ask.SSOStore
 
 	// Mail keeps each person's address for email notices: GET and PUT /api/v1/settings/mail.
 	// Nil: the routes do not exist.
@@ -171,6 +178,10 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "POST", "/api/v1/passkey-registrations/{id}", s.finishPasskeyRegistration, s.Passkeys != nil),
 		open("POST", "/api/v1/passkey-sign-ins", s.beginPasskeySignIn, s.Passkeys != nil),
 		open("POST", "/api/v1/passkey-sign-ins/{id}", s.finishPasskeySignIn, s.Passkeys != nil),
+		// Single sign-on (revision 6): whether it is offered, before anyone signs in; the links.
+		open("GET", "/api/v1/sso", s.ssoStatus, true),
+		gated(personsOnly, "GET", "/api/v1/sso/links", s.listSSOLinks, s.SSOLinks != nil),
+		gated(personsOnly, "DELETE", "/api/v1/sso/links/{id}", s.unlinkSSO, s.SSOLinks != nil),
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -199,25 +200,32 @@ func (d *DB) init(ctx context.Context, path string) error {
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migrations lists the embedded migrations in the order they apply. Their names start with their
-// number (001_, 002_, …), with no gaps, so that PRAGMA user_version counts how many have applied.
-func migrations() ([]string, error) {
+// migrations lists the embedded migrations in the order they apply, with their numbers. Their names
+// start with their number (001_, 002_, …), each number once and in order; PRAGMA user_version is
+// the number of the last one applied. Numbers are handed out ahead of time to work under way on
+// several branches (docs: the team's migration numbers), so one may be missing while another
+// branch holds it: a gap is allowed, and a database only ever moves forward.
+func migrations() ([]string, []int, error) {
 	names, err := fs.Glob(migrationFS, "migrations/*.sql")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slices.Sort(names)
+	nums := make([]int, len(names))
 	for i, name := range names {
-		if want := fmt.Sprintf("migrations/%03d_", i+1); !strings.HasPrefix(name, want) {
-			return nil, fmt.Errorf("migration %s is out of sequence: want a name starting %s", name, want)
+		base := strings.TrimPrefix(name, "migrations/")
+		n, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil || len(base) < 4 || base[3] != '_' || n < 1 || (i > 0 && n <= nums[i-1]) {
+			return nil, nil, fmt.Errorf("migration %s is out of sequence: want a name starting with a new three-digit number and _", name)
 		}
+		nums[i] = n
 	}
-	return names, nil
+	return names, nums, nil
 }
 
 // migrate applies every migration the database has not had yet, all in one transaction.
 func migrate(ctx context.Context, w *sql.DB) error {
-	names, err := migrations()
+	names, nums, err := migrations()
 	if err != nil {
 		return err
 	}
@@ -230,10 +238,17 @@ func migrate(ctx context.Context, w *sql.DB) error {
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&applied); err != nil {
 		return err
 	}
-	if applied > len(names) {
-		return fmt.Errorf("the database has schema version %d; this build knows %d: run a newer Loopback", applied, len(names))
+	last := 0
+	if len(nums) > 0 {
+		last = nums[len(nums)-1]
 	}
-	for _, name := range names[applied:] {
+	if applied > last {
+		return fmt.Errorf("the database has schema version %d; this build knows %d: run a newer Loopback", applied, last)
+	}
+	for i, name := range names {
+		if nums[i] <= applied {
+			continue
+		}
 		text, err := migrationFS.ReadFile(name)
 		if err != nil {
 			return err
@@ -242,7 +257,7 @@ func migrate(ctx context.Context, w *sql.DB) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(names))); err != nil {
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", last)); err != nil {
 		return err
 	}
 	return tx.Commit()

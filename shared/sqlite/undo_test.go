@@ -13,13 +13,18 @@ var undoMigration = map[int]string{
 	14: `DROP TABLE push_quiet_hours;`,
 	15: `DROP TABLE oauth_clients; DROP TABLE oauth_requests; DROP TABLE oauth_tokens; ALTER TABLE credentials DROP COLUMN client_id;`,
 	16: `DROP TABLE passkey_ceremonies; DROP TABLE passkeys;`,
+	18: `DROP TABLE sso_logins; DROP TABLE sso_links;`,
 }
 
 // undoSince returns the statements that undo every migration from n on, newest first.
 func undoSince(n int) string {
+	_, nums, err := migrations()
+	if err != nil {
+		panic(err)
+	}
 	var b strings.Builder
-	for m := len(undoMigration) + 9; m >= n; m-- {
-		s, ok := undoMigration[m]
+	for i := len(nums) - 1; i >= 0 && nums[i] >= n; i-- {
+		s, ok := undoMigration[nums[i]]
 		if !ok {
 			panic("undoMigration has no line for a migration")
 		}

@@ -72,6 +72,15 @@ func Run(t *testing.T, b Backend) {
 	t.Run("OAuthStore", func(t *testing.T) { testOAuthStore(t, func(t *testing.T) OAuthStores { return b.Open(t) }) })
 	t.Run("SlackStore", func(t *testing.T) { testSlackStore(t, func(t *testing.T) ask.SlackStore { return b.Open(t) }) })
 	t.Run("PasskeyStore", func(t *testing.T) { testPasskeyStore(t, func(t *testing.T) ask.PasskeyStore { return b.Open(t) }) })
+	t.Run("SSOStore", func(t *testing.T) {
+		testSSOStore(t, func(t *testing.T) ask.SSOStore {
+			s, ok := b.Open(t).(ask.SSOStore)
+			if !ok {
+				t.Fatal("the backend keeps no ask.SSOStore")
+			}
+			return s
+		})
+	})
 	t.Run("WaitStore", func(t *testing.T) {
 		if b.Waits == nil {
 			t.Skip("this backend serves one process and keeps no ask.WaitStore")

@@ -122,6 +122,16 @@ var Matrix = map[string]Row{
 	"POST /api/v1/passkey-registrations/{id}": {Path: "/api/v1/passkey-registrations/pkc_none", Body: `{}`, OK: 422, Want: [5]int{OK, OK, 403, 401, OK}},
 	"POST /api/v1/passkey-sign-ins":           {Path: "/api/v1/passkey-sign-ins", Body: `{}`, OK: 201, Want: [5]int{OK, OK, OK, OK, OK}},
 	"POST /api/v1/passkey-sign-ins/{id}":      {Path: "/api/v1/passkey-sign-ins/pkc_none", Body: `{}`, OK: 422, Want: [5]int{OK, OK, OK, OK, OK}},
+	// Single sign-on (revision 6): whether it is offered is public (the signed-out page asks, with
+	// no credential, and a credential changes nothing); the links are a person's (the owner's every
+	// link, a teammate's their own), never an agent's. No link exists here, so unlinking is 404 to
+	// every person (what the links do is cmd/loopback's TestSSO*). Nobody configures single
+	// sign-on over HTTP: the owner sets it where Loopback runs (flags, the template's parameters).
+	"GET /api/v1/sso":               {Path: "/api/v1/sso", OK: 200, Want: [5]int{OK, OK, OK, OK, OK}},
+	"HEAD /api/v1/sso":              {Path: "/api/v1/sso", OK: 200, Want: [5]int{OK, OK, OK, OK, OK}},
+	"GET /api/v1/sso/links":         {Path: "/api/v1/sso/links", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/sso/links":        {Path: "/api/v1/sso/links", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"DELETE /api/v1/sso/links/{id}": {Path: "/api/v1/sso/links/sso_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
 	// The event socket, by bearer token: persons only.
 	"GET /api/v1/events": {Path: "/api/v1/events", OK: 101, Want: [5]int{OK, OK, 403, 401, OK}},
 	// MCP: every live credential may ask (a person trying it alone included).

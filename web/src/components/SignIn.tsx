@@ -1,9 +1,11 @@
-// The page shown to nobody signed in: a passkey (the browser's picker, or its autofill where it
-// offers passkeys there), the sign-in link's explanation and the token form.
+// The page shown to nobody signed in: "Sign in with <provider>" when the owner set up single
+// sign-on (GET /api/v1/sso, which needs no credential), a passkey (the browser's picker, or its
+// autofill where it offers passkeys there), the sign-in link's explanation and the token form.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { tokenFromPaste } from '../auth';
 import { conditionalAvailable, passkeySignIn, passkeysSupported, PasskeyError } from '../passkey';
+import { ssoStatus, type SsoOffer } from '../sso';
 import { getState, signIn } from '../state';
 import { LogoIcon } from './icons';
 
@@ -55,6 +57,14 @@ export function SignIn({ message, busy }: { message: string | null; busy: boolea
     }
   };
 
+  const [sso, setSso] = useState<SsoOffer | null>(null);
+  useEffect(() => {
+    let live = true;
+    void ssoStatus().then((offer) => live && setSso(offer));
+    return () => {
+      live = false;
+    };
+  }, []);
   return (
     <main class="signin">
       <div class="signin-card">
@@ -67,6 +77,14 @@ export function SignIn({ message, busy }: { message: string | null; busy: boolea
           <p class="signin-message" role="alert">
             {passkeyMessage ?? message}
           </p>
+        )}
+        {sso && (
+          <div class="signin-sso">
+            <a class="btn primary wide" href={sso.startUrl} id="sso-sign-in">
+              Sign in with {sso.provider}
+            </a>
+            <p class="signin-or">or</p>
+          </div>
         )}
         {supported && (
           <div class="signin-passkey">

@@ -30,7 +30,9 @@ export interface RequestFacts {
 
 /**
  * What the worker does with a request:
- * - 'network': nothing. It goes to the network as if there were no worker, and is never stored.
+ * - 'network': nothing. It goes to the network as if there were no worker, and is never stored
+ *   (a navigation among them is answered with the navigation preload's response, so that the
+ *   server is asked once: a single sign-on callback is good for one request).
  *   This is everything that is not the app shell: the API (`/api/…`, its event socket and files),
  *   MCP, any other origin, anything but GET, anything with credentials (an Authorization header, or
  *   `token` in its query or fragment, such as the sign-in link `/#token=lb_…`).
@@ -50,6 +52,9 @@ export function routeRequest(r: RequestFacts, origin: string): 'network' | 'navi
   if (u.origin !== origin || carriesToken(r.url)) return 'network';
   const p = u.pathname;
   if (p === '/api' || p.startsWith('/api/') || p === '/mcp' || p.startsWith('/mcp/') || p === '/sw.js') return 'network';
+  // The sign-in protocols' own pages (single sign-on's /auth/oidc/*, MCP OAuth's /oauth/*): the
+  // server's, never the shell's.
+  if (p.startsWith('/auth/') || p.startsWith('/oauth/')) return 'network';
   if (isAppPath(p)) return u.search === '' && (r.mode === undefined || r.mode === 'navigate') ? 'navigate' : 'network';
   return u.search === '' ? 'shell' : 'network';
 }

@@ -77,9 +77,21 @@ self.addEventListener('activate', (e) => {
 self.addEventListener('fetch', (e) => {
   const r = e.request;
   const how = routeRequest({ method: r.method, url: r.url, mode: r.mode, authorization: r.headers.has('Authorization') }, ORIGIN);
-  if (how === 'network') return; // not answered: the browser goes to the network as without a worker
+  if (how === 'network') {
+    // A navigation the worker does not serve (a sign-in protocol's page, a tokened link): the
+    // navigation preload has asked the network already, so its answer is the answer. Left
+    // unanswered, the browser would ask the server a second time, and a one-time address (single
+    // sign-on's callback) would be spent by the first request and refused to the second.
+    if (r.mode === 'navigate') e.respondWith(preloaded(e));
+    return; // otherwise not answered: the browser goes to the network as without a worker
+  }
   e.respondWith(how === 'navigate' ? page(e) : shellFile(r));
 });
+
+/** A navigation's answer from the network: the navigation preload's, or else a fetch of its own. */
+async function preloaded(e: FetchEvent): Promise<Response> {
+  return (await e.preloadResponse) ?? fetch(e.request);
+}
 
 /** One of the inbox's pages: the network's answer, or the cached shell when the network fails or hangs. */
 async function page(e: FetchEvent): Promise<Response> {

@@ -157,7 +157,7 @@ describe('the service worker’s cache', () => {
   });
 
   it('never touches the API, MCP, the worker itself, other origins or other methods', () => {
-    for (const path of ['/api/v1/snapshot', '/api/v1/files/up_1', '/api/v1/events', '/api', '/mcp', '/mcp/x', '/sw.js']) {
+    for (const path of ['/api/v1/snapshot', '/api/v1/files/up_1', '/api/v1/events', '/api', '/mcp', '/mcp/x', '/sw.js', '/auth/oidc/start', '/auth/oidc/callback', '/oauth/continue']) {
       expect(get(path), path).toBe('network');
       expect(shouldCache({ method: 'GET', url: ORIGIN + path }, ORIGIN), path).toBe(false);
     }
