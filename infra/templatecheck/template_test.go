@@ -217,6 +217,7 @@ func TestPoliciesCoverRoutes(t *testing.T) {
 		"POST /api/v1/push/subscriptions":        {"dynamodb:Query"},
 		"DELETE /api/v1/push/subscriptions/{id}": {"dynamodb:Query"},
 		"POST /api/v1/asks/{id}/reply":           {"dynamodb:PutItem"},
+		"POST /api/v1/asks/{id}/dismiss":         {"dynamodb:PutItem"},
 		"POST /api/v1/events/tickets":            {"dynamodb:PutItem"},
 	}
 

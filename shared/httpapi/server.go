@@ -126,6 +126,8 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "GET", "/api/v1/asks", s.listAsks, true),
 		gated(personsOnly, "GET", "/api/v1/asks/{id}", s.readAsk, true),
 		gated(personsOnly, "POST", "/api/v1/asks/{id}/reply", s.reply, true),
+		// Revision 6: a person closes any open ask, whoever's move it is.
+		gated(personsOnly, "POST", "/api/v1/asks/{id}/dismiss", s.dismiss, true),
 		gated(personsOnly, "POST", "/api/v1/events/tickets", s.issueTicket, s.Tickets != nil),
 		// The socket checks its own credentials (a ticket or a bearer token) during the handshake.
 		socket,
