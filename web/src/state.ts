@@ -33,7 +33,7 @@ export { checkToken, fragmentChanged, resolveChoice, setNotice, signIn, signOut,
 export { deleteRule, loadRules, saveRule } from './effects/rules';
 export { retryLive } from './effects/socket';
 export { toast } from './effects/toasts';
-export { advanceFrom, flushPending, queueReply, undoPending, wide } from './effects/triage';
+export { advanceFrom, flushPending, queueDismissAll, queueReply, undoPending, wide } from './effects/triage';
 export { readSettings as readSettingsNow } from './triage';
 export { checkPush, turnPushOff, turnPushOn } from './effects/webpush';
 

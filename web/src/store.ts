@@ -61,6 +61,8 @@ export type MoveFilter = '' | 'yours' | 'agents';
 /** A reply held on this page for a few seconds before it is sent, so the person can undo it. */
 export interface PendingReply {
   askId: string;
+  /** Every ask it is for: several when they are dismissed together (bulk dismiss). */
+  ids?: string[];
   /** When it goes, in ms since the epoch. */
   due: number;
   /** What the toast says, such as "Answer sent". */
@@ -93,6 +95,8 @@ export interface AppState {
   moveFilter: MoveFilter;
   /** Open asks that arrived while the list was shown, held behind the "N new" pill. */
   held: ReadonlySet<string>;
+  /** Open asks picked in the list for a bulk action (checkbox, x, shift-click for a range). */
+  picked: ReadonlySet<string>;
   /** A reply waiting out its undo time. */
   pending: PendingReply | null;
   /** Whether the browser says it is online (navigator.onLine and its events). */
@@ -176,6 +180,7 @@ export function initialState(env: Surroundings): AppState {
     kindFilter: '',
     moveFilter: '',
     held: new Set(),
+    picked: new Set(),
     pending: null,
     online: env.online ?? true,
     staleSince: null,
@@ -261,6 +266,7 @@ export function signedOut(message: string | null): Partial<AppState> {
     missing: new Set(),
     history: initialHistory(),
     held: new Set(),
+    picked: new Set(),
     pending: null,
     staleSince: null,
     conn: { status: 'stopped' },

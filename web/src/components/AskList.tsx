@@ -4,9 +4,9 @@ import { hasDraft } from '../drafts';
 import { historyList, openAsks, projectsOf } from '../merge';
 import { arrivalsShown } from '../store';
 import { filtered, type Filters } from '../triage';
-import { loadHistoryPage, navigate, requestDetailFocus, setState, setProject, useApp, type AppState } from '../state';
+import { advanceFrom, getState, loadHistoryPage, navigate, queueDismissAll, requestDetailFocus, setState, setProject, toast, useApp, type AppState } from '../state';
 import type { Actor, Ask, AskKind } from '../types';
-import { agentOf, Countdown, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
+import { agentOf, askTitle, Countdown, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
 import { deadlineOf } from '../deadline';
 import { InboxIcon, KindIcon } from './icons';
 import { CopyButton } from './Blocks';
@@ -57,6 +57,52 @@ export function focusRow(id: string): void {
   listCursor.focus(id);
 }
 
+/** The last row picked: a shift-click picks every row between it and the one clicked. */
+let anchor: string | null = null;
+
+/** Picks an open ask for a bulk action, or unpicks it; `range` picks (or unpicks) the rows from the last one picked to it. */
+export function pick(id: string, range: boolean): void {
+  const s = getState();
+  const ids = listCursor.ids;
+  const next = new Set(s.picked);
+  const on = !next.has(id);
+  const from = range && anchor ? ids.indexOf(anchor) : -1;
+  const to = ids.indexOf(id);
+  if (from >= 0 && to >= 0) {
+    for (let i = Math.min(from, to); i <= Math.max(from, to); i++) {
+      if (on) next.add(ids[i]);
+      else next.delete(ids[i]);
+    }
+  } else if (on) next.add(id);
+  else next.delete(id);
+  anchor = id;
+  setState({ picked: next });
+}
+
+/** The open asks picked, as the list shows them (one closed meanwhile, or filtered out, is left out). */
+export function pickedAsks(s: AppState): Ask[] {
+  return s.picked.size ? shownList(s, 'inbox').filter((a) => s.picked.has(a.id) && a.status !== 'closed') : [];
+}
+
+/**
+ * Dismisses every ask picked, in one action held for the undo time like any reply (Undo keeps them
+ * open); an ask open beside the list among them gives way to the next one.
+ */
+export function dismissPicked(): void {
+  const s = getState();
+  const asks = pickedAsks(s);
+  if (!asks.length) return;
+  if (!s.online || s.conn.status === 'offline') {
+    toast('You are offline: nothing can be dismissed until the connection is back.', 'error');
+    return;
+  }
+  const list = shownList(s, 'inbox');
+  setState({ picked: new Set() });
+  anchor = null;
+  void queueDismissAll(asks);
+  if (s.route.name === 'ask' && asks.some((a) => a.id === (s.route as { id: string }).id)) advanceFrom(s.route.id, list, focusRow);
+}
+
 export function ListPane({ tab }: { tab: Tab }) {
   const s = useApp();
   const now = useNow();
@@ -71,6 +117,7 @@ export function ListPane({ tab }: { tab: Tab }) {
   const projects = s.project && !known.includes(s.project) ? [s.project, ...known] : known;
   const selected = s.route.name === 'ask' ? s.route.id : null;
   const isFiltered = !!(s.project || s.kindFilter || (tab === 'inbox' && s.moveFilter));
+  const picked = tab === 'inbox' ? pickedAsks(s) : [];
 
   useEffect(() => {
     if (tab === 'history' && s.history.nextBefore === null && !s.history.loading && !s.history.error) void loadHistoryPage();
@@ -144,6 +191,20 @@ export function ListPane({ tab }: { tab: Tab }) {
             </span>
           )}
         </div>
+        {picked.length > 0 && (
+          <div class="bulk-bar" role="group" aria-label="Picked asks" data-bulk-bar>
+            <span class="bulk-count" role="status">
+              {picked.length} picked
+            </span>
+            <span class="spacer" />
+            <button type="button" class="btn small danger" data-bulk-dismiss onClick={() => dismissPicked()} title="Dismiss the picked asks (e)">
+              Dismiss {picked.length}
+            </button>
+            <button type="button" class="btn small ghost" onClick={() => setState({ picked: new Set() })}>
+              Clear
+            </button>
+          </div>
+        )}
         {/* Above the list, never in it: arrivals do not push the rows down under the thumb. */}
         {newCount > 0 && (
           <button type="button" class="new-pill" data-new-pill onClick={() => setState(arrivalsShown)}>
@@ -162,7 +223,8 @@ export function ListPane({ tab }: { tab: Tab }) {
           selected={selected}
           me={s.whoami?.actor ?? null}
           now={now}
-          pendingId={s.pending?.askId ?? null}
+          pending={s.pending ? (s.pending.ids ?? [s.pending.askId]) : null}
+          picked={tab === 'inbox' ? s.picked : null}
           known={s.online && s.conn.status === 'live'}
           label={tab === 'history' ? 'Closed asks' : 'Open asks'}
         />
@@ -193,7 +255,8 @@ function WindowedList({
   selected,
   me,
   now,
-  pendingId,
+  pending,
+  picked,
   known,
   label,
 }: {
@@ -201,7 +264,10 @@ function WindowedList({
   selected: string | null;
   me: Actor | null;
   now: number;
-  pendingId: string | null;
+  /** The asks whose reply is held for undo. */
+  pending: readonly string[] | null;
+  /** The asks picked for a bulk action; null where nothing is picked from (the history). */
+  picked: ReadonlySet<string> | null;
   known: boolean;
   label: string;
 }) {
@@ -277,7 +343,8 @@ function WindowedList({
           selected={a.id === selected}
           me={me}
           now={now}
-          sending={a.id === pendingId}
+          sending={!!pending?.includes(a.id)}
+          picked={picked ? picked.has(a.id) : null}
           known={known}
           pos={start + i + 1}
           size={count}
@@ -312,6 +379,8 @@ interface RowProps {
   now: number;
   /** Its reply is held, waiting out the undo time. */
   sending: boolean;
+  /** Whether it is picked for a bulk action; null where rows are not picked (closed asks). */
+  picked: boolean | null;
   /** Whether the page hears the server now (else whether an agent waits is not known). */
   known: boolean;
   pos: number;
@@ -319,13 +388,24 @@ interface RowProps {
 }
 
 /** One ask in the list, redrawn only when one of its props changes (the list redraws often). */
-const AskRow = memo(function AskRow({ ask, selected, me, sending, known, pos, size }: RowProps) {
+const AskRow = memo(function AskRow({ ask, selected, me, sending, picked, known, pos, size }: RowProps) {
   const draft = ask.status !== 'closed' && hasDraft(ask.id);
   // Only a teammate's agent is named in the list: most asks are the person's own, and saying so on
   // every row would be noise.
   const by = ask.raisedBy && ask.raisedBy.id !== me?.id ? agentOf(ask.raisedBy, me) : null;
   return (
-    <li aria-setsize={size} aria-posinset={pos}>
+    <li aria-setsize={size} aria-posinset={pos} class={picked === null ? undefined : `pickable ${picked ? 'is-picked' : ''}`}>
+      {picked !== null && ask.status !== 'closed' && (
+        <label class="row-pick" title="Pick for a bulk dismiss (x; shift-click picks a range)">
+          <input
+            type="checkbox"
+            checked={picked}
+            data-pick={ask.id}
+            onClick={(e) => pick(ask.id, e.shiftKey)}
+          />
+          <span class="sr-only">Pick «{askTitle(ask, 80)}»</span>
+        </label>
+      )}
       <a
         href={'/asks/' + encodeURIComponent(ask.id)}
         class={`ask-row kind-${ask.kind} status-${ask.status} ${selected ? 'selected' : ''}`}
