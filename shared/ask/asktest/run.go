@@ -22,6 +22,7 @@ type Stores interface {
 	ask.MailStore
 	ask.SettingsStore
 	ask.SlackStore
+	ask.MarkStore
 }
 
 // Backend is what a store adapter hands Run.
@@ -67,6 +68,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("ActionStore", func(t *testing.T) { testActionStore(t, func(t *testing.T) ask.ActionStore { return b.Open(t) }) })
 	t.Run("MailStore", func(t *testing.T) { testMailStore(t, func(t *testing.T) ask.MailStore { return b.Open(t) }) })
 	t.Run("Deadlines", func(t *testing.T) { testDeadlines(t, b.Open) })
+	t.Run("MarkStore", func(t *testing.T) { testMarkStore(t, b.Open) })
 	t.Run("SlackStore", func(t *testing.T) { testSlackStore(t, func(t *testing.T) ask.SlackStore { return b.Open(t) }) })
 	t.Run("WaitStore", func(t *testing.T) {
 		if b.Waits == nil {
