@@ -41,6 +41,7 @@ export const SERVER_CODES = [
   'consent.not_found',
   'consent.decided',
   'consent.expired',
+  'mark.invalid',
 ] as const;
 
 export type ServerCode = (typeof SERVER_CODES)[number];

@@ -4,6 +4,7 @@
 
 import type { ConnState } from './live';
 import { isNewer, mergeAsk, mergeAsks, mergeFrame, needsPerson, type AskMap } from './merge';
+import type { AskMark } from './marks';
 import type { PushState } from './push';
 import { compareTimes } from './time';
 import type { Ask, AskKind, AskPage, Rule, Whoami } from './types';
@@ -56,7 +57,7 @@ export interface Toast {
 }
 
 /** Whose move the list shows: everyone's, the person's, or the agents'. */
-export type MoveFilter = '' | 'yours' | 'agents';
+export type MoveFilter = '' | 'yours' | 'agents' | 'snoozed';
 
 /** A reply held on this page for a few seconds before it is sent, so the person can undo it. */
 export interface PendingReply {
@@ -97,6 +98,8 @@ export interface AppState {
   held: ReadonlySet<string>;
   /** Open asks picked in the list for a bulk action (checkbox, x, shift-click for a range). */
   picked: ReadonlySet<string>;
+  /** The person's own marks on open asks (read, snoozed), by ask id: effects/marks.ts. */
+  marks: ReadonlyMap<string, AskMark>;
   /** A reply waiting out its undo time. */
   pending: PendingReply | null;
   /** Whether the browser says it is online (navigator.onLine and its events). */
@@ -181,6 +184,7 @@ export function initialState(env: Surroundings): AppState {
     moveFilter: '',
     held: new Set(),
     picked: new Set(),
+    marks: new Map(),
     pending: null,
     online: env.online ?? true,
     staleSince: null,
@@ -267,6 +271,7 @@ export function signedOut(message: string | null): Partial<AppState> {
     history: initialHistory(),
     held: new Set(),
     picked: new Set(),
+    marks: new Map(),
     pending: null,
     staleSince: null,
     conn: { status: 'stopped' },

@@ -11,6 +11,8 @@ import { deadlineOf } from '../deadline';
 import { InboxIcon, KindIcon } from './icons';
 import { CopyButton } from './Blocks';
 import type { MoveFilter } from '../store';
+import { isSnoozed, isUnread, type AskMark } from '../marks';
+import { snoozeLabel } from './common';
 
 export type Tab = 'inbox' | 'history';
 
@@ -18,17 +20,22 @@ export function filtersOf(s: AppState): Filters {
   return { project: s.project, kind: s.kindFilter, move: s.moveFilter };
 }
 
-/** Everything the list holds for a tab under its filters, held arrivals included. */
-export function listFor(s: AppState, tab: Tab): Ask[] {
+/**
+ * Everything the list holds for a tab under its filters, held arrivals included. The open asks
+ * leave out the person's snoozed ones, which the "Snoozed" filter shows instead (worked out at
+ * `now`: a snooze ends by the clock, with nothing to run).
+ */
+export function listFor(s: AppState, tab: Tab, now = Date.now()): Ask[] {
   const f = filtersOf(s);
-  return tab === 'history'
-    ? filtered(historyList(s.live, s.history.pages, s.history.oldest, s.project), { ...f, move: '' })
-    : filtered(openAsks(s.live, s.project), f);
+  if (tab === 'history') return filtered(historyList(s.live, s.history.pages, s.history.oldest, s.project), { ...f, move: '' });
+  const open = filtered(openAsks(s.live, s.project), f);
+  const want = f.move === 'snoozed';
+  return s.marks.size || want ? open.filter((a) => isSnoozed(s.marks.get(a.id), a, now) === want) : open;
 }
 
 /** The list as shown: on the inbox, without the asks waiting behind the "N new" pill. */
-export function shownList(s: AppState, tab: Tab): Ask[] {
-  const all = listFor(s, tab);
+export function shownList(s: AppState, tab: Tab, now = Date.now()): Ask[] {
+  const all = listFor(s, tab, now);
   return tab === 'inbox' && s.held.size ? all.filter((a) => !s.held.has(a.id)) : all;
 }
 
@@ -107,12 +114,15 @@ export function ListPane({ tab }: { tab: Tab }) {
   const s = useApp();
   const now = useNow();
   // Computed again only when what they are made of changes (a key, a move, draws nothing new here).
-  const all = useMemo(() => listFor(s, tab), [tab, s.live, s.history.pages, s.history.oldest, s.project, s.kindFilter, s.moveFilter]);
+  const all = useMemo(() => listFor(s, tab, now), [tab, s.live, s.history.pages, s.history.oldest, s.project, s.kindFilter, s.moveFilter, s.marks, now]);
   const items = useMemo(() => (tab === 'inbox' && s.held.size ? all.filter((a) => !s.held.has(a.id)) : all), [all, s.held, tab]);
   const newCount = all.length - items.length;
-  const open = openAsks(s.live);
+  const allOpen = openAsks(s.live);
+  const open = useMemo(() => (s.marks.size ? allOpen.filter((a) => !isSnoozed(s.marks.get(a.id), a, now)) : allOpen), [allOpen, s.marks, now]);
   const openCount = open.length;
+  const snoozedCount = allOpen.length - open.length;
   const yourMove = useMemo(() => open.filter((a) => a.status === 'awaiting_human').length, [open]);
+  const unreadCount = useMemo(() => open.filter((a) => isUnread(s.marks.get(a.id), a, now)).length, [open, s.marks, now]);
   const known = useMemo(() => projectsOf(s.live, s.history.pages), [s.live, s.history.pages]);
   const projects = s.project && !known.includes(s.project) ? [s.project, ...known] : known;
   const selected = s.route.name === 'ask' ? s.route.id : null;
@@ -137,7 +147,12 @@ export function ListPane({ tab }: { tab: Tab }) {
                 navigate({ name: 'inbox' });
               }}
             >
-              Open <span class="count" aria-label={`${openCount} open, ${yourMove} waiting on you`}>{openCount}</span>
+              Open{' '}
+              <span class="count" aria-label={`${openCount} open, ${yourMove} waiting on you${unreadCount ? `, ${unreadCount} unread` : ''}`}>
+                {openCount}
+              </span>
+              {/* The number is drawn by CSS (attr): the tab's words stay "Open N"; the count above says it in words. */}
+              {unreadCount > 0 && <span class="unread-count" data-unread-count={unreadCount} title={`${unreadCount} unread`} aria-hidden="true" />}
             </a>
             <a
               href="/history"
@@ -182,6 +197,7 @@ export function ListPane({ tab }: { tab: Tab }) {
                 <option value="">Anyone's move</option>
                 <option value="yours">Your move</option>
                 <option value="agents">Agent's move</option>
+                <option value="snoozed">Snoozed{snoozedCount ? ` (${snoozedCount})` : ''}</option>
               </select>
             </label>
           )}
@@ -224,6 +240,7 @@ export function ListPane({ tab }: { tab: Tab }) {
           me={s.whoami?.actor ?? null}
           now={now}
           pending={s.pending ? (s.pending.ids ?? [s.pending.askId]) : null}
+          marks={tab === 'inbox' ? s.marks : null}
           picked={tab === 'inbox' ? s.picked : null}
           known={s.online && s.conn.status === 'live'}
           label={tab === 'history' ? 'Closed asks' : 'Open asks'}
@@ -257,6 +274,7 @@ function WindowedList({
   now,
   pending,
   picked,
+  marks,
   known,
   label,
 }: {
@@ -268,6 +286,8 @@ function WindowedList({
   pending: readonly string[] | null;
   /** The asks picked for a bulk action; null where nothing is picked from (the history). */
   picked: ReadonlySet<string> | null;
+  /** The person's marks (unread, snoozed); null where the list shows closed asks. */
+  marks: ReadonlyMap<string, AskMark> | null;
   known: boolean;
   label: string;
 }) {
@@ -345,6 +365,8 @@ function WindowedList({
           now={now}
           sending={!!pending?.includes(a.id)}
           picked={picked ? picked.has(a.id) : null}
+          unread={!!marks && isUnread(marks.get(a.id), a, now)}
+          snoozedUntil={marks ? snoozeLabel(marks.get(a.id), a, now) : null}
           known={known}
           pos={start + i + 1}
           size={count}
@@ -381,6 +403,10 @@ interface RowProps {
   sending: boolean;
   /** Whether it is picked for a bulk action; null where rows are not picked (closed asks). */
   picked: boolean | null;
+  /** Not opened by the person since it came or changed. */
+  unread: boolean;
+  /** While snoozed: until when, in words. */
+  snoozedUntil: string | null;
   /** Whether the page hears the server now (else whether an agent waits is not known). */
   known: boolean;
   pos: number;
@@ -388,7 +414,7 @@ interface RowProps {
 }
 
 /** One ask in the list, redrawn only when one of its props changes (the list redraws often). */
-const AskRow = memo(function AskRow({ ask, selected, me, sending, picked, known, pos, size }: RowProps) {
+const AskRow = memo(function AskRow({ ask, selected, me, sending, picked, unread, snoozedUntil, known, pos, size }: RowProps) {
   const draft = ask.status !== 'closed' && hasDraft(ask.id);
   // Only a teammate's agent is named in the list: most asks are the person's own, and saying so on
   // every row would be noise.
@@ -408,7 +434,7 @@ const AskRow = memo(function AskRow({ ask, selected, me, sending, picked, known,
       )}
       <a
         href={'/asks/' + encodeURIComponent(ask.id)}
-        class={`ask-row kind-${ask.kind} status-${ask.status} ${selected ? 'selected' : ''}`}
+        class={`ask-row kind-${ask.kind} status-${ask.status} ${selected ? 'selected' : ''} ${unread ? 'unread' : ''}`}
         aria-current={selected ? 'true' : undefined}
         data-ask-row={ask.id}
         onClick={(e) => {
@@ -427,6 +453,11 @@ const AskRow = memo(function AskRow({ ask, selected, me, sending, picked, known,
             <KindIcon kind={ask.kind} />
             <span class="sr-only">{KIND_LABEL[ask.kind]}</span>
           </span>
+          {unread && (
+            <span class="unread-dot" data-unread title="Unread">
+              <span class="sr-only">Unread</span>
+            </span>
+          )}
           {ask.kind === 'approval' ? (
             <span class="row-title row-command" title={ask.prompt.title}>
               <span class="row-tool">{ask.prompt.tool}</span>
@@ -445,6 +476,7 @@ const AskRow = memo(function AskRow({ ask, selected, me, sending, picked, known,
           {ask.project && <span class="project-tag">{ask.project}</span>}
           <StatusChips ask={ask} compact known={known} />
           {ask.status !== 'closed' && deadlineOf(ask) && <Countdown at={deadlineOf(ask)!.at} compact />}
+          {snoozedUntil && <span class="chip chip-snoozed">{snoozedUntil}</span>}
           {sending && <span class="chip chip-sending">Sending…</span>}
           {draft && <span class="chip chip-draft">Draft</span>}
           {(by || ask.client) && (

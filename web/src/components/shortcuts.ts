@@ -3,6 +3,7 @@
 import { useEffect } from 'preact/hooks';
 import { findAsk, getState, navigate, openHelp, queueReply, advanceFrom, toast, undoPending, wide } from '../state';
 import { dismissPicked, pick } from './AskList';
+import { toggleRead } from './MarkBar';
 import { focusRow as focusListRow, listCursor, shownList, type Tab } from './AskList';
 import { sendBlocked } from './Question';
 
@@ -81,6 +82,16 @@ export function useShortcuts() {
           if (!b) return;
           e.preventDefault();
           b.click();
+          return;
+        }
+        case 'u': {
+          // Read or unread: the row under the cursor, or the open ask.
+          const row = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('[data-ask-row]');
+          const id = row?.dataset.askRow ?? (st.route.name === 'ask' ? st.route.id : null);
+          const a = id ? findAsk(st, id) : null;
+          if (!a || a.status === 'closed') return;
+          e.preventDefault();
+          toggleRead(a);
           return;
         }
         case 'x': {
