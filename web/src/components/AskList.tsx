@@ -474,9 +474,9 @@ const AskRow = memo(function AskRow({ ask, selected, me, sending, picked, unread
         </span>
         <span class="row-bottom">
           {ask.project && <span class="project-tag">{ask.project}</span>}
+          {snoozedUntil && <span class="chip chip-snoozed">{snoozedUntil}</span>}
           <StatusChips ask={ask} compact known={known} />
           {ask.status !== 'closed' && deadlineOf(ask) && <Countdown at={deadlineOf(ask)!.at} compact />}
-          {snoozedUntil && <span class="chip chip-snoozed">{snoozedUntil}</span>}
           {sending && <span class="chip chip-sending">Sending…</span>}
           {draft && <span class="chip chip-draft">Draft</span>}
           {(by || ask.client) && (

@@ -50,7 +50,7 @@ const shot = (page, name) => page.screenshot({ path: join(SHOTS, name) });
 
 describe('closing any ask', () => {
   for (const [size, opts] of [['laptop', { viewport: LAPTOP }], ['phone', PHONE]]) {
-    it(`a question in the agent's move, no agent waiting, is dismissed from its page (${size})`, async (t) => {
+    it(`a question in the agent's move is dismissed from its page (${size})`, async (t) => {
       const { server, agent } = await fresh(t);
       const [a] = await seed(server, agent, [q('Which table holds the sessions?', 'api')]);
       await server.api('POST', `/asks/${a.id}/reply`, { outcome: 'follow_up', question: 'Do you mean the old schema or the new one?' });
