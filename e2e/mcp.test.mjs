@@ -611,4 +611,30 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
       await b.close();
     }
   }));
+
+  test("9. a question dismissed in the agent's move: the agent is told in words when it next looks (revision 6)", logged(() => server, async () => {
+    const text = marker('Which table?');
+    const call = client.callTool({ name: 'ask_question', arguments: question(text) });
+    const ask = await findOpenAsk(server, text);
+    await reply(server, ask.id, { outcome: 'follow_up', question: 'The old schema or the new?' });
+    await call; // the agent hears the question back, and goes away without answering
+    await waitForAsk(server, ask.id, 'nobody waits', (a) => a.status === 'awaiting_agent' && !a.waiting);
+    // The reply route still refuses a reply in the agent's move; the dismiss route takes it.
+    assert.equal((await server.fetchApi('POST', `/asks/${ask.id}/reply`, { outcome: 'dismissed' })).status, 409);
+    const { status, body } = await server.fetchApi('POST', `/asks/${ask.id}/dismiss`);
+    assert.equal(status, 200, JSON.stringify(body));
+    assert.equal(body.status, 'closed');
+    assert.deepEqual(body.thread.at(-1).reply, { outcome: 'dismissed' });
+    assert.equal(body.thread.at(-1).via, 'inbox');
+
+    const again = await client.callTool({ name: 'await_reply', arguments: { askId: ask.id } });
+    assert.deepEqual(again.structuredContent.reply, { outcome: 'dismissed' });
+    const words = replyWords(again);
+    for (const s of ['dismissed the ask while it was your move', 'Do not answer it', 'do not wait on it']) {
+      assert.ok(words.includes(s), `await_reply's words do not say ${s}: ${words}`);
+    }
+    const late = await client.callTool({ name: 'answer_follow_up', arguments: { askId: ask.id, answer: 'The new one.' } });
+    const said = resultText(late);
+    assert.ok(late.isError && said.includes('ask.closed') && said.includes('while it was your move') && said.includes('do not answer it'), `answer_follow_up after the dismissal: ${said}`);
+  }));
 });

@@ -243,6 +243,9 @@ func TestPoliciesCoverRoutes(t *testing.T) {
 		"POST /api/v1/push/subscriptions":        {"dynamodb:Query"},
 		"DELETE /api/v1/push/subscriptions/{id}": {"dynamodb:Query"},
 		"POST /api/v1/asks/{id}/reply":           {"dynamodb:PutItem"},
+		"POST /api/v1/asks/{id}/dismiss":         {"dynamodb:PutItem"},
+		"PUT /api/v1/asks/{id}/mark":             {"dynamodb:PutItem"},
+		"GET /api/v1/marks":                      {"dynamodb:Query"},
 		"POST /api/v1/events/tickets":            {"dynamodb:PutItem"},
 	}
 

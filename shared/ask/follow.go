@@ -62,6 +62,7 @@ func PersonsMove(a *Ask) (*Reply, bool) {
 		if e := a.Thread[i]; e.Author == AuthorHuman && e.Reply != nil {
 			r := *e.Reply
 			r.By, r.Via = e.By, e.Via
+			r.OnAgentsMove = a.Status == Closed && dismissedOnAgentsMove(a, i)
 			return &r, true
 		}
 	}

@@ -34,6 +34,11 @@ type Reply struct {
 	// Via is where the reply was given (Entry.Via), set with By, so that the agent is told.
 	Via Surface
 
+	// OnAgentsMove is set on a dismissal that came while the agent owed a turn (PersonsMove;
+	// contract revision 6: a person may close any open ask), so that the agent is told it was not
+	// waited for. Never part of the reply's JSON.
+	OnAgentsMove bool
+
 	// Deadline is set on the move a deadline made (PersonsMove): no person replied, and this is
 	// the agent's own default (Deadline.Default), or, without one, a dismissal standing for "nobody
 	// answered". Never part of the reply's JSON either.

@@ -102,7 +102,7 @@ func checkQuestionReply(q *QuestionPrompt, r Reply) error {
 func checkAgentsTurn(a *Ask) error {
 	switch a.Status {
 	case Closed:
-		return Errorf(EClosed, "ask %s is closed", a.ID)
+		return &Error{Code: EClosed, Message: closedMessage(a)}
 	case AwaitingHuman:
 		return Errorf(EHumansTurn, "ask %s is waiting for the person; call await_reply to wait for their reply", a.ID)
 	}

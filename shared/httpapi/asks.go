@@ -94,6 +94,20 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 	writeBody(w, http.StatusOK, a.JSON)
 }
 
+// dismiss: POST /api/v1/asks/{id}/dismiss (revision 6) — a person closes any open ask, whoever's
+// move it is. It takes no body (any sent is not read); the domain decides 404 and 409.
+func (s *Server) dismiss(w http.ResponseWriter, r *http.Request) {
+	// Only a person's credential reaches this route, so `by` is always a person.
+	c := gate.CredentialFrom(r.Context())
+	by := c.Person
+	a, err := s.Service.DismissVia(r.Context(), c.Space, r.PathValue("id"), &by, ask.SurfaceInbox)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeBody(w, http.StatusOK, a.JSON)
+}
+
 // readBody reads a request body up to MaxBodyBytes; beyond it the request is refused with 413
 // without reading the rest.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {

@@ -54,6 +54,7 @@ var statusByCode = map[string]int{
 	ask.EActionUsed:      http.StatusGone,
 	ask.EActionRevoked:   http.StatusGone,
 	ask.EMailInvalid:     http.StatusUnprocessableEntity,
+	ask.EMarkInvalid:     http.StatusUnprocessableEntity,
 
 	// Revision 6: passkeys.
 	ask.EPasskeyNotFound: http.StatusNotFound,

@@ -69,6 +69,7 @@ var wantStatus = map[string]int{
 	ask.EActionUsed:           410,
 	ask.EActionRevoked:        410,
 	ask.EMailInvalid:          422,
+	ask.EMarkInvalid:          422,
 
 	// Revision 4: push.
 	ask.EQuietHoursInvalid: 422,

@@ -138,6 +138,11 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "GET", "/api/v1/asks", s.listAsks, true),
 		gated(personsOnly, "GET", "/api/v1/asks/{id}", s.readAsk, true),
 		gated(personsOnly, "POST", "/api/v1/asks/{id}/reply", s.reply, true),
+		// Revision 6: a person closes any open ask, whoever's move it is.
+		gated(personsOnly, "POST", "/api/v1/asks/{id}/dismiss", s.dismiss, true),
+		// Revision 6: each person's own marks on asks (unread, snoozed).
+		gated(personsOnly, "PUT", "/api/v1/asks/{id}/mark", s.setMark, true),
+		gated(personsOnly, "GET", "/api/v1/marks", s.listMarks, true),
 		gated(personsOnly, "POST", "/api/v1/events/tickets", s.issueTicket, s.Tickets != nil),
 		// The socket checks its own credentials (a ticket or a bearer token) during the handshake.
 		socket,

@@ -143,6 +143,12 @@ func replyWords(askID string, r ask.Reply) string {
 	case ask.OutcomeDismissed:
 		decided = who + " dismissed the ask without answering it."
 		next = "It is closed: do not wait on it. Go on without it, or ask again differently if you still need an answer."
+		if r.OnAgentsMove {
+			// Revision 6: a person may close an ask while the agent owes a turn (an answer to
+			// their question back, or on a briefing's points), typically one no agent waited on.
+			decided = who + " dismissed the ask while it was your move, without waiting for your answer."
+			next = "It is closed: nothing more is wanted on it. Do not answer it (answer_follow_up and answer_briefing are refused now) and do not wait on it. Go on without it, or ask again if you still need the person."
+		}
 	case ask.OutcomeResponded:
 		var wrote, resolved []string
 		for _, p := range r.Points {

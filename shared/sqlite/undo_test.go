@@ -14,6 +14,7 @@ var undoMigration = map[int]string{
 	15: `DROP TABLE oauth_clients; DROP TABLE oauth_requests; DROP TABLE oauth_tokens; ALTER TABLE credentials DROP COLUMN client_id;`,
 	16: `DROP TABLE passkey_ceremonies; DROP TABLE passkeys;`,
 	18: `DROP TABLE sso_logins; DROP TABLE sso_links;`,
+	19: `DROP TABLE ask_marks;`,
 }
 
 // undoSince returns the statements that undo every migration from n on, newest first.

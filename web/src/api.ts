@@ -9,7 +9,7 @@
 // query and JSON body are the operation's, and the answer is the operation's success response.
 
 import type { ErrorCode } from './codes';
-import type { paths } from './contract.gen';
+import type { paths } from './revision6';
 import { REVISION, type Problem } from './types';
 
 export class ApiError extends Error {

@@ -44,6 +44,7 @@ export const SERVER_CODES = [
   'passkey.not_found',
   'passkey.invalid',
   'passkey.expired',
+  'mark.invalid',
 ] as const;
 
 export type ServerCode = (typeof SERVER_CODES)[number];

@@ -15,12 +15,14 @@
 //   effects/webpush.ts        the bell: Web Push on this device
 //   effects/help.ts           the shortcuts dialog following the store's `help`
 //   effects/rules.ts          the space's rules: read, made, changed, deleted
+//   effects/marks.ts          the person's own marks on asks: read or unread, snoozed
 
 import { startRouter } from './effects/router';
 import { startSession } from './effects/session';
 import { startTitle } from './effects/title';
 import { startUnseen } from './effects/notifications';
 import { startTriage } from './effects/triage';
+import { startMarks } from './effects/marks';
 
 export { getState, setState, store, useApp } from './app';
 export { findAsk, parseRoute, routePath, titleOf } from './store';
@@ -28,12 +30,13 @@ export type { AppState, Choice, HistoryState, Route } from './store';
 export { HISTORY_PAGE, loadAsk, loadHistoryPage, problemText, sendReply, setProject } from './effects/asks';
 export { closeHelp, followHelp, openHelp } from './effects/help';
 export { enableNotifications } from './effects/notifications';
+export { loadMarks, markOpened, setMark } from './effects/marks';
 export { navigate, requestDetailFocus, takeDetailFocus } from './effects/router';
 export { checkToken, fragmentChanged, resolveChoice, setNotice, signIn, signOut, start } from './effects/session';
 export { deleteRule, loadRules, saveRule } from './effects/rules';
 export { retryLive } from './effects/socket';
 export { toast } from './effects/toasts';
-export { advanceFrom, flushPending, queueReply, undoPending, wide } from './effects/triage';
+export { advanceFrom, flushPending, queueDismissAll, queueReply, undoPending, wide } from './effects/triage';
 export { readSettings as readSettingsNow } from './triage';
 export { checkPush, turnPushOff, turnPushOn } from './effects/webpush';
 
@@ -47,4 +50,5 @@ export function startEffects(): void {
   startUnseen();
   startTitle();
   startTriage();
+  startMarks();
 }

@@ -4,6 +4,7 @@
 
 import type { ConnState } from './live';
 import { isNewer, mergeAsk, mergeAsks, mergeFrame, needsPerson, type AskMap } from './merge';
+import type { AskMark } from './marks';
 import type { PushState } from './push';
 import { compareTimes } from './time';
 import type { Ask, AskKind, AskPage, Rule, Whoami } from './types';
@@ -56,11 +57,13 @@ export interface Toast {
 }
 
 /** Whose move the list shows: everyone's, the person's, or the agents'. */
-export type MoveFilter = '' | 'yours' | 'agents';
+export type MoveFilter = '' | 'yours' | 'agents' | 'snoozed';
 
 /** A reply held on this page for a few seconds before it is sent, so the person can undo it. */
 export interface PendingReply {
   askId: string;
+  /** Every ask it is for: several when they are dismissed together (bulk dismiss). */
+  ids?: string[];
   /** When it goes, in ms since the epoch. */
   due: number;
   /** What the toast says, such as "Answer sent". */
@@ -93,6 +96,10 @@ export interface AppState {
   moveFilter: MoveFilter;
   /** Open asks that arrived while the list was shown, held behind the "N new" pill. */
   held: ReadonlySet<string>;
+  /** Open asks picked in the list for a bulk action (checkbox, x, shift-click for a range). */
+  picked: ReadonlySet<string>;
+  /** The person's own marks on open asks (read, snoozed), by ask id: effects/marks.ts. */
+  marks: ReadonlyMap<string, AskMark>;
   /** A reply waiting out its undo time. */
   pending: PendingReply | null;
   /** Whether the browser says it is online (navigator.onLine and its events). */
@@ -176,6 +183,8 @@ export function initialState(env: Surroundings): AppState {
     kindFilter: '',
     moveFilter: '',
     held: new Set(),
+    picked: new Set(),
+    marks: new Map(),
     pending: null,
     online: env.online ?? true,
     staleSince: null,
@@ -261,6 +270,8 @@ export function signedOut(message: string | null): Partial<AppState> {
     missing: new Set(),
     history: initialHistory(),
     held: new Set(),
+    picked: new Set(),
+    marks: new Map(),
     pending: null,
     staleSince: null,
     conn: { status: 'stopped' },

@@ -16,6 +16,7 @@ export function matches(a: Ask, f: Filters): boolean {
   if (f.kind && a.kind !== f.kind) return false;
   if (f.move === 'yours' && a.status !== 'awaiting_human') return false;
   if (f.move === 'agents' && a.status !== 'awaiting_agent') return false;
+  // 'snoozed' is not whose move: the list keeps the snoozed asks (AskList.tsx listFor).
   return true;
 }
 

@@ -24,6 +24,7 @@ type Stores interface {
 	ask.SlackStore
 	ask.OAuthStore
 	ask.PasskeyStore
+	ask.MarkStore
 }
 
 // Backend is what a store adapter hands Run.
@@ -70,6 +71,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("MailStore", func(t *testing.T) { testMailStore(t, func(t *testing.T) ask.MailStore { return b.Open(t) }) })
 	t.Run("Deadlines", func(t *testing.T) { testDeadlines(t, b.Open) })
 	t.Run("OAuthStore", func(t *testing.T) { testOAuthStore(t, func(t *testing.T) OAuthStores { return b.Open(t) }) })
+	t.Run("MarkStore", func(t *testing.T) { testMarkStore(t, b.Open) })
 	t.Run("SlackStore", func(t *testing.T) { testSlackStore(t, func(t *testing.T) ask.SlackStore { return b.Open(t) }) })
 	t.Run("PasskeyStore", func(t *testing.T) { testPasskeyStore(t, func(t *testing.T) ask.PasskeyStore { return b.Open(t) }) })
 	t.Run("SSOStore", func(t *testing.T) {

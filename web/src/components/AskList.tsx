@@ -4,13 +4,15 @@ import { hasDraft } from '../drafts';
 import { historyList, openAsks, projectsOf } from '../merge';
 import { arrivalsShown } from '../store';
 import { filtered, type Filters } from '../triage';
-import { loadHistoryPage, navigate, requestDetailFocus, setState, setProject, useApp, type AppState } from '../state';
+import { advanceFrom, getState, loadHistoryPage, navigate, queueDismissAll, requestDetailFocus, setState, setProject, toast, useApp, type AppState } from '../state';
 import type { Actor, Ask, AskKind } from '../types';
-import { agentOf, Countdown, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
+import { agentOf, askTitle, Countdown, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
 import { deadlineOf } from '../deadline';
 import { InboxIcon, KindIcon } from './icons';
 import { CopyButton } from './Blocks';
 import type { MoveFilter } from '../store';
+import { isSnoozed, isUnread, type AskMark } from '../marks';
+import { snoozeLabel } from './common';
 
 export type Tab = 'inbox' | 'history';
 
@@ -18,17 +20,22 @@ export function filtersOf(s: AppState): Filters {
   return { project: s.project, kind: s.kindFilter, move: s.moveFilter };
 }
 
-/** Everything the list holds for a tab under its filters, held arrivals included. */
-export function listFor(s: AppState, tab: Tab): Ask[] {
+/**
+ * Everything the list holds for a tab under its filters, held arrivals included. The open asks
+ * leave out the person's snoozed ones, which the "Snoozed" filter shows instead (worked out at
+ * `now`: a snooze ends by the clock, with nothing to run).
+ */
+export function listFor(s: AppState, tab: Tab, now = Date.now()): Ask[] {
   const f = filtersOf(s);
-  return tab === 'history'
-    ? filtered(historyList(s.live, s.history.pages, s.history.oldest, s.project), { ...f, move: '' })
-    : filtered(openAsks(s.live, s.project), f);
+  if (tab === 'history') return filtered(historyList(s.live, s.history.pages, s.history.oldest, s.project), { ...f, move: '' });
+  const open = filtered(openAsks(s.live, s.project), f);
+  const want = f.move === 'snoozed';
+  return s.marks.size || want ? open.filter((a) => isSnoozed(s.marks.get(a.id), a, now) === want) : open;
 }
 
 /** The list as shown: on the inbox, without the asks waiting behind the "N new" pill. */
-export function shownList(s: AppState, tab: Tab): Ask[] {
-  const all = listFor(s, tab);
+export function shownList(s: AppState, tab: Tab, now = Date.now()): Ask[] {
+  const all = listFor(s, tab, now);
   return tab === 'inbox' && s.held.size ? all.filter((a) => !s.held.has(a.id)) : all;
 }
 
@@ -57,20 +64,70 @@ export function focusRow(id: string): void {
   listCursor.focus(id);
 }
 
+/** The last row picked: a shift-click picks every row between it and the one clicked. */
+let anchor: string | null = null;
+
+/** Picks an open ask for a bulk action, or unpicks it; `range` picks (or unpicks) the rows from the last one picked to it. */
+export function pick(id: string, range: boolean): void {
+  const s = getState();
+  const ids = listCursor.ids;
+  const next = new Set(s.picked);
+  const on = !next.has(id);
+  const from = range && anchor ? ids.indexOf(anchor) : -1;
+  const to = ids.indexOf(id);
+  if (from >= 0 && to >= 0) {
+    for (let i = Math.min(from, to); i <= Math.max(from, to); i++) {
+      if (on) next.add(ids[i]);
+      else next.delete(ids[i]);
+    }
+  } else if (on) next.add(id);
+  else next.delete(id);
+  anchor = id;
+  setState({ picked: next });
+}
+
+/** The open asks picked, as the list shows them (one closed meanwhile, or filtered out, is left out). */
+export function pickedAsks(s: AppState): Ask[] {
+  return s.picked.size ? shownList(s, 'inbox').filter((a) => s.picked.has(a.id) && a.status !== 'closed') : [];
+}
+
+/**
+ * Dismisses every ask picked, in one action held for the undo time like any reply (Undo keeps them
+ * open); an ask open beside the list among them gives way to the next one.
+ */
+export function dismissPicked(): void {
+  const s = getState();
+  const asks = pickedAsks(s);
+  if (!asks.length) return;
+  if (!s.online || s.conn.status === 'offline') {
+    toast('You are offline: nothing can be dismissed until the connection is back.', 'error');
+    return;
+  }
+  const list = shownList(s, 'inbox');
+  setState({ picked: new Set() });
+  anchor = null;
+  void queueDismissAll(asks);
+  if (s.route.name === 'ask' && asks.some((a) => a.id === (s.route as { id: string }).id)) advanceFrom(s.route.id, list, focusRow);
+}
+
 export function ListPane({ tab }: { tab: Tab }) {
   const s = useApp();
   const now = useNow();
   // Computed again only when what they are made of changes (a key, a move, draws nothing new here).
-  const all = useMemo(() => listFor(s, tab), [tab, s.live, s.history.pages, s.history.oldest, s.project, s.kindFilter, s.moveFilter]);
+  const all = useMemo(() => listFor(s, tab, now), [tab, s.live, s.history.pages, s.history.oldest, s.project, s.kindFilter, s.moveFilter, s.marks, now]);
   const items = useMemo(() => (tab === 'inbox' && s.held.size ? all.filter((a) => !s.held.has(a.id)) : all), [all, s.held, tab]);
   const newCount = all.length - items.length;
-  const open = openAsks(s.live);
+  const allOpen = openAsks(s.live);
+  const open = useMemo(() => (s.marks.size ? allOpen.filter((a) => !isSnoozed(s.marks.get(a.id), a, now)) : allOpen), [allOpen, s.marks, now]);
   const openCount = open.length;
+  const snoozedCount = allOpen.length - open.length;
   const yourMove = useMemo(() => open.filter((a) => a.status === 'awaiting_human').length, [open]);
+  const unreadCount = useMemo(() => open.filter((a) => isUnread(s.marks.get(a.id), a, now)).length, [open, s.marks, now]);
   const known = useMemo(() => projectsOf(s.live, s.history.pages), [s.live, s.history.pages]);
   const projects = s.project && !known.includes(s.project) ? [s.project, ...known] : known;
   const selected = s.route.name === 'ask' ? s.route.id : null;
   const isFiltered = !!(s.project || s.kindFilter || (tab === 'inbox' && s.moveFilter));
+  const picked = tab === 'inbox' ? pickedAsks(s) : [];
 
   useEffect(() => {
     if (tab === 'history' && s.history.nextBefore === null && !s.history.loading && !s.history.error) void loadHistoryPage();
@@ -90,7 +147,12 @@ export function ListPane({ tab }: { tab: Tab }) {
                 navigate({ name: 'inbox' });
               }}
             >
-              Open <span class="count" aria-label={`${openCount} open, ${yourMove} waiting on you`}>{openCount}</span>
+              Open{' '}
+              <span class="count" aria-label={`${openCount} open, ${yourMove} waiting on you${unreadCount ? `, ${unreadCount} unread` : ''}`}>
+                {openCount}
+              </span>
+              {/* The number is drawn by CSS (attr): the tab's words stay "Open N"; the count above says it in words. */}
+              {unreadCount > 0 && <span class="unread-count" data-unread-count={unreadCount} title={`${unreadCount} unread`} aria-hidden="true" />}
             </a>
             <a
               href="/history"
@@ -135,6 +197,7 @@ export function ListPane({ tab }: { tab: Tab }) {
                 <option value="">Anyone's move</option>
                 <option value="yours">Your move</option>
                 <option value="agents">Agent's move</option>
+                <option value="snoozed">Snoozed{snoozedCount ? ` (${snoozedCount})` : ''}</option>
               </select>
             </label>
           )}
@@ -144,6 +207,20 @@ export function ListPane({ tab }: { tab: Tab }) {
             </span>
           )}
         </div>
+        {picked.length > 0 && (
+          <div class="bulk-bar" role="group" aria-label="Picked asks" data-bulk-bar>
+            <span class="bulk-count" role="status">
+              {picked.length} picked
+            </span>
+            <span class="spacer" />
+            <button type="button" class="btn small danger" data-bulk-dismiss onClick={() => dismissPicked()} title="Dismiss the picked asks (e)">
+              Dismiss {picked.length}
+            </button>
+            <button type="button" class="btn small ghost" onClick={() => setState({ picked: new Set() })}>
+              Clear
+            </button>
+          </div>
+        )}
         {/* Above the list, never in it: arrivals do not push the rows down under the thumb. */}
         {newCount > 0 && (
           <button type="button" class="new-pill" data-new-pill onClick={() => setState(arrivalsShown)}>
@@ -162,7 +239,9 @@ export function ListPane({ tab }: { tab: Tab }) {
           selected={selected}
           me={s.whoami?.actor ?? null}
           now={now}
-          pendingId={s.pending?.askId ?? null}
+          pending={s.pending ? (s.pending.ids ?? [s.pending.askId]) : null}
+          marks={tab === 'inbox' ? s.marks : null}
+          picked={tab === 'inbox' ? s.picked : null}
           known={s.online && s.conn.status === 'live'}
           label={tab === 'history' ? 'Closed asks' : 'Open asks'}
         />
@@ -193,7 +272,9 @@ function WindowedList({
   selected,
   me,
   now,
-  pendingId,
+  pending,
+  picked,
+  marks,
   known,
   label,
 }: {
@@ -201,7 +282,12 @@ function WindowedList({
   selected: string | null;
   me: Actor | null;
   now: number;
-  pendingId: string | null;
+  /** The asks whose reply is held for undo. */
+  pending: readonly string[] | null;
+  /** The asks picked for a bulk action; null where nothing is picked from (the history). */
+  picked: ReadonlySet<string> | null;
+  /** The person's marks (unread, snoozed); null where the list shows closed asks. */
+  marks: ReadonlyMap<string, AskMark> | null;
   known: boolean;
   label: string;
 }) {
@@ -277,7 +363,10 @@ function WindowedList({
           selected={a.id === selected}
           me={me}
           now={now}
-          sending={a.id === pendingId}
+          sending={!!pending?.includes(a.id)}
+          picked={picked ? picked.has(a.id) : null}
+          unread={!!marks && isUnread(marks.get(a.id), a, now)}
+          snoozedUntil={marks ? snoozeLabel(marks.get(a.id), a, now) : null}
           known={known}
           pos={start + i + 1}
           size={count}
@@ -312,6 +401,12 @@ interface RowProps {
   now: number;
   /** Its reply is held, waiting out the undo time. */
   sending: boolean;
+  /** Whether it is picked for a bulk action; null where rows are not picked (closed asks). */
+  picked: boolean | null;
+  /** Not opened by the person since it came or changed. */
+  unread: boolean;
+  /** While snoozed: until when, in words. */
+  snoozedUntil: string | null;
   /** Whether the page hears the server now (else whether an agent waits is not known). */
   known: boolean;
   pos: number;
@@ -319,16 +414,27 @@ interface RowProps {
 }
 
 /** One ask in the list, redrawn only when one of its props changes (the list redraws often). */
-const AskRow = memo(function AskRow({ ask, selected, me, sending, known, pos, size }: RowProps) {
+const AskRow = memo(function AskRow({ ask, selected, me, sending, picked, unread, snoozedUntil, known, pos, size }: RowProps) {
   const draft = ask.status !== 'closed' && hasDraft(ask.id);
   // Only a teammate's agent is named in the list: most asks are the person's own, and saying so on
   // every row would be noise.
   const by = ask.raisedBy && ask.raisedBy.id !== me?.id ? agentOf(ask.raisedBy, me) : null;
   return (
-    <li aria-setsize={size} aria-posinset={pos}>
+    <li aria-setsize={size} aria-posinset={pos} class={picked === null ? undefined : `pickable ${picked ? 'is-picked' : ''}`}>
+      {picked !== null && ask.status !== 'closed' && (
+        <label class="row-pick" title="Pick for a bulk dismiss (x; shift-click picks a range)">
+          <input
+            type="checkbox"
+            checked={picked}
+            data-pick={ask.id}
+            onClick={(e) => pick(ask.id, e.shiftKey)}
+          />
+          <span class="sr-only">Pick «{askTitle(ask, 80)}»</span>
+        </label>
+      )}
       <a
         href={'/asks/' + encodeURIComponent(ask.id)}
-        class={`ask-row kind-${ask.kind} status-${ask.status} ${selected ? 'selected' : ''}`}
+        class={`ask-row kind-${ask.kind} status-${ask.status} ${selected ? 'selected' : ''} ${unread ? 'unread' : ''}`}
         aria-current={selected ? 'true' : undefined}
         data-ask-row={ask.id}
         onClick={(e) => {
@@ -347,6 +453,11 @@ const AskRow = memo(function AskRow({ ask, selected, me, sending, known, pos, si
             <KindIcon kind={ask.kind} />
             <span class="sr-only">{KIND_LABEL[ask.kind]}</span>
           </span>
+          {unread && (
+            <span class="unread-dot" data-unread title="Unread">
+              <span class="sr-only">Unread</span>
+            </span>
+          )}
           {ask.kind === 'approval' ? (
             <span class="row-title row-command" title={ask.prompt.title}>
               <span class="row-tool">{ask.prompt.tool}</span>
@@ -363,6 +474,7 @@ const AskRow = memo(function AskRow({ ask, selected, me, sending, known, pos, si
         </span>
         <span class="row-bottom">
           {ask.project && <span class="project-tag">{ask.project}</span>}
+          {snoozedUntil && <span class="chip chip-snoozed">{snoozedUntil}</span>}
           <StatusChips ask={ask} compact known={known} />
           {ask.status !== 'closed' && deadlineOf(ask) && <Countdown at={deadlineOf(ask)!.at} compact />}
           {sending && <span class="chip chip-sending">Sending…</span>}

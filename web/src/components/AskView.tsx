@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'preact/hooks';
-import { findAsk, loadAsk, navigate, takeDetailFocus, undoPending, useApp } from '../state';
+import { findAsk, loadAsk, markOpened, navigate, takeDetailFocus, undoPending, useApp } from '../state';
 import { lastTab } from './shortcuts';
 import type { Ask } from '../types';
 import { ApprovalView } from './Approval';
@@ -9,6 +9,8 @@ import { answeredByLine, closingEntry, deadlineLine, deadlineOf, escalatesAt, wa
 import { BackIcon, KindIcon } from './icons';
 import { QuestionView } from './Question';
 import { ReviewView } from './Review';
+import { MarkBar } from './MarkBar';
+import { lastChange } from '../marks';
 
 export function AskView({ id }: { id: string }) {
   const s = useApp();
@@ -24,6 +26,12 @@ export function AskView({ id }: { id: string }) {
   useEffect(() => {
     if (!ask && !missing && s.liveReady) void loadAsk(id);
   }, [id, !!ask, missing, s.liveReady]);
+
+  // Opened: read (again, when the agent moves while it is open), once the person's marks are known.
+  const change = ask ? lastChange(ask) : 0;
+  useEffect(() => {
+    if (ask && s.liveReady) markOpened(ask);
+  }, [id, change, s.liveReady]);
 
   // Focus the title when an ask is opened, so keyboard and screen-reader users land on it; but not
   // while they move through the list with j/k or the mouse beside it.
@@ -95,6 +103,7 @@ export function AskView({ id }: { id: string }) {
             </span>
           )}
         </div>
+        <MarkBar ask={ask} />
       </header>
       {deadline && ask.status !== 'closed' && (
         <p class="deadline-note" data-testid="deadline-note">

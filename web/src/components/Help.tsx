@@ -49,7 +49,15 @@ export function Help() {
         <dt>
           <kbd>e</kbd>
         </dt>
-        <dd>Done: dismiss the open ask and go to the next</dd>
+        <dd>Done: dismiss the open ask and go to the next (with asks picked: dismiss those)</dd>
+        <dt>
+          <kbd>u</kbd>
+        </dt>
+        <dd>Mark the ask under the cursor read or unread</dd>
+        <dt>
+          <kbd>x</kbd>
+        </dt>
+        <dd>Pick the ask under the cursor for a bulk dismiss (shift-click a box picks a range)</dd>
         <dt>
           <kbd>z</kbd>
         </dt>

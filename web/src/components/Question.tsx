@@ -230,8 +230,30 @@ export function QuestionView({ ask, me }: { ask: QuestionAsk; me: Actor | null }
       )}
 
       {ask.status === 'awaiting_agent' && (
-        <p class="turn-note">You asked a question back. The agent's answer will appear here.</p>
+        <>
+          <p class="turn-note">You asked a question back. The agent's answer will appear here.</p>
+          <CloseOnAgentsMove ask={ask} />
+        </>
       )}
+    </div>
+  );
+}
+
+/**
+ * On the agent's move, the person may still close the ask (contract revision 6): the way out when
+ * the agent will not come back. The agent is told, when it next looks, that they dismissed it.
+ */
+export function CloseOnAgentsMove({ ask }: { ask: Ask }) {
+  const { busy, send, blocked } = useSend(ask);
+  return (
+    <div class="close-agents-move" data-close-agents-move>
+      <p class="muted small">
+        {ask.waiting
+          ? 'An agent is following this ask.'
+          : 'No agent is waiting on this ask now. If it is not coming back, dismiss it to close it.'}{' '}
+        The agent is told that you dismissed it while it was its move.
+      </p>
+      <DismissButton busy={busy || !!blocked} onDismiss={() => void send({ outcome: 'dismissed' })} />
     </div>
   );
 }

@@ -4,7 +4,7 @@ import type { Actor, Reply, ReviewAsk } from '../types';
 import { Blocks, Markdown } from './Blocks';
 import { AskLink, Reason, Thread, TitleText } from './common';
 import { LinkIcon } from './icons';
-import { DismissButton, useSend } from './Question';
+import { CloseOnAgentsMove, DismissButton, useSend } from './Question';
 
 type Action = 'approve' | 'changes' | 'ask';
 
@@ -130,7 +130,10 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
         </div>
       )}
       {ask.status === 'awaiting_agent' && (
-        <p class="turn-note">You asked a question. The agent's answer will appear in the thread; then you can decide.</p>
+        <>
+          <p class="turn-note">You asked a question. The agent's answer will appear in the thread; then you can decide.</p>
+          <CloseOnAgentsMove ask={ask} />
+        </>
       )}
     </div>
   );

@@ -9,6 +9,7 @@ import { approvalClosedLabel, approvalLine, approvalOutcome, codeParts, noticeHe
 import type { Actor, Ask, Entry, NoticeEntry, Reply } from '../types';
 import { clockTime, closedByDeadline, countdown, deadlineOf, noticeEvent, surfaceWords, viaOf } from '../deadline';
 import { Blocks, Markdown } from './Blocks';
+import { isSnoozed, type AskMark } from '../marks';
 
 /** Re-renders every `ms` so ages stay current. */
 export function useNow(ms = 30_000): number {
@@ -344,4 +345,20 @@ export function Reason({ id, text }: { id: string; text: string | null }) {
       {text ?? ''}
     </p>
   );
+}
+
+/** A snooze in words, while it holds: "Snoozed until Tue 09:00", "Snoozed until the agent moves"; else null. */
+export function snoozeLabel(m: AskMark | undefined, a: Ask, now: number): string | null {
+  if (!isSnoozed(m, a, now)) return null;
+  const s = m!.snooze!;
+  if (s.untilAgentMoves || !s.until) return 'Snoozed until the agent moves';
+  return 'Snoozed until ' + snoozeTime(new Date(s.until), new Date(now));
+}
+
+/** A snooze's time as the person reads it: "18:00" today, "Tue 09:00" this week, else "3 Jan 09:00". */
+export function snoozeTime(t: Date, now: Date): string {
+  const hm = t.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  if (t.toDateString() === now.toDateString()) return hm;
+  if (t.getTime() - now.getTime() < 6 * 86400_000) return t.toLocaleDateString(undefined, { weekday: 'short' }) + ' ' + hm;
+  return t.toLocaleDateString(undefined, { day: 'numeric', month: 'short' }) + ' ' + hm;
 }

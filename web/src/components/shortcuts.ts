@@ -2,6 +2,8 @@
 
 import { useEffect } from 'preact/hooks';
 import { findAsk, getState, navigate, openHelp, queueReply, advanceFrom, toast, undoPending, wide } from '../state';
+import { dismissPicked, pick } from './AskList';
+import { toggleRead } from './MarkBar';
 import { focusRow as focusListRow, listCursor, shownList, type Tab } from './AskList';
 import { sendBlocked } from './Question';
 
@@ -82,7 +84,34 @@ export function useShortcuts() {
           b.click();
           return;
         }
+        case 'u': {
+          // Read or unread: the row under the cursor, or the open ask.
+          const row = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('[data-ask-row]');
+          const id = row?.dataset.askRow ?? (st.route.name === 'ask' ? st.route.id : null);
+          const a = id ? findAsk(st, id) : null;
+          if (!a || a.status === 'closed') return;
+          e.preventDefault();
+          toggleRead(a);
+          return;
+        }
+        case 'x': {
+          // Pick the row under the cursor (or the open ask) for a bulk action.
+          const row = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('[data-ask-row]');
+          const id = row?.dataset.askRow ?? (st.route.name === 'ask' ? st.route.id : null);
+          if (!id || !listCursor.ids.includes(id)) return;
+          const a = findAsk(st, id);
+          if (!a || a.status === 'closed') return;
+          e.preventDefault();
+          pick(id, false);
+          return;
+        }
         case 'e': {
+          // With asks picked: dismiss them all (held for undo, like any reply).
+          if (st.picked.size) {
+            e.preventDefault();
+            dismissPicked();
+            return;
+          }
           // Done: the open ask is dismissed (held for undo) and the next one opens.
           if (st.route.name !== 'ask') return;
           const a = findAsk(st, st.route.id);
@@ -90,10 +119,6 @@ export function useShortcuts() {
           e.preventDefault();
           if (a.kind === 'approval') {
             toast('An approval is allowed or denied: press a or d.', 'error');
-            return;
-          }
-          if (a.status !== 'awaiting_human' && a.kind !== 'briefing') {
-            toast("It is the agent's move on this ask: it cannot be dismissed now.", 'error');
             return;
           }
           const why = sendBlocked(st);

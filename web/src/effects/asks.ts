@@ -26,12 +26,17 @@ export async function loadAsk(id: string): Promise<void> {
  * Sends a reply. On success the ask as the server left it is merged in, and the ask's draft is
  * removed. A refusal is shown and rethrown; a 409 (someone else moved first) also refreshes the ask.
  */
-export async function sendReply(a: Ask, reply: Reply): Promise<Ask> {
+export async function sendReply(a: Ask, reply: Reply, quiet = false): Promise<Ask> {
   try {
-    const updated = await api('POST', '/asks/{id}/reply', { path: { id: a.id }, body: reply });
+    // A dismissal goes by its own route (revision 6), which takes it whoever's move it is: the way
+    // out of an ask whose agent owes a turn and is gone.
+    const updated =
+      reply.outcome === 'dismissed'
+        ? await api('POST', '/asks/{id}/dismiss', { path: { id: a.id } })
+        : await api('POST', '/asks/{id}/reply', { path: { id: a.id }, body: reply });
     clearDraft(a.id);
     setState((s) => askAbsorbed(s, updated));
-    toast(doneMessage(reply), 'ok');
+    if (!quiet) toast(doneMessage(reply), 'ok');
     return updated;
   } catch (err) {
     if (err instanceof ApiError && err.status === 409 && err.code !== 'reload') {

@@ -12,6 +12,7 @@ import type { Ask } from '../types';
 import { approvalLine } from '../approval';
 import { plainText } from '../markdown';
 import { announce } from './notifications';
+import { loadMarks } from './marks';
 import { keepSnapshot, showKeptSnapshot } from './offline';
 import { recheckPushIfUnknown } from './webpush';
 
@@ -31,6 +32,7 @@ export function startLive(session: LiveSession): void {
     snapshot(s) {
       setState(snapshotReceived(fromSnapshot(s)));
       keepSnapshot();
+      void loadMarks();
       if (!getState().whoami) session.unconfirmed();
       // The server was not reachable when the bell looked (a start offline): look again now.
       recheckPushIfUnknown();

@@ -11,7 +11,8 @@ import { navigate } from './router';
 import { toast } from './toasts';
 
 interface Held {
-  ask: Ask;
+  /** One ask, or several dismissed together (bulk dismiss). */
+  asks: Ask[];
   reply: Reply;
   timer: ReturnType<typeof setTimeout>;
   settle: (sent: boolean) => void;
@@ -24,26 +25,45 @@ let held: Held | null = null;
  * false when it was undone or refused (a refusal is shown by sendReply).
  */
 export function queueReply(ask: Ask, reply: Reply, label: string): Promise<boolean> {
+  return hold([ask], reply, label);
+}
+
+/**
+ * Dismisses several open asks in one action (bulk dismiss), held for the undo time like any reply:
+ * Undo keeps every one of them open. Resolves true once the server took every dismissal.
+ */
+export function queueDismissAll(asks: Ask[]): Promise<boolean> {
+  if (asks.length === 1) return hold(asks, { outcome: 'dismissed' }, 'Dismissing');
+  return hold(asks, { outcome: 'dismissed' }, `Dismissing ${asks.length} asks`);
+}
+
+function hold(asks: Ask[], reply: Reply, label: string): Promise<boolean> {
   const { undoSeconds } = readSettings();
-  if (undoSeconds <= 0) return deliver(ask, reply);
+  if (undoSeconds <= 0) return deliver(asks, reply);
   // One at a time: a reply still held goes now, before this one is held.
   flushPending();
   return new Promise<boolean>((settle) => {
     const due = Date.now() + undoSeconds * 1000;
     const timer = setTimeout(() => void go(), undoSeconds * 1000);
-    held = { ask, reply, timer, settle };
-    setState({ pending: { askId: ask.id, due, label } });
-    toast(`${label} in ${undoSeconds} s. Undo keeps your draft.`, 'ok', { undo: true, ms: undoSeconds * 1000 });
+    held = { asks, reply, timer, settle };
+    setState({ pending: { askId: asks[0].id, ids: asks.map((a) => a.id), due, label } });
+    const keeps = asks.length > 1 ? 'Undo keeps them open.' : 'Undo keeps your draft.';
+    toast(`${label} in ${undoSeconds} s. ${keeps}`, 'ok', { undo: true, ms: undoSeconds * 1000 });
   });
 }
 
-async function deliver(ask: Ask, reply: Reply): Promise<boolean> {
-  try {
-    await sendReply(ask, reply);
-    return true;
-  } catch {
-    return false;
+async function deliver(asks: Ask[], reply: Reply): Promise<boolean> {
+  let ok = 0;
+  for (const a of asks) {
+    try {
+      await sendReply(a, reply, asks.length > 1);
+      ok++;
+    } catch {
+      // shown by sendReply; the others still go
+    }
   }
+  if (asks.length > 1 && ok === asks.length) toast(`Dismissed ${ok} asks.`, 'ok');
+  return ok === asks.length;
 }
 
 async function go(): Promise<void> {
@@ -51,8 +71,8 @@ async function go(): Promise<void> {
   if (!h) return;
   held = null;
   clearTimeout(h.timer);
-  const ok = await deliver(h.ask, h.reply);
-  setState((s) => (s.pending?.askId === h.ask.id ? { pending: null } : {}));
+  const ok = await deliver(h.asks, h.reply);
+  setState((s) => (s.pending?.askId === h.asks[0].id ? { pending: null } : {}));
   h.settle(ok);
 }
 
@@ -69,7 +89,11 @@ export function undoPending(): boolean {
   clearTimeout(h.timer);
   setState({ pending: null, toast: null });
   h.settle(false);
-  navigate({ name: 'ask', id: h.ask.id });
+  if (h.asks.length > 1) {
+    toast(`Undone: nothing was dismissed. The ${h.asks.length} asks stay open.`);
+    return true;
+  }
+  navigate({ name: 'ask', id: h.asks[0].id });
   toast('Undone: nothing was sent. Your draft is kept.');
   return true;
 }
@@ -88,7 +112,7 @@ export function advanceFrom(askId: string, list: readonly Ask[], focusRow: (id: 
   if (!readSettings().advance) return;
   const s = getState();
   if (s.route.name !== 'ask' || s.route.id !== askId) return; // the person has moved on already
-  const skip = new Set<string>(s.pending ? [s.pending.askId] : []);
+  const skip = new Set<string>(s.pending ? (s.pending.ids ?? [s.pending.askId]) : []);
   if (!wide()) {
     navigate({ name: 'inbox' });
     return;

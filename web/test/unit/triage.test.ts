@@ -93,7 +93,7 @@ describe('a reply held for undo', () => {
     vi.stubGlobal(
       'fetch',
       vi.fn(async (url: string, init: RequestInit) => {
-        calls.push({ url, body: JSON.parse(String(init.body)) });
+        calls.push({ url, body: init.body === undefined ? undefined : JSON.parse(String(init.body)) });
         const q = question('h1');
         return new Response(JSON.stringify({ ...q, status: 'closed', updatedAt: '2026-12-30T00:00:00.000000Z' }), {
           status: 200,
@@ -139,11 +139,12 @@ describe('a reply held for undo', () => {
     const first = queueReply(question('h1'), { outcome: 'dismissed' }, 'Dismissing');
     const second = queueReply(question('h2'), { outcome: 'dismissed' }, 'Dismissing');
     expect(await first).toBe(true);
-    expect(calls.map((c) => c.url)).toEqual(['/api/v1/asks/h1/reply']);
+    // A dismissal goes by its own route (revision 6).
+    expect(calls.map((c) => c.url)).toEqual(['/api/v1/asks/h1/dismiss']);
     expect(getState().pending?.askId).toBe('h2');
     await vi.advanceTimersByTimeAsync(5000);
     expect(await second).toBe(true);
-    expect(calls.map((c) => c.url)).toEqual(['/api/v1/asks/h1/reply', '/api/v1/asks/h2/reply']);
+    expect(calls.map((c) => c.url)).toEqual(['/api/v1/asks/h1/dismiss', '/api/v1/asks/h2/dismiss']);
   });
 });
 
@@ -179,14 +180,14 @@ describe('a held reply and the page', () => {
     Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
     document.dispatchEvent(new Event('visibilitychange'));
     expect(await sent).toBe(true);
-    expect(calls.map((c) => c.url)).toEqual(['/api/v1/asks/h3/reply']);
+    expect(calls.map((c) => c.url)).toEqual(['/api/v1/asks/h3/dismiss']);
     Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true });
   });
 
   it('goes, with the credential that gave it, before signing out', async () => {
     const sent = queueReply(question('h3'), { outcome: 'dismissed' }, 'Dismissing');
     signOut();
-    expect(calls).toEqual([{ url: '/api/v1/asks/h3/reply', auth: 'Bearer lb_held' }]);
+    expect(calls).toEqual([{ url: '/api/v1/asks/h3/dismiss', auth: 'Bearer lb_held' }]);
     expect(await sent).toBe(true);
   });
 });
