@@ -44,6 +44,7 @@ type Storage interface {
 	ask.MailStore
 	ask.SettingsStore
 	ask.SlackStore
+	ask.PassStore
 }
 
 // Config is what differs between deployments. Storage and Logger are required.

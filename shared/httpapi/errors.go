@@ -55,6 +55,12 @@ var statusByCode = map[string]int{
 	ask.EActionRevoked:   http.StatusGone,
 	ask.EMailInvalid:     http.StatusUnprocessableEntity,
 
+	// Revision 6: pairing and invites.
+	ask.EPassInvalid: http.StatusNotFound,
+	ask.EPassExpired: http.StatusGone,
+	ask.EPassUsed:    http.StatusGone,
+	ask.EPassRevoked: http.StatusGone,
+
 	// Revision 4: push.
 	ask.EQuietHoursInvalid: http.StatusUnprocessableEntity,
 }

@@ -12,6 +12,8 @@ var undoMigration = map[int]string{
 	13: `DROP TABLE action_uses; DROP TABLE mail_addresses;`,
 	14: `DROP TABLE push_quiet_hours;`,
 	15: `DROP TABLE oauth_clients; DROP TABLE oauth_requests; DROP TABLE oauth_tokens; ALTER TABLE credentials DROP COLUMN client_id;`,
+	16: `SELECT 1;`, // the passkey placeholder; branch passkey's line replaces this one
+	17: `DROP TABLE passes;`,
 }
 
 // undoSince returns the statements that undo every migration from n on, newest first.

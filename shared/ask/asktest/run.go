@@ -22,6 +22,7 @@ type Stores interface {
 	ask.MailStore
 	ask.SettingsStore
 	ask.SlackStore
+	ask.PassStore
 }
 
 // Backend is what a store adapter hands Run.
@@ -68,6 +69,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("MailStore", func(t *testing.T) { testMailStore(t, func(t *testing.T) ask.MailStore { return b.Open(t) }) })
 	t.Run("Deadlines", func(t *testing.T) { testDeadlines(t, b.Open) })
 	t.Run("SlackStore", func(t *testing.T) { testSlackStore(t, func(t *testing.T) ask.SlackStore { return b.Open(t) }) })
+	t.Run("PassStore", func(t *testing.T) { testPassStore(t, func(t *testing.T) ask.PassStore { return b.Open(t) }) })
 	t.Run("WaitStore", func(t *testing.T) {
 		if b.Waits == nil {
 			t.Skip("this backend serves one process and keeps no ask.WaitStore")
