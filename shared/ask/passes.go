@@ -76,6 +76,10 @@ func PassState(p *Pass, now time.Time) error {
 	return nil
 }
 
+// PassGrace is how long after its expiry a pass stays listed (the inbox shows an invite as
+// expired for a day) before DynamoDB's TTL or SQLite's reap deletes it.
+const PassGrace = 24 * time.Hour
+
 // PassStore keeps pairing codes and invites. SQLite keeps them in a table (migration 017);
 // DynamoDB as an item per pass and one per code hash, with a TTL.
 type PassStore interface {

@@ -25,7 +25,7 @@ import (
 //
 // The first is read by id and listed by space and kind (one Query); the second finds a pass by
 // its code. Redeeming is one conditional UpdateItem (no usedAt, no revokedAt yet), so of two
-// racing redeemers one wins. DynamoDB's TTL deletes both a while after passGrace past expiry.
+// racing redeemers one wins. DynamoDB's TTL deletes both ask.PassGrace after expiry.
 // Neither has a `type` the stream's filters match: writing them wakes no fan-out.
 const (
 	prefixPasses   = "PASSES#"
@@ -34,9 +34,6 @@ const (
 	attrDoc        = "doc"
 	attrUsedAt     = "usedAt"
 	attrDevice     = "device"
-	// PassGrace is how long after its expiry a pass stays listed (the inbox shows an invite as
-	// expired for a day) before the TTL (or SQLite's reap) deletes it.
-	PassGrace = 24 * time.Hour
 )
 
 // passDoc is what never changes of a pass.
@@ -79,7 +76,7 @@ func (s *Store) CreatePass(ctx context.Context, p *ask.Pass) error {
 		return err
 	}
 	pass := newItem(prefixPasses+p.Space, string(p.Kind)+"#"+p.ID, "pass")
-	pass[attrDoc], pass[attrTTL] = str(string(doc)), ttl(p.ExpiresAt.Add(PassGrace))
+	pass[attrDoc], pass[attrTTL] = str(string(doc)), ttl(p.ExpiresAt.Add(ask.PassGrace))
 	if p.UsedAt != nil {
 		pass[attrUsedAt], pass[attrDevice], pass[attrCredentialID] = str(formatTime(*p.UsedAt)), str(p.Device), str(p.CredentialID)
 	}
@@ -88,7 +85,7 @@ func (s *Store) CreatePass(ctx context.Context, p *ask.Pass) error {
 	}
 	ck := passCodeKey(p.Kind, p.CodeHash)
 	code := newItem(ck[attrPK].(*types.AttributeValueMemberS).Value, skPassCode, "passcode")
-	code[attrSpace], code[attrID], code[attrTTL] = str(p.Space), str(p.ID), ttl(p.ExpiresAt.Add(PassGrace))
+	code[attrSpace], code[attrID], code[attrTTL] = str(p.Space), str(p.ID), ttl(p.ExpiresAt.Add(ask.PassGrace))
 	taken, err := s.putNew(ctx, pass, code)
 	if taken {
 		return fmt.Errorf("dynamodb: create pass %s: %w", p.ID, ask.ErrAlreadyStored)
@@ -276,6 +273,6 @@ func (s *Store) RevokePass(ctx context.Context, space, id string, at time.Time) 
 	return nil
 }
 
-// ReapPasses does nothing: DynamoDB's TTL deletes passes (PassGrace after expiry), and every
+// ReapPasses does nothing: DynamoDB's TTL deletes passes (ask.PassGrace after expiry), and every
 // read checks the exact expiry itself.
 func (s *Store) ReapPasses(context.Context, time.Time) error { return nil }
