@@ -280,8 +280,9 @@ func (p *Passes) LookupInvite(ctx context.Context, code string) (*ask.Pass, erro
 
 // Redeem takes a pairing code or an invite once and mints the new person credential it stands
 // for, whose token is returned (and never stored). A code that opens nothing is refused in
-// words that say why (unknown, expired, used, revoked) and counted as a failed sign-in from the
-// client's address: past the throttle's budget every redemption from it is 429 for a while.
+// words that say why (unknown, expired, used, revoked). Every try at a pairing code counts
+// against the client's address (Attempt), an invite's failures only (refuse, as for tokens: it
+// is a 256-bit secret): past the throttle's budget the address gets 429 for a while.
 func (p *Passes) Redeem(ctx context.Context, kind ask.PassKind, code, device string) (string, *ask.Credential, *ask.Pass, error) {
 	var err error
 	if kind == ask.PassPairing {
@@ -291,6 +292,13 @@ func (p *Passes) Redeem(ctx context.Context, kind ask.PassKind, code, device str
 	}
 	if err != nil {
 		return "", nil, nil, err
+	}
+	if kind == ask.PassPairing {
+		// Counted before the code is looked at (Attempt): an 8-character code must not be
+		// guessable faster than the throttle allows, right guesses included.
+		if err := p.Gate.Attempt(ctx); err != nil {
+			return "", nil, nil, err
+		}
 	}
 	hash := Hash(code)
 	// The maker's credential must still be live: a pass is worth no more than it.
@@ -337,6 +345,9 @@ func (p *Passes) refusal(ctx context.Context, kind ask.PassKind, err error) erro
 		e = ask.Errorf(ask.EPassRevoked, "this %s was withdrawn: %s", what, again)
 	default:
 		return err
+	}
+	if kind == ask.PassPairing {
+		return e // counted already, by Attempt
 	}
 	return p.Gate.refuse(ctx, e)
 }
