@@ -41,6 +41,10 @@ export const SERVER_CODES = [
   'consent.not_found',
   'consent.decided',
   'consent.expired',
+  'signin.code_invalid',
+  'signin.code_expired',
+  'signin.code_used',
+  'signin.code_revoked',
 ] as const;
 
 export type ServerCode = (typeof SERVER_CODES)[number];

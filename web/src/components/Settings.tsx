@@ -6,6 +6,7 @@ import { navigate } from '../state';
 import { BackIcon } from './icons';
 import { DeadlineSettings } from './settings/Deadline';
 import { MailSettings } from './settings/Mail';
+import { PeopleSettings } from './settings/People';
 import { PushSettings } from './settings/Push';
 import { SlackSettings } from './settings/Slack';
 
@@ -23,6 +24,7 @@ export function SettingsPage() {
         </h2>
         <p class="muted">Where Loopback reaches you besides this inbox, and what happens when nobody answers.</p>
       </header>
+      <PeopleSettings />
       <SlackSettings />
       <MailSettings />
       <PushSettings />

@@ -2,11 +2,14 @@
 
 import { useState } from 'preact/hooks';
 import { tokenFromPaste } from '../auth';
+import { signInCodes } from '../pairing';
 import { signIn } from '../state';
 import { LogoIcon } from './icons';
+import { JoinInvite, PairingForm } from './Pairing';
 
 export function SignIn({ message, busy }: { message: string | null; busy: boolean }) {
   const [token, setToken] = useState('');
+  const codes = signInCodes();
   return (
     <main class="signin">
       <div class="signin-card">
@@ -20,6 +23,8 @@ export function SignIn({ message, busy }: { message: string | null; busy: boolea
             {message}
           </p>
         )}
+        {codes.invite && <JoinInvite code={codes.invite} />}
+        <PairingForm initial={codes.pairing} busy={busy} />
         <p>
           Open the <strong>Inbox</strong> link that <code>loopback serve</code> printed. It signs this browser in, and
           its token never leaves your machine in a request.
