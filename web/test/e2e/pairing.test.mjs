@@ -18,7 +18,19 @@ import { LAPTOP, PHONE } from './lib/seed.mjs';
 import { Server } from './lib/server.mjs';
 
 const OUT = process.env.LOOPBACK_SCREENSHOTS ?? join(dirname(fileURLToPath(import.meta.url)), '../../../docs/screenshots');
-const JSQR = readFileSync(createRequire(import.meta.url).resolve('jsqr'), 'utf8');
+const require = createRequire(import.meta.url);
+const JSQR = readFileSync(require.resolve('jsqr'), 'utf8');
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's WCAG 2.1 A and AA rules on the page as it stands (as a11y.test.mjs runs them). */
+async function axe(page) {
+  await page.evaluate(AXE);
+  const result = await page.evaluate(() =>
+    // eslint-disable-next-line no-undef
+    axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] }),
+  );
+  return result.violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+}
 
 let server;
 let browser;
@@ -231,5 +243,29 @@ describe('inviting a teammate', () => {
     await page.goto(link);
     await page.locator('.join [role="alert"]', { hasText: 'withdrawn' }).waitFor();
     for (const pg of [page, owner]) await pg.context().close();
+  });
+});
+
+describe('accessibility of the new views (axe-core, WCAG 2.1 AA)', () => {
+  it('the pairing dialog, Settings with invites, the pairing form and the join page have no violations', async () => {
+    const found = [];
+    const laptop = await openInbox(browser, server, { viewport: LAPTOP, path: '/settings', bypassCSP: true });
+    await laptop.getByLabel('Their name').fill('Barbara Liskov');
+    await laptop.getByRole('button', { name: 'Make invite link' }).click();
+    const link = await laptop.getByLabel('Invite link for Barbara Liskov').inputValue();
+    for (const v of await axe(laptop)) found.push(`settings: ${v}`);
+    await laptop.getByRole('button', { name: 'Pair a phone', exact: true }).click();
+    await laptop.locator('.pair-dialog .pair-code').waitFor();
+    for (const v of await axe(laptop)) found.push(`pair dialog: ${v}`);
+    const phone = await (await browser.newContext({ ...PHONE, bypassCSP: true })).newPage();
+    await phone.goto(server.origin + '/');
+    await phone.getByRole('button', { name: 'Enter a pairing code' }).click();
+    await phone.getByLabel('Pairing code').waitFor();
+    for (const v of await axe(phone)) found.push(`pairing form: ${v}`);
+    await phone.goto(link);
+    await phone.getByRole('button', { name: 'Join as Barbara Liskov' }).waitFor();
+    for (const v of await axe(phone)) found.push(`join: ${v}`);
+    for (const pg of [phone, laptop]) await pg.context().close();
+    assert.deepEqual(found, []);
   });
 });
