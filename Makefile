@@ -165,6 +165,7 @@ LAMBDA_DIRS = \
   ApiPushFunction=api \
   ApiActionsFunction=api \
   ApiMailSettingsFunction=api \
+  ApiPassesFunction=api \
   ApiRulesFunction=api \
   ApiEscalationFunction=api \
   ApiSlackFunction=api \

@@ -101,16 +101,7 @@ var localOnly = map[string]string{
 	"POST /api/v1/connect/requests/{id}/decision": "MCP OAuth is local first (docs/design/oauth.md: the DynamoDB store is designed, not built)",
 	"GET /api/v1/agents":                          "MCP OAuth is local first (docs/design/oauth.md); on AWS make tokens lists agents",
 	"DELETE /api/v1/agents/{id}":                  "MCP OAuth is local first (docs/design/oauth.md); on AWS make tokens and the bootstrap revoke",
-	// Pairing a device and inviting a teammate (issue 28, revision 6).
-	"POST /api/v1/pairings":                 "pairing and invites are local first: the DynamoDB store is built and tested (shared/dynamo), the stack does not route them yet (docs/trust.md)",
-	"GET /api/v1/pairings/{id}":             "pairing and invites are local first: the DynamoDB store is built and tested (shared/dynamo), the stack does not route them yet (docs/trust.md)",
-	"POST /api/v1/signin/pairing":           "pairing and invites are local first: the DynamoDB store is built and tested (shared/dynamo), the stack does not route them yet (docs/trust.md)",
-	"POST /api/v1/invites":                  "pairing and invites are local first: the DynamoDB store is built and tested (shared/dynamo), the stack does not route them yet (docs/trust.md)",
-	"GET /api/v1/invites":                   "pairing and invites are local first: the DynamoDB store is built and tested (shared/dynamo), the stack does not route them yet (docs/trust.md)",
-	"DELETE /api/v1/invites/{id}":           "pairing and invites are local first: the DynamoDB store is built and tested (shared/dynamo), the stack does not route them yet (docs/trust.md)",
-	"POST /api/v1/signin/invite/lookup":     "pairing and invites are local first: the DynamoDB store is built and tested (shared/dynamo), the stack does not route them yet (docs/trust.md)",
-	"POST /api/v1/signin/invite":            "pairing and invites are local first: the DynamoDB store is built and tested (shared/dynamo), the stack does not route them yet (docs/trust.md)",
-	"PUT /api/v1/uploads/{spaceId}/{token}": "on AWS an upload ticket is a presigned S3 PUT (upload.Service.Direct) whose token is never given out, so no address of this route names a ticket there",
+	"PUT /api/v1/uploads/{spaceId}/{token}":       "on AWS an upload ticket is a presigned S3 PUT (upload.Service.Direct) whose token is never given out, so no address of this route names a ticket there",
 }
 
 // apiDir is the one main package every function of the HTTP API runs (a function per route, so

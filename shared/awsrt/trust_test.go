@@ -147,16 +147,6 @@ func TestServerlessRoleMatrix(t *testing.T) {
 			"GET /api/v1/agents":                          "MCP OAuth is local first (docs/design/oauth.md)",
 			"HEAD /api/v1/agents":                         "MCP OAuth is local first (docs/design/oauth.md)",
 			"DELETE /api/v1/agents/{id}":                  "MCP OAuth is local first (docs/design/oauth.md)",
-			"POST /api/v1/pairings":                       "pairing and invites are local first (docs/trust.md)",
-			"GET /api/v1/pairings/{id}":                   "pairing and invites are local first (docs/trust.md)",
-			"HEAD /api/v1/pairings/{id}":                  "pairing and invites are local first (docs/trust.md)",
-			"POST /api/v1/signin/pairing":                 "pairing and invites are local first (docs/trust.md)",
-			"POST /api/v1/invites":                        "pairing and invites are local first (docs/trust.md)",
-			"GET /api/v1/invites":                         "pairing and invites are local first (docs/trust.md)",
-			"HEAD /api/v1/invites":                        "pairing and invites are local first (docs/trust.md)",
-			"DELETE /api/v1/invites/{id}":                 "pairing and invites are local first (docs/trust.md)",
-			"POST /api/v1/signin/invite/lookup":           "pairing and invites are local first (docs/trust.md)",
-			"POST /api/v1/signin/invite":                  "pairing and invites are local first (docs/trust.md)",
 		},
 		OK: map[string]int{
 			// A file read redirects to a presigned GET of the object (through CloudFront's /uploads/*).
