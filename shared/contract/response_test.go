@@ -103,12 +103,16 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		"GET /asks", "GET /asks/{id}", "POST /asks/{id}/reply",
 		"GET /connect/requests/{id}", "POST /connect/requests/{id}/decision", // revision 5
 		"POST /events/tickets",
-		"GET /files/{uploadId}", "GET /push/key",
+		"GET /files/{uploadId}",
+		"GET /invites", "POST /invites", "DELETE /invites/{id}", // revision 6
+		"POST /pairings", "GET /pairings/{id}", // revision 6
+		"GET /push/key",
 		"DELETE /push/quiet-hours", "GET /push/quiet-hours", "PUT /push/quiet-hours", // revision 4
 		"POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
 		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}",
 		"GET /settings/escalation", "PUT /settings/escalation", // revision 4
 		"GET /settings/mail", "PUT /settings/mail", // revision 4
+		"POST /signin/invite", "POST /signin/invite/lookup", "POST /signin/pairing", // revision 6
 		"GET /slack", "PUT /slack/channel", "POST /slack/codes", "DELETE /slack/link", // revision 4
 		"GET /snapshot", "PUT /uploads/{spaceId}/{token}", "GET /whoami",
 	}
