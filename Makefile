@@ -166,6 +166,7 @@ LAMBDA_DIRS = \
   ApiPushFunction=api \
   ApiActionsFunction=api \
   ApiMailSettingsFunction=api \
+  ApiPassesFunction=api \
   ApiRulesFunction=api \
   ApiEscalationFunction=api \
   ApiSlackFunction=api \

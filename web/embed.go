@@ -64,11 +64,13 @@ func SetSecurityHeaders(h http.Header) {
 // IsAppRoute reports whether a path is one of the inbox's own pages, served index.html: `/`,
 // `/history`, `/rules`, `/settings`, `/agents` (connected agents), `/asks/{id}` (the address
 // get_inbox_link gives an agent), `/connect/{id}` (the consent page an agent's client is sent to),
-// and `/act` (an action link's confirmation page: its token rides in the fragment, which no server
-// sees).
+// `/act` (an action link's confirmation page: its token rides in the fragment, which no server
+// sees), and `/pair` and `/join` (a pairing code's and an invite's signed-out pages, whose codes
+// ride in the fragment too).
 func IsAppRoute(p string) bool {
 	switch p {
-	case "/", "/history", "/history/", "/rules", "/rules/", "/settings", "/settings/", "/agents", "/agents/", "/act":
+	case "/", "/history", "/history/", "/rules", "/rules/", "/settings", "/settings/", "/agents", "/agents/", "/act",
+		"/pair", "/pair/", "/join", "/join/":
 		return true
 	}
 	for _, prefix := range []string{"/asks/", "/connect/"} {

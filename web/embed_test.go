@@ -151,7 +151,7 @@ func TestIsAppRoute(t *testing.T) {
 	for p, want := range map[string]bool{
 		"/": true, "/history": true, "/rules": true, "/rules/": true, "/settings": true, "/settings/": true, "/asks/x": true, "/asks/x/": true,
 		"/agents": true, "/agents/": true, "/connect/authz_x": true, "/connect/authz_x/": true,
-		"/act": true, "/act/x": false, "/rules/x": false, "/asks/": false, "/asks/x/y": false, "/api/v1/snapshot": false, "/favicon.svg": false,
+		"/act": true, "/pair": true, "/pair/": true, "/join": true, "/join/": true, "/pair/x": false, "/join/x": false, "/act/x": false, "/rules/x": false, "/asks/": false, "/asks/x/y": false, "/api/v1/snapshot": false, "/favicon.svg": false,
 		"/connect/": false, "/connect/x/y": false, "/agents/x": false, "/oauth/continue": false,
 	} {
 		if got := IsAppRoute(p); got != want {

@@ -126,16 +126,25 @@ func (a *dataDir) issueKept(ctx context.Context, path string, template ask.Crede
 	return t, c, os.Rename(tmp, path)
 }
 
-// retireOwnersBut revokes every live owner credential of the local space but keep.
+// retireOwnersBut revokes every live owner credential of the local space made before keep (the
+// owner's printed token): a changed LOOPBACK_TOKEN or a rotation leaves no older key to the
+// inbox, and signs out every device paired before it. A device paired since (a credential the
+// owner's pairing code minted after keep) stays signed in across restarts.
 func (a *dataDir) retireOwnersBut(ctx context.Context, keep string) error {
 	creds, err := a.db.Credentials(ctx, LocalSpace)
 	if err != nil {
 		return err
 	}
+	var kept *ask.Credential
+	for _, c := range creds {
+		if c.ID == keep {
+			kept = c
+		}
+	}
 	svc := ask.NewService(a.db)
 	svc.Leases = a.db
 	for _, c := range creds {
-		if c.Role == ask.RoleOwner && c.Live() && c.ID != keep {
+		if c.Role == ask.RoleOwner && c.Live() && c.ID != keep && (kept == nil || !c.CreatedAt.After(kept.CreatedAt)) {
 			if err := svc.Revoke(ctx, a.db, a.db, LocalSpace, c.ID); err != nil {
 				return fmt.Errorf("retiring the previous owner token %s: %w", c.ID, err)
 			}

@@ -47,6 +47,7 @@ type Storage interface {
 	ask.SettingsStore
 	ask.SlackStore
 	ask.PasskeyStore
+	ask.PassStore
 }
 
 // Config is what differs between deployments. Storage and Logger are required.
@@ -248,6 +249,7 @@ func New(cfg Config) *App {
 		Service: svc, Gate: a.Gate, Logger: cfg.Logger, Tickets: store, Hub: cfg.Hub,
 		PublicURL: cfg.PublicURL, Uploads: a.Uploads, Push: cfg.Push, Revocations: a.Revocations,
 		SocketLimit: perKey(cfg.Limits.SocketsPerCredential), Actions: a.Actions, Mail: store, Connect: a.OAuth, TaskStore: store,
+		Passes: &gate.Passes{Store: store, Gate: a.Gate},
 	}
 	if cfg.Passkeys && cfg.PublicURL != "" {
 		if pk, err := passkey.New(store, a.Gate, cfg.PublicURL); err != nil {
@@ -423,6 +425,10 @@ func (a *App) Sweep(ctx context.Context) (int, error) {
 		if _, err := a.Uploads.Reap(ctx); err != nil {
 			return total, fmt.Errorf("reaping uploads: %w", err)
 		}
+	}
+	// Pairing codes and invites a day past their expiry (DynamoDB's TTL does it there).
+	if err := a.cfg.Storage.ReapPasses(ctx, a.Service.Now().Add(-ask.PassGrace)); err != nil {
+		return total, fmt.Errorf("reaping pairing codes and invites: %w", err)
 	}
 	if a.cfg.OAuth != nil {
 		// Requests to connect nobody decided, codes and tokens past their lifetime.

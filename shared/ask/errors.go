@@ -35,6 +35,12 @@ const (
 	EConsentNotFound = "consent.not_found" // no such request to connect, or it is not this person's to see
 	EConsentDecided  = "consent.decided"   // the request was approved or refused already
 	EConsentExpired  = "consent.expired"   // the request waited longer than it may for the person
+
+	// Pairing a device and inviting a teammate (contract revision 6): the code is refused.
+	EPassInvalid = "signin.code_invalid" // no such pairing code or invite (mistyped, or never made)
+	EPassExpired = "signin.code_expired" // the code outlived its lifetime (a pairing code 5 minutes, an invite 7 days)
+	EPassUsed    = "signin.code_used"    // the code signed a device in already: each works once
+	EPassRevoked = "signin.code_revoked" // its maker took it back, or the credential that made it was revoked
 )
 
 // Error is the one error type the domain returns. Code is stable and machine-readable; Message is

@@ -107,12 +107,15 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		"POST /passkey-registrations", "POST /passkey-registrations/{id}", // revision 6
 		"POST /passkey-sign-ins", "POST /passkey-sign-ins/{id}", // revision 6
 		"GET /passkeys", "DELETE /passkeys/{id}", // revision 6
+		"GET /invites", "POST /invites", "DELETE /invites/{id}", // revision 6
+		"POST /pairings", "GET /pairings/{id}", // revision 6
 		"GET /push/key",
 		"DELETE /push/quiet-hours", "GET /push/quiet-hours", "PUT /push/quiet-hours", // revision 4
 		"POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
 		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}",
 		"GET /settings/escalation", "PUT /settings/escalation", // revision 4
 		"GET /settings/mail", "PUT /settings/mail", // revision 4
+		"POST /signin/invite", "POST /signin/invite/lookup", "POST /signin/pairing", // revision 6
 		"GET /slack", "PUT /slack/channel", "POST /slack/codes", "DELETE /slack/link", // revision 4
 		"GET /snapshot", "PUT /uploads/{spaceId}/{token}", "GET /whoami",
 	}

@@ -94,3 +94,26 @@ func (g *Gate) refuse(ctx context.Context, e *ask.Error) error {
 // does not verify, a one-time code that is wrong): e as it is while the client's address is within
 // its budget of failed sign-ins, 429 beyond it, counted with the failed tokens.
 func (g *Gate) Refuse(ctx context.Context, e *ask.Error) error { return g.refuse(ctx, e) }
+// Attempt counts one try at a short code (a pairing code, which unlike a token could be guessed
+// in time) against the client's address BEFORE the code is looked at, and refuses it with 429
+// once the address is over its budget: past the budget, no code is even checked, so guessing
+// stops there, and a right guess then is refused like a wrong one. A person typing their own code
+// spends one try of the budget each time.
+func (g *Gate) Attempt(ctx context.Context) error {
+	addr := ClientAddr(ctx)
+	if g.Throttle == nil || addr == "" {
+		return nil
+	}
+	wait, over, err := g.Throttle.Fail(ctx, addr)
+	if err != nil {
+		return err // the count could not be kept: refuse rather than let a guess through uncounted
+	}
+	if !over {
+		return nil
+	}
+	secs := max(int((wait+time.Second-1)/time.Second), 1)
+	return &Throttled{
+		Err:   ask.Errorf(ask.ETooMany, "too many sign-in attempts from this address: try again in %d s", secs),
+		After: time.Duration(secs) * time.Second,
+	}
+}

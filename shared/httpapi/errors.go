@@ -61,6 +61,12 @@ var statusByCode = map[string]int{
 	ask.EPasskeyInvalid:  http.StatusUnprocessableEntity,
 	ask.EPasskeyExpired:  http.StatusGone,
 
+	// Revision 6: pairing and invites.
+	ask.EPassInvalid: http.StatusNotFound,
+	ask.EPassExpired: http.StatusGone,
+	ask.EPassUsed:    http.StatusGone,
+	ask.EPassRevoked: http.StatusGone,
+
 	// Revision 4: push.
 	ask.EQuietHoursInvalid: http.StatusUnprocessableEntity,
 }

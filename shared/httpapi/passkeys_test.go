@@ -97,7 +97,7 @@ type started struct {
 	RPID    string          `json:"rpId"`
 }
 
-func decode[T any](t *testing.T, w *httptest.ResponseRecorder) T {
+func decodeRecorded[T any](t *testing.T, w *httptest.ResponseRecorder) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil {
@@ -123,7 +123,7 @@ func (a *passkeyAPI) register(t *testing.T, au *passkeytest.Authenticator, token
 	if w.Code != 201 {
 		t.Fatalf("begin registration: %d %s", w.Code, w.Body)
 	}
-	s := decode[started](t, w)
+	s := decodeRecorded[started](t, w)
 	if s.RPID != "localhost" {
 		t.Errorf("rpId %q, want localhost for a deployment on 127.0.0.1", s.RPID)
 	}
@@ -135,7 +135,7 @@ func (a *passkeyAPI) register(t *testing.T, au *passkeytest.Authenticator, token
 	if w.Code != 201 {
 		t.Fatalf("finish registration: %d %s", w.Code, w.Body)
 	}
-	p := decode[httpapi.PasskeyView](t, w)
+	p := decodeRecorded[httpapi.PasskeyView](t, w)
 	if p.Name != name {
 		t.Errorf("name %q, want %q", p.Name, name)
 	}
@@ -149,7 +149,7 @@ func (a *passkeyAPI) beginSignIn(t *testing.T) started {
 	if w.Code != 201 {
 		t.Fatalf("begin sign-in: %d %s", w.Code, w.Body)
 	}
-	return decode[started](t, w)
+	return decodeRecorded[started](t, w)
 }
 
 func (a *passkeyAPI) signIn(t *testing.T, au *passkeytest.Authenticator, credID []byte) (*httptest.ResponseRecorder, started) {
@@ -175,7 +175,7 @@ func TestPasskeySignIn(t *testing.T) {
 	if w.Header().Get("Cache-Control") != "no-store" {
 		t.Errorf("a token's answer may be cached: Cache-Control %q", w.Header().Get("Cache-Control"))
 	}
-	in := decode[httpapi.PasskeySignedIn](t, w)
+	in := decodeRecorded[httpapi.PasskeySignedIn](t, w)
 	if in.Space != space || in.Actor.ID != "owner" || in.PasskeyID != pkID || !strings.HasPrefix(in.Token, gate.TokenPrefix) {
 		t.Fatalf("sign-in: %+v", in)
 	}
@@ -192,7 +192,7 @@ func TestPasskeySignIn(t *testing.T) {
 	wantProblem(t, a.do(t, "POST", "/api/v1/passkey-sign-ins/"+s.ID, "", string(body)), 410, ask.EPasskeyExpired, "start again")
 
 	// The list shows when it was last used.
-	list := decode[struct{ Items []httpapi.PasskeyView }](t, a.do(t, "GET", "/api/v1/passkeys", a.owner, ""))
+	list := decodeRecorded[struct{ Items []httpapi.PasskeyView }](t, a.do(t, "GET", "/api/v1/passkeys", a.owner, ""))
 	if len(list.Items) != 1 || list.Items[0].LastUsedAt == nil || list.Items[0].Person.ID != "owner" {
 		t.Fatalf("list: %+v", list)
 	}
@@ -228,17 +228,17 @@ func TestPasskeyPeople(t *testing.T) {
 		role ask.Role
 	}{{ownerKey, "owner", ask.RoleOwner}, {bobKey, "bob", ask.RolePerson}} {
 		w, _ := a.signIn(t, au, tc.key)
-		in := decode[httpapi.PasskeySignedIn](t, w)
+		in := decodeRecorded[httpapi.PasskeySignedIn](t, w)
 		c, err := a.db.CredentialByID(context.Background(), space, in.CredentialID)
 		if err != nil || in.Actor.ID != tc.who || c.Role != tc.role {
 			t.Fatalf("%s's passkey signed in %+v as %+v, %v", tc.who, in.Actor, c, err)
 		}
 	}
 	// The owner sees both; the teammate their own, and cannot remove the owner's.
-	if l := decode[struct{ Items []httpapi.PasskeyView }](t, a.do(t, "GET", "/api/v1/passkeys", a.owner, "")); len(l.Items) != 2 {
+	if l := decodeRecorded[struct{ Items []httpapi.PasskeyView }](t, a.do(t, "GET", "/api/v1/passkeys", a.owner, "")); len(l.Items) != 2 {
 		t.Fatalf("the owner's list: %+v", l)
 	}
-	if l := decode[struct{ Items []httpapi.PasskeyView }](t, a.do(t, "GET", "/api/v1/passkeys", a.teammate, "")); len(l.Items) != 1 || l.Items[0].ID != bobPK {
+	if l := decodeRecorded[struct{ Items []httpapi.PasskeyView }](t, a.do(t, "GET", "/api/v1/passkeys", a.teammate, "")); len(l.Items) != 1 || l.Items[0].ID != bobPK {
 		t.Fatalf("the teammate's list: %+v", l)
 	}
 	wantProblem(t, a.do(t, "DELETE", "/api/v1/passkeys/"+ownerPK, a.teammate, ""), 404, ask.EPasskeyNotFound, ownerPK)
@@ -254,13 +254,13 @@ func TestPasskeyPeople(t *testing.T) {
 
 	// A registration one person started, another cannot finish.
 	w := a.do(t, "POST", "/api/v1/passkey-registrations", a.owner, `{"name":"x"}`)
-	s := decode[started](t, w)
+	s := decodeRecorded[started](t, w)
 	body, _, _ := au.Create(s.Options)
 	wantProblem(t, a.do(t, "POST", "/api/v1/passkey-registrations/"+s.ID, a.teammate, string(body)), 410, ask.EPasskeyExpired, "start again")
 
 	// The same authenticator's credential is not registered twice.
 	w = a.do(t, "POST", "/api/v1/passkey-registrations", a.owner, `{"name":"y"}`)
-	s = decode[started](t, w)
+	s = decodeRecorded[started](t, w)
 	if !bytes.Contains(s.Options, []byte("excludeCredentials")) {
 		t.Errorf("a registration excludes the person's passkeys: %s", s.Options)
 	}
@@ -288,8 +288,8 @@ func TestPasskeyRefusals(t *testing.T) {
 	// Another origin's answer (a phishing page) does not verify, to register or to sign in.
 	w := a.do(t, "POST", "/api/v1/passkey-registrations", a.owner, `{"name":"phish"}`)
 	evil := passkeytest.New("http://localhost:9999")
-	body, _, _ := evil.Create(decode[started](t, w).Options)
-	wantProblem(t, a.do(t, "POST", "/api/v1/passkey-registrations/"+decode[started](t, w).ID, a.owner, string(body)), 422, ask.EPasskeyInvalid, "origin")
+	body, _, _ := evil.Create(decodeRecorded[started](t, w).Options)
+	wantProblem(t, a.do(t, "POST", "/api/v1/passkey-registrations/"+decodeRecorded[started](t, w).ID, a.owner, string(body)), 422, ask.EPasskeyInvalid, "origin")
 	au.Origin = "http://localhost:9999"
 	s := a.beginSignIn(t)
 	body, _ = au.Get(s.Options, credID)

@@ -85,6 +85,9 @@ type Server struct {
 	// Passkeys signs people in with passkeys (contract revision 6): registering and removing
 	// them, and the sign-in that makes a browser's person credential. Nil: the routes do not exist.
 	Passkeys *passkey.Service
+	// Passes makes and redeems pairing codes and invites (contract revision 6): signing a phone
+	// or a teammate in without a pasted token. Nil: the routes do not exist.
+	Passes *gate.Passes
 
 	sockets
 }
@@ -187,6 +190,16 @@ func (s *Server) routes() []routeEntry {
 		open("GET", "/api/v1/sso", s.ssoStatus, true),
 		gated(personsOnly, "GET", "/api/v1/sso/links", s.listSSOLinks, s.SSOLinks != nil),
 		gated(personsOnly, "DELETE", "/api/v1/sso/links/{id}", s.unlinkSSO, s.SSOLinks != nil),
+		// Pairing a device and inviting a teammate (revision 6): a person makes a code; redeeming
+		// one takes no bearer gate (the code in the body is the credential, once).
+		gated(personsOnly, "POST", "/api/v1/pairings", s.startPairing, s.Passes != nil),
+		gated(personsOnly, "GET", "/api/v1/pairings/{id}", s.readPairing, s.Passes != nil),
+		open("POST", "/api/v1/signin/pairing", s.redeem(ask.PassPairing), s.Passes != nil),
+		gated(personsOnly, "POST", "/api/v1/invites", s.createInvite, s.Passes != nil),
+		gated(personsOnly, "GET", "/api/v1/invites", s.listInvites, s.Passes != nil),
+		gated(personsOnly, "DELETE", "/api/v1/invites/{id}", s.revokeInvite, s.Passes != nil),
+		open("POST", "/api/v1/signin/invite/lookup", s.lookupInvite, s.Passes != nil),
+		open("POST", "/api/v1/signin/invite", s.redeem(ask.PassInvite), s.Passes != nil),
 	}
 }
 

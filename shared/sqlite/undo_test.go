@@ -15,6 +15,7 @@ var undoMigration = map[int]string{
 	16: `DROP TABLE passkey_ceremonies; DROP TABLE passkeys;`,
 	18: `DROP TABLE sso_logins; DROP TABLE sso_links;`,
 	19: `DROP TABLE ask_marks;`,
+	17: `DROP TABLE passes;`,
 }
 
 // undoSince returns the statements that undo every migration from n on, newest first.

@@ -174,6 +174,42 @@ async function send(withToken: string, method: string, path: string, body?: unkn
   throw new ApiError(res.status, problem.code, problem.message);
 }
 
+/**
+ * Calls a route of revision 6 (pairing, invites) with the page's token. Untyped until revision 6 is
+ * frozen and contract.gen.ts has its routes; then these calls become api() calls.
+ */
+export async function apiR6<T>(method: Method, path: string, body?: unknown): Promise<T> {
+  const res = await call(method, path, body);
+  if (res.status === 204) return undefined as T;
+  return (await res.json()) as T;
+}
+
+/**
+ * Calls a route that takes no credential (signing in with a pairing code or an invite, from a
+ * signed-out page): no bearer token is sent, the code travels in the JSON body (never the URL),
+ * and a refusal is only thrown.
+ */
+export async function sendOpen<T>(path: string, body: unknown): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch('/api/v1' + path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Loopback-Revision': String(REVISION) },
+      body: JSON.stringify(body),
+      cache: 'no-store',
+      credentials: 'omit',
+    });
+  } catch {
+    throw new ApiError(0, 'network', 'Loopback cannot be reached. Check that it is running.');
+  }
+  noteRevision(res);
+  if (!res.ok) {
+    const problem = await readProblem(res);
+    throw new ApiError(res.status, problem.code, problem.message);
+  }
+  return (await res.json()) as T;
+}
+
 /** A Problem whose code is one of the server's (codes.ts; test/unit/codes.test.ts keeps the list the server's). */
 type KnownProblem = Omit<Problem, 'code'> & { code: ErrorCode };
 

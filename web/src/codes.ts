@@ -45,6 +45,10 @@ export const SERVER_CODES = [
   'passkey.invalid',
   'passkey.expired',
   'mark.invalid',
+  'signin.code_invalid',
+  'signin.code_expired',
+  'signin.code_used',
+  'signin.code_revoked',
 ] as const;
 
 export type ServerCode = (typeof SERVER_CODES)[number];

@@ -3,16 +3,26 @@ import { startPlan, storedToken, takeTokenFromFragment } from './auth';
 import { ActionPage, takeActionToken } from './components/ActionPage';
 import { App } from './components/App';
 import { pruneDrafts } from './drafts';
+import { takeSignInCodes } from './pairing';
 import { listenToWorker, registerWorker } from './push';
-import { fragmentChanged, navigate, parseRoute, start, startEffects } from './state';
+import { fragmentChanged, navigate, parseRoute, setNotice, start, startEffects } from './state';
 import './styles.css';
 
 function startInbox(): void {
   // A token in the fragment leaves the address bar before anything else happens. It counts only now,
   // as the page loads, and never replaces someone signed in without asking them (auth.ts).
   // The edges start listening before anything can change the store (a 401 to the first call, Back).
+  // A pairing code (/pair#code=) or an invite (/join#invite=) leaves it too: the signed-out page
+  // offers it, and the person presses the button (pairing.ts).
+  const codes = takeSignInCodes();
   startEffects();
   const plan = startPlan(takeTokenFromFragment(), storedToken());
+  if (plan.kind !== 'signed-out' && (codes.pairing || codes.invite))
+    setNotice(
+      codes.invite
+        ? 'This browser is signed in already, so the invite you opened was not used. To join as the invited teammate, open the link in a private window or on another browser.'
+        : 'This browser is signed in already, so the pairing link you opened was not used.',
+    );
   pruneDrafts();
   void start(plan);
   // Later the fragment changes only by a link clicked in the page or a script: neither may sign in,

@@ -25,6 +25,7 @@ type Stores interface {
 	ask.OAuthStore
 	ask.PasskeyStore
 	ask.MarkStore
+	ask.PassStore
 }
 
 // Backend is what a store adapter hands Run.
@@ -83,6 +84,7 @@ func Run(t *testing.T, b Backend) {
 			return s
 		})
 	})
+	t.Run("PassStore", func(t *testing.T) { testPassStore(t, func(t *testing.T) ask.PassStore { return b.Open(t) }) })
 	t.Run("WaitStore", func(t *testing.T) {
 		if b.Waits == nil {
 			t.Skip("this backend serves one process and keeps no ask.WaitStore")

@@ -138,6 +138,22 @@ var Matrix = map[string]Row{
 	"GET /api/v1/sso/links":         {Path: "/api/v1/sso/links", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	"HEAD /api/v1/sso/links":        {Path: "/api/v1/sso/links", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	"DELETE /api/v1/sso/links/{id}": {Path: "/api/v1/sso/links/sso_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	// Pairing a device (revision 6): any person makes a code for another device of their own, and
+	// reads only their own codes (none here: 404); an agent never pairs. Redeeming takes no
+	// credential: the code in the body is one, and any bearer token is ignored, so every role
+	// gets what a signed-out browser gets (a malformed code: 400, which counts no failure).
+	"GET /api/v1/pairings/{id}":   {Path: "/api/v1/pairings/pair_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/pairings/{id}":  {Path: "/api/v1/pairings/pair_none", OK: 404, Want: [5]int{OK, OK, 403, 401, OK}},
+	"POST /api/v1/pairings":       {Path: "/api/v1/pairings", OK: 201, Want: [5]int{OK, OK, 403, 401, OK}},
+	"POST /api/v1/signin/pairing": {Path: "/api/v1/signin/pairing", Body: `{"code":"0000-0000"}`, OK: 400, Want: [5]int{OK, OK, OK, OK, OK}},
+	// Invites (revision 6): the space's owner only makes, lists and revokes them (a teammate 403,
+	// an agent 403); looking one up and joining take no credential, as redeeming a pairing code.
+	"POST /api/v1/invites":              {Path: "/api/v1/invites", Body: `{"name":"Grace Hopper"}`, OK: 201, Want: [5]int{OK, 403, 403, 401, OK}},
+	"GET /api/v1/invites":               {Path: "/api/v1/invites", OK: 200, Want: [5]int{OK, 403, 403, 401, OK}},
+	"HEAD /api/v1/invites":              {Path: "/api/v1/invites", OK: 200, Want: [5]int{OK, 403, 403, 401, OK}},
+	"DELETE /api/v1/invites/{id}":       {Path: "/api/v1/invites/inv_none", OK: 404, Want: [5]int{OK, 403, 403, 401, OK}},
+	"POST /api/v1/signin/invite/lookup": {Path: "/api/v1/signin/invite/lookup", Body: `{"code":"not-an-invite"}`, OK: 400, Want: [5]int{OK, OK, OK, OK, OK}},
+	"POST /api/v1/signin/invite":        {Path: "/api/v1/signin/invite", Body: `{"code":"not-an-invite"}`, OK: 400, Want: [5]int{OK, OK, OK, OK, OK}},
 	// The event socket, by bearer token: persons only.
 	"GET /api/v1/events": {Path: "/api/v1/events", OK: 101, Want: [5]int{OK, OK, 403, 401, OK}},
 	// MCP: every live credential may ask (a person trying it alone included).

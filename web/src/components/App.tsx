@@ -14,11 +14,14 @@ import { Help } from './Help';
 import { InboxIcon } from './icons';
 import { lastTab, useShortcuts } from './shortcuts';
 import { SignIn } from './SignIn';
+import { PairDialog } from './Pairing';
+import { usePairDialog } from '../pairing';
 import { SwitchDialog } from './SwitchDialog';
 import { TopBar } from './TopBar';
 
 export function App() {
   const s = useApp();
+  const pairing = usePairDialog();
   useShortcuts();
   if (!s.token) return <SignIn message={s.signInMessage} busy={s.signingIn} />;
   const tab: Tab = s.route.name === 'history' ? 'history' : s.route.name === 'ask' ? lastTab.current : 'inbox';
@@ -72,6 +75,7 @@ export function App() {
       <div id="announcer" class="sr-only" aria-live="polite" aria-atomic="true" />
       <Help />
       {s.choice && <SwitchDialog choice={s.choice} />}
+      {pairing && <PairDialog />}
     </div>
   );
 }

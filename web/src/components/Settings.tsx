@@ -7,6 +7,7 @@ import { BackIcon } from './icons';
 import { DeadlineSettings } from './settings/Deadline';
 import { MailSettings } from './settings/Mail';
 import { PasskeySettings } from './settings/Passkeys';
+import { PeopleSettings } from './settings/People';
 import { PushSettings } from './settings/Push';
 import { SlackSettings } from './settings/Slack';
 
@@ -25,6 +26,7 @@ export function SettingsPage() {
         <p class="muted">How you sign in, where Loopback reaches you besides this inbox, and what happens when nobody answers.</p>
       </header>
       <PasskeySettings />
+      <PeopleSettings />
       <SlackSettings />
       <MailSettings />
       <PushSettings />

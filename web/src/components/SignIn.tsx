@@ -6,8 +6,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { tokenFromPaste } from '../auth';
 import { conditionalAvailable, passkeySignIn, passkeysSupported, PasskeyError } from '../passkey';
 import { ssoStatus, type SsoOffer } from '../sso';
+import { signInCodes } from '../pairing';
 import { getState, signIn } from '../state';
 import { LogoIcon } from './icons';
+import { JoinInvite, PairingForm } from './Pairing';
 
 export function SignIn({ message, busy }: { message: string | null; busy: boolean }) {
   const [token, setToken] = useState('');
@@ -65,6 +67,7 @@ export function SignIn({ message, busy }: { message: string | null; busy: boolea
       live = false;
     };
   }, []);
+  const codes = signInCodes();
   return (
     <main class="signin">
       <div class="signin-card">
@@ -78,6 +81,7 @@ export function SignIn({ message, busy }: { message: string | null; busy: boolea
             {passkeyMessage ?? message}
           </p>
         )}
+        {codes.invite && <JoinInvite code={codes.invite} />}
         {sso && (
           <div class="signin-sso">
             <a class="btn primary wide" href={sso.startUrl} id="sso-sign-in">
@@ -97,6 +101,7 @@ export function SignIn({ message, busy }: { message: string | null; busy: boolea
             <p class="muted small">Add one first in Settings, on a browser that is signed in.</p>
           </div>
         )}
+        <PairingForm initial={codes.pairing} busy={busy} />
         <p>
           Open the <strong>Inbox</strong> link that <code>loopback serve</code> printed. It signs this browser in, and
           its token never leaves your machine in a request.

@@ -3,6 +3,7 @@
 
 import { useRef, useState } from 'preact/hooks';
 import { displayName } from '../auth';
+import { setPairDialog } from '../pairing';
 import { navigate, openHelp, retryLive, signOut, type AppState } from '../state';
 import type { Whoami } from '../types';
 import { Bell } from './Bell';
@@ -117,6 +118,16 @@ function Account({ who }: { who: Whoami | null }) {
           >
             Connected agents
           </a>
+          <button
+            type="button"
+            class="btn wide ghost account-pair"
+            onClick={() => {
+              setOpen(false);
+              setPairDialog(true);
+            }}
+          >
+            Pair a phone
+          </button>
           <a
             class="btn wide ghost account-settings"
             href="/settings"
