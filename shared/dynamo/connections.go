@@ -28,7 +28,7 @@ const (
 	attrConnID    = "connectionId"
 	attrConnected = "connectedAt"
 	attrReady     = "ready"
-	attrSince     = "since" // the client's watermark: its greeting is a delta
+	attrSince     = "since"  // the client's watermark: its greeting is a delta
 	attrMissed    = "missed" // SS: ask ids that changed while the connection was not ready
 )
 
