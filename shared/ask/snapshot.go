@@ -77,12 +77,19 @@ func (s *Service) Snapshot(ctx context.Context, space string) (*Snapshot, error)
 	return snap, nil
 }
 
-// DeltaSlack is how far before a client's watermark a delta starts. A client's watermark is the
+// DefaultDeltaSlack is how far before a client's watermark a delta starts. A client's watermark is the
 // newest updatedAt it holds, but updatedAt is each writer's own clock, stamped before its commit:
 // a change stamped a little earlier may commit (and be published) after one stamped later, and on
 // AWS the writers are different Lambdas. Asks that changed within the slack are sent again, which
 // the client's merge (newer updatedAt wins, a tie takes the frame) makes harmless.
-const DeltaSlack = 2 * time.Minute
+const DefaultDeltaSlack = 2 * time.Minute
+
+func (s *Service) deltaSlack() time.Duration {
+	if s.DeltaSlack > 0 {
+		return s.DeltaSlack
+	}
+	return DefaultDeltaSlack
+}
 
 // ParseSince reads the watermark a client offers when it reconnects (the event socket's `since`
 // query parameter): an RFC 3339 date-time. "" is no watermark (nil): a full snapshot. Anything
@@ -100,7 +107,7 @@ func ParseSince(s string) (*time.Time, error) {
 
 // SnapshotSince is the snapshot a reconnecting client needs. With no watermark, the whole
 // Snapshot. With one, a delta: the open asks and the recently closed that changed at or after
-// since-DeltaSlack, with Since set to that cutoff; the client keeps every other ask it holds
+// since less the slack (Service.DeltaSlack), with Since set to that cutoff; the client keeps every other ask it holds
 // (asks are never deleted, so nothing else can have gone). It falls back to the whole snapshot
 // (Since nil) when a delta could miss something or would not be smaller: a watermark in the
 // future (a clock the client cannot have read from this server), or every recently closed ask
@@ -114,7 +121,7 @@ func (s *Service) SnapshotSince(ctx context.Context, space string, since *time.T
 	if s.Now != nil {
 		now = s.Now()
 	}
-	if since.After(now.Add(DeltaSlack)) {
+	if since.After(now.Add(s.deltaSlack())) {
 		return s.Snapshot(ctx, space)
 	}
 	open, err := s.Store.OpenAsksWire(ctx, space)
@@ -131,7 +138,7 @@ func (s *Service) SnapshotSince(ctx context.Context, space string, since *time.T
 	if len(full.Open) < nOpen || len(full.Recent) < nRecent {
 		return full, nil
 	}
-	cutoff := Truncate(since.Add(-DeltaSlack))
+	cutoff := Truncate(since.Add(-s.deltaSlack()))
 	delta := &Snapshot{Open: changedSince(full.Open, cutoff), Recent: changedSince(full.Recent, cutoff), Since: &cutoff}
 	if nRecent >= RecentLimit && len(delta.Recent) == nRecent {
 		return full, nil

@@ -90,7 +90,7 @@ func TestSocketDeltaOnReconnect(t *testing.T) {
 	if want := fresh.ID + "," + kept[2].ID; strings.Join(ids, ",") != want {
 		t.Errorf("the delta holds %v; want only the new ask and the answered one (%s)", ids, want)
 	}
-	if cutoff, _ := ask.ParseTime(watermark); !e.Since.Equal(cutoff.Add(-ask.DeltaSlack)) {
+	if cutoff, _ := ask.ParseTime(watermark); !e.Since.Equal(cutoff.Add(-ask.DefaultDeltaSlack)) {
 		t.Errorf("since = %s; want the watermark less the slack", ask.FormatTime(*e.Since))
 	}
 	// The merged view is the whole state.
