@@ -112,6 +112,7 @@ export class Live {
       // over the socket. Only its asks are taken from it; the socket says when the page is live.
       const first = this.mark === null ? api('GET', '/snapshot') : null;
       const t = api('POST', '/events/tickets');
+      t.catch(() => undefined); // awaited below; not an unhandled rejection if the snapshot fails first
       if (first) {
         const snap = await first;
         if (gen !== this.generation) return;
