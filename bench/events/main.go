@@ -47,6 +47,7 @@ import (
 
 var (
 	clientKind  string
+	deflate     bool
 	withFloor   bool
 	heapProfile *string
 	cpuProfile  *string
@@ -67,6 +68,7 @@ func main() {
 	floorServe := flag.Bool("floor-serve", false, "be the floor's bare WebSocket server (what the benchmark starts for its floor)")
 	floorReady := flag.String("ready-file", "", "with -floor-serve: once listening, write where (JSON, as loopback serve --ready-file) to this file")
 	noFloor := flag.Bool("no-floor", false, "skip the floor")
+	flag.BoolVar(&deflate, "deflate", false, "offer permessage-deflate, as browsers do (the server then deflates frames of 1 KiB or more)")
 	flag.Parse()
 	if *floorServe {
 		serveFloor(*floorReady)
@@ -276,7 +278,7 @@ func fanout(srv *server, sockets, n, warmup int, trigger func(i int) (*http.Requ
 	// its own (coder/websocket's Read, used before, hands every read to a second goroutine of the
 	// connection's, which doubled what the clients took of the two cores they share with the
 	// server); with -client epoll (the default) one goroutine reads them all (epoll_linux.go).
-	dialer := websocket.Dialer{Subprotocols: []string{"loopback.v1"}, ReadBufferSize: 4096, WriteBufferSize: 512}
+	dialer := websocket.Dialer{Subprotocols: []string{"loopback.v1"}, ReadBufferSize: 4096, WriteBufferSize: 512, EnableCompression: deflate}
 	wsBase := "ws" + strings.TrimPrefix(srv.base, "http")
 	for i := range sockets {
 		c, res, err := dialer.DialContext(ctx, wsBase+"/api/v1/events", http.Header{"Authorization": {"Bearer " + token}})

@@ -69,6 +69,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.DurationVar(&limits.BodyTimeout, "body-timeout", limits.BodyTimeout, "how long a request's body may take to arrive, plus a second per 64 KiB it declares")
 	fs.DurationVar(&limits.HeaderTimeout, "header-timeout", limits.HeaderTimeout, "how long a request's headers may take to arrive")
 	escalationUnit := fs.Duration("escalation-minute", time.Minute, "how long one minute of a space's escalation lasts (tests shorten it)")
+	deltaSlack := fs.Duration("delta-slack", ask.DefaultDeltaSlack, "how far before a reconnecting inbox's watermark the socket's delta starts (tests shorten it)")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (such as 127.0.0.1:6060); off when empty")
 	store := fs.String("store", envOr("LOOPBACK_STORE", "sqlite"), "where asks are kept: sqlite (in the data folder) or dynamodb (the standard AWS_* environment says where; AWS_ENDPOINT_URL for an emulator)")
 	table := fs.String("table", os.Getenv("LOOPBACK_TABLE"), "the DynamoDB table, with --store dynamodb")
@@ -157,6 +158,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		ActionKey: func(context.Context) ([]byte, error) { return actionKey, nil },
 		SSO:       ssoCfg, SSOLinks: true,
 	})
+	lb.Service.DeltaSlack = *deltaSlack
 	defer lb.Waiter.Drain() // runs before the deferred db.Close: a wait's bookkeeping lands first
 	// A notification's buttons carry action links signed for the device's person. Set before
 	// the server listens: no change reaches the push queue before then.

@@ -33,6 +33,10 @@ type Service struct {
 	// Bounds are the open-ask budgets (Bounds); zero fields take the defaults.
 	Bounds Bounds
 
+	// DeltaSlack is how far before a reconnecting client's watermark its delta starts
+	// (SnapshotSince); zero takes DefaultDeltaSlack. Tests shorten it.
+	DeltaSlack time.Duration
+
 	// Rules keeps the rules that decide approvals without asking (contract revision 3); nil
 	// where the deployment keeps none: then every approval is put to the person, and the rules
 	// routes answer that there are none to keep.

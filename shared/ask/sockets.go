@@ -36,6 +36,9 @@ type Connection struct {
 	ExpiresAt    time.Time
 	// Ready is set once the snapshot has been sent: from then on changes go straight to it.
 	Ready bool
+	// Since is the watermark the client offered (the newest updatedAt it holds, contract revision
+	// 6), nil if none: its first frame is then a delta (Service.SnapshotSince).
+	Since *time.Time
 }
 
 // ConnectionStore keeps socket connections. Adapter: dynamo; it passes asktest.Run (Backend.Conns).

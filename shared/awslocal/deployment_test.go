@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/coder/websocket"
 
+	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/awslocal"
 	"github.com/loopback-hq/loopback/shared/awsrt"
 	"github.com/loopback-hq/loopback/shared/awstest"
@@ -152,6 +154,23 @@ func TestDeployment(t *testing.T) {
 	if !strings.Contains(string(frame), `"type":"snapshot"`) {
 		t.Fatalf("first frame = %s, want the snapshot", frame)
 	}
+	// A reconnect offers its watermark (contract revision 6): $connect sees the handshake's query
+	// string, as API Gateway passes it, and the greeting is a delta; a malformed one is refused
+	// with the handshake, 400.
+	ws := "ws" + strings.TrimPrefix(base, "http") + "/api/v1/events"
+	bearer := &websocket.DialOptions{Subprotocols: []string{"loopback.v1"}, HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}}
+	delta, _, err := websocket.Dial(dial, ws+"?since="+url.QueryEscape(ask.FormatTime(time.Now())), bearer)
+	if err != nil {
+		t.Fatalf("opening the event socket with since: %v", err)
+	}
+	defer delta.CloseNow()
+	if _, frame, err := delta.Read(dial); err != nil || !strings.Contains(string(frame), `"since":"`) {
+		t.Fatalf("first frame with a watermark = %s, %v; want a delta (since set)", frame, err)
+	}
+	if _, res, err := websocket.Dial(dial, ws+"?since=yesterday", bearer); err == nil || res == nil || res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a malformed watermark: %v %v; want the handshake refused with 400", err, res)
+	}
+
 	// A message from the client closes the socket ($default, through @connections).
 	conn.Write(dial, websocket.MessageText, []byte(`{"type":"hello"}`))
 	if _, _, err := conn.Read(dial); err == nil {

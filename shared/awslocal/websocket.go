@@ -53,6 +53,11 @@ func (g *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	connectedAt := time.Now()
 	ev := g.event("$connect", "CONNECT", id, connectedAt, h, mh, "")
+	// As API Gateway does, $connect (and only it) sees the handshake's query string.
+	ev.QueryStringParameters = queryParams(r)
+	if q := r.URL.Query(); len(q) > 0 {
+		ev.MultiValueQueryStringParameters = q
+	}
 	ev.RequestContext.Identity.SourceIP = sourceIP(r) // as API Gateway names the client
 	res, err := g.invoke(g.Connect, ev)
 	if err != nil || res.StatusCode != http.StatusOK {

@@ -28,6 +28,7 @@ const (
 	attrConnID    = "connectionId"
 	attrConnected = "connectedAt"
 	attrReady     = "ready"
+	attrSince     = "since"  // the client's watermark: its greeting is a delta
 	attrMissed    = "missed" // SS: ask ids that changed while the connection was not ready
 )
 
@@ -61,6 +62,9 @@ func (s *Store) PutConnection(ctx context.Context, c *ask.Connection) error {
 	it[attrConnected] = str(formatTime(c.ConnectedAt))
 	it[attrExpires], it[attrTTL] = str(formatTime(c.ExpiresAt)), ttl(c.ExpiresAt)
 	it[attrReady] = boolean(false)
+	if c.Since != nil {
+		it[attrSince] = str(formatTime(*c.Since))
+	}
 	ref := newItem(prefixConn+c.ID, skConnRef, "connref")
 	ref[attrSpace] = str(c.Space)
 	ref[attrExpires], ref[attrTTL] = str(formatTime(c.ExpiresAt)), ttl(c.ExpiresAt)
@@ -226,6 +230,14 @@ func decodeConnection(it item) (*ask.Connection, error) {
 	if _, err = checkRevision(it); err == nil {
 		if c.ConnectedAt, err = mustTime(it, attrConnected); err == nil {
 			c.ExpiresAt, err = mustTime(it, attrExpires)
+		}
+	}
+	if err == nil {
+		if _, ok := it[attrSince]; ok {
+			var t time.Time
+			if t, err = mustTime(it, attrSince); err == nil {
+				c.Since = &t
+			}
 		}
 	}
 	if err == nil && (c.ID == "" || c.Space == "") {

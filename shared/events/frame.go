@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 )
@@ -28,6 +29,9 @@ type ServerEvent struct {
 	Type     string
 	Snapshot *DecodedSnapshot // Type "snapshot", as decoded
 	Ask      *ask.Ask         // Type "ask.opened" or "ask.updated"
+	// Since is set on a snapshot that is a delta (contract revision 6): it holds only the asks
+	// that changed at or after Since; the client keeps the others it holds.
+	Since *time.Time
 }
 
 // DecodedSnapshot is a snapshot as a Go client reads it (a snapshot frame, or GET
@@ -50,15 +54,21 @@ func Frame(c ask.Change) ServerEvent {
 
 // EncodeSnapshot is the first frame on a socket, the state a client starts from:
 // {"type":"snapshot","snapshot":…}, spliced from the snapshot's asks in their contract JSON
-// (ask.Snapshot) without decoding them.
+// (ask.Snapshot) without decoding them. A delta (s.Since set, ask.Service.SnapshotSince) adds
+// "since" (contract revision 6): the client merges it into what it holds instead of replacing.
 func EncodeSnapshot(s *ask.Snapshot) ([]byte, error) {
 	snap, err := s.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(snap)+len(`{"type":"snapshot","snapshot":}`))
+	b := make([]byte, 0, len(snap)+len(`{"type":"snapshot","snapshot":,"since":""}`)+len(ask.TimeLayout))
 	b = append(b, `{"type":"snapshot","snapshot":`...)
 	b = append(b, snap...)
+	if s.Since != nil {
+		b = append(b, `,"since":"`...)
+		b = append(b, ask.FormatTime(*s.Since)...)
+		b = append(b, '"')
+	}
 	return append(b, '}'), nil
 }
 
@@ -100,6 +110,7 @@ func (e *ServerEvent) UnmarshalJSON(data []byte) error {
 		Type     string           `json:"type"`
 		Snapshot *DecodedSnapshot `json:"snapshot"`
 		Ask      json.RawMessage  `json:"ask"`
+		Since    *string          `json:"since"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
@@ -111,6 +122,13 @@ func (e *ServerEvent) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("events: a snapshot frame needs a snapshot and no ask")
 		}
 		v.Snapshot = raw.Snapshot
+		if raw.Since != nil {
+			t, err := ask.ParseTime(*raw.Since)
+			if err != nil {
+				return fmt.Errorf("events: a snapshot's since: %w", err)
+			}
+			v.Since = &t
+		}
 	case TypeAskOpened, TypeAskUpdated:
 		if raw.Ask == nil || raw.Snapshot != nil {
 			return fmt.Errorf("events: an %s frame needs an ask and no snapshot", raw.Type)

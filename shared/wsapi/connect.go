@@ -124,6 +124,11 @@ func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketPro
 	if err != nil {
 		return refused(err)
 	}
+	// The client's watermark when it reconnects (contract revision 6): its greeting is a delta.
+	since, err := ask.ParseSince(req.QueryStringParameters["since"])
+	if err != nil {
+		return refused(err)
+	}
 	cred, err := s.Gate.CheckSocket(gate.WithClientAddr(ctx, req.RequestContext.Identity.SourceIP), gate.SocketAuth{
 		Tickets: s.Tickets, Purpose: httpapi.TicketPurpose, Ticket: ticket, Token: token, Now: s.now(),
 	})
@@ -133,7 +138,7 @@ func (s *Sockets) Connect(ctx context.Context, req events.APIGatewayWebsocketPro
 	now := s.now()
 	c := &ask.Connection{
 		ID: req.RequestContext.ConnectionID, Space: cred.Space, Actor: cred.Actor, CredentialID: cred.ID,
-		ConnectedAt: now, ExpiresAt: now.Add(ConnectionTTL),
+		ConnectedAt: now, ExpiresAt: now.Add(ConnectionTTL), Since: since,
 	}
 	if err := s.Conns.PutConnection(ctx, c); err != nil {
 		return refused(fmt.Errorf("recording the connection: %w", err))

@@ -40,7 +40,8 @@ func (s *Sockets) Greet(ctx context.Context, c *ask.Connection) error {
 		return err
 	}
 	// Spliced from the asks as the store keeps them, in their JSON (ask.Store.OpenAsksWire).
-	snap, err := s.Service.Snapshot(ctx, c.Space)
+	// A delta when the client offered its watermark (ask.Service.SnapshotSince).
+	snap, err := s.Service.SnapshotSince(ctx, c.Space, c.Since)
 	if err != nil {
 		return err
 	}
@@ -252,7 +253,7 @@ func SnapshotFrames(snap *ask.Snapshot, max int) (frames [][]byte, sent map[stri
 		return [][]byte{whole}, sent, nil
 	}
 	// The frame's JSON is its envelope plus each ask's JSON and a comma between neighbours.
-	first := &ask.Snapshot{}
+	first := &ask.Snapshot{Since: snap.Since}
 	envelope, err := events.EncodeSnapshot(first)
 	if err != nil {
 		return nil, nil, err

@@ -2,10 +2,22 @@
 // first asks for a one-time ticket with its token (POST /api/v1/events/tickets) and offers it as the
 // subprotocol `loopback.ticket.<ticket>` beside `loopback.v1`. The server sends a snapshot, then every
 // change. When the socket closes for any reason the page reconnects with a new ticket, waiting
-// 1 s, 2 s, 4 s … up to 30 s (with jitter) between tries, and starts again from the new snapshot.
+// 1 s, 2 s, 4 s … up to 30 s (with jitter) between tries.
+//
+// What crosses the wire (contract revision 6, docs/design/inbox.md "Live"): a page that holds no
+// asks yet reads the whole snapshot over HTTP (`GET /api/v1/snapshot`, gzipped by the binary and by
+// CloudFront; API Gateway's socket has no compression) while it takes its ticket, shows it, and
+// opens the socket offering the newest `updatedAt` it holds (`?since=`). A page that reconnects
+// offers its watermark the same way. The socket's first frame is then a delta (`since` set: merged
+// into what is held), or, when the server cannot send one (an older server, too much changed), the
+// whole snapshot (replacing it).
 
 import { api, ApiError, isForbidden } from './api';
+import { compareTimes } from './time';
 import type { Ask, EventTicket, ServerEvent, Snapshot } from './types';
+
+/** Revision 6's SnapshotEvent.since (spec/main.tsp, "r6: wire"): the types follow once r6 is frozen. */
+type Frame = ServerEvent & { since?: string };
 
 export type ConnState =
   | { status: 'connecting'; attempt: number }
@@ -15,7 +27,8 @@ export type ConnState =
   | { status: 'stopped' };
 
 export interface LiveHandlers {
-  snapshot(s: Snapshot): void;
+  /** A snapshot: the whole state (`delta` false: replace what is held), or what changed since the watermark offered (merge). */
+  snapshot(s: Snapshot, delta: boolean): void;
   ask(type: 'ask.opened' | 'ask.updated', a: Ask): void;
   state(s: ConnState): void;
   /** The ticket was refused with 403 auth.forbidden: the credential is an agent's, and retrying is no use. */
@@ -32,12 +45,21 @@ export function backoff(attempt: number, rand: () => number = Math.random): numb
   return Math.round(base * (0.8 + 0.4 * rand()));
 }
 
+/** The newest `updatedAt` of a snapshot's asks and `mark`; null when there is none. */
+export function newest(s: Snapshot, mark: string | null): string | null {
+  let m = mark;
+  for (const a of [...(s.open ?? []), ...(s.recent ?? [])]) if (m === null || compareTimes(a.updatedAt, m) > 0) m = a.updatedAt;
+  return m;
+}
+
 export class Live {
   private ws: WebSocket | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private attempt = 0;
   private running = false;
   private generation = 0;
+  /** The newest `updatedAt` this session has had from the server (snapshots and frames), offered as `since`. */
+  private mark: string | null = null;
 
   constructor(private readonly h: LiveHandlers) {}
 
@@ -86,7 +108,18 @@ export class Live {
     this.h.state({ status: 'connecting', attempt: this.attempt });
     let ticket: EventTicket;
     try {
-      ticket = await api('POST', '/events/tickets');
+      // Nothing held yet: the whole snapshot over HTTP (compressed) beside the ticket, then a delta
+      // over the socket. Only its asks are taken from it; the socket says when the page is live.
+      const first = this.mark === null ? api('GET', '/snapshot') : null;
+      const t = api('POST', '/events/tickets');
+      t.catch(() => undefined); // awaited below; not an unhandled rejection if the snapshot fails first
+      if (first) {
+        const snap = await first;
+        if (gen !== this.generation) return;
+        this.mark = newest(snap, null);
+        this.h.snapshot(snap, false);
+      }
+      ticket = await t;
     } catch (err) {
       if (gen !== this.generation) return;
       if (err instanceof ApiError && err.status === 401) {
@@ -103,7 +136,9 @@ export class Live {
     }
     if (gen !== this.generation) return;
 
-    const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/v1/events';
+    const since = this.mark;
+    const url =
+      (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/v1/events' + (since ? '?since=' + encodeURIComponent(since) : '');
     let ws: WebSocket;
     try {
       ws = new WebSocket(url, ['loopback.v1', 'loopback.ticket.' + ticket.ticket]);
@@ -119,9 +154,9 @@ export class Live {
 
     ws.onmessage = (ev) => {
       if (gen !== this.generation) return;
-      let frame: ServerEvent;
+      let frame: Frame;
       try {
-        frame = JSON.parse(String(ev.data)) as ServerEvent;
+        frame = JSON.parse(String(ev.data)) as Frame;
       } catch {
         return;
       }
@@ -129,9 +164,12 @@ export class Live {
         gotSnapshot = true;
         clearTimeout(watchdog);
         this.attempt = 0;
-        this.h.snapshot(frame.snapshot);
+        const delta = typeof frame.since === 'string';
+        this.mark = newest(frame.snapshot, delta ? this.mark : null);
+        this.h.snapshot(frame.snapshot, delta);
         this.h.state({ status: 'live' });
       } else if ((frame.type === 'ask.opened' || frame.type === 'ask.updated') && frame.ask) {
+        if (this.mark === null || compareTimes(frame.ask.updatedAt, this.mark) > 0) this.mark = frame.ask.updatedAt;
         this.h.ask(frame.type, frame.ask);
       }
     };

@@ -7,7 +7,7 @@ import { isNewer, mergeAsk, mergeAsks, mergeFrame, needsPerson, type AskMap } fr
 import type { AskMark } from './marks';
 import type { PushState } from './push';
 import { compareTimes } from './time';
-import type { Ask, AskKind, AskPage, Rule, Whoami } from './types';
+import type { Ask, AskKind, AskPage, Rule, Snapshot, Whoami } from './types';
 
 export type Route =
   | { name: 'inbox' }
@@ -290,6 +290,21 @@ export function noticeSet(s: AppState, text: string | null): Partial<AppState> {
 /** The socket's snapshot: the inbox starts again from it (and shows all of it). */
 export function snapshotReceived(asks: AskMap): Partial<AppState> {
   return { live: asks, liveReady: true, held: new Set(), staleSince: null };
+}
+
+/**
+ * A reconnect's delta (contract revision 6): the asks that changed since the watermark the page
+ * offered, merged into what it holds as socket frames are (a tie takes the delta's copy); every
+ * other ask held stands, since asks are never deleted.
+ */
+export function deltaReceived(s: AppState, d: Snapshot): Partial<AppState> {
+  // Each ask as a frame: a new one waits behind the pill as a live arrival does.
+  let cur: AppState = s;
+  for (const a of [...(d.open ?? []), ...(d.recent ?? [])]) {
+    const f = askFrame(cur, s.live.has(a.id) ? 'ask.updated' : 'ask.opened', a);
+    if (f.patch) cur = { ...cur, ...f.patch };
+  }
+  return { live: cur.live, extra: cur.extra, held: cur.held, liveReady: true, staleSince: null };
 }
 
 /**

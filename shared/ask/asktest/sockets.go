@@ -18,6 +18,7 @@ func testConnectionStore(t *testing.T, open func(t *testing.T) ask.ConnectionSto
 		fn   func(*testing.T, ask.ConnectionStore)
 	}{
 		{"PutFindDelete", testConnPutFindDelete},
+		{"Watermark", testConnWatermark},
 		{"ListBySpace", testConnListBySpace},
 		{"Expired", testConnExpired},
 		{"MissedThenReady", testConnMissedThenReady},
@@ -82,6 +83,26 @@ func testConnPutFindDelete(t *testing.T, s ask.ConnectionStore) {
 	}
 	_, err = s.FindConnection(ctx, newConnID(), at(0))
 	wantCode(t, err, ask.ENotFound, "FindConnection of an unknown id")
+}
+
+// testConnWatermark: the watermark a client offered at its handshake (contract revision 6) comes
+// back as it was put, to the microsecond; a connection without one comes back without one.
+func testConnWatermark(t *testing.T, s ask.ConnectionStore) {
+	ctx := context.Background()
+	c := newConn(newSpace(), at(0))
+	since := at(-time.Hour).Add(123456 * time.Microsecond)
+	c.Since = &since
+	want := *c
+	putConn(t, s, c)
+	got, err := s.FindConnection(ctx, c.ID, at(time.Minute))
+	if err != nil {
+		t.Fatalf("FindConnection: %v", err)
+	}
+	same(t, "the connection with a watermark", &want, got)
+	list, err := s.Connections(ctx, c.Space, at(time.Minute))
+	if err != nil || len(list) != 1 || list[0].Since == nil || !list[0].Since.Equal(since) {
+		t.Fatalf("Connections = %v, %v; want the one, with its watermark", connIDs(list), err)
+	}
 }
 
 func testConnListBySpace(t *testing.T, s ask.ConnectionStore) {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,6 +40,11 @@ type Options struct {
 	HTTPClient *http.Client
 	// OnPing, when set, is called on each ping; returning false withholds the pong.
 	OnPing func() bool
+	// Since, when set, is offered as the watermark (?since=, contract revision 6): the newest
+	// updatedAt the client holds. The first frame is then a delta (View.Watermark gives it).
+	Since string
+	// Compress offers permessage-deflate, as browsers do.
+	Compress bool
 }
 
 // Refusal is a handshake the server refused: its status and Problem.
@@ -69,10 +75,17 @@ func Dial(ctx context.Context, base string, o Options) (*websocket.Conn, error) 
 		h.Set("Origin", o.Origin)
 	}
 	opts := &websocket.DialOptions{Subprotocols: protocols, HTTPHeader: h, HTTPClient: o.HTTPClient}
+	if o.Compress {
+		opts.CompressionMode = websocket.CompressionNoContextTakeover
+	}
 	if o.OnPing != nil {
 		opts.OnPingReceived = func(context.Context, []byte) bool { return o.OnPing() }
 	}
-	conn, res, err := websocket.Dial(ctx, strings.TrimRight(base, "/")+"/api/v1/events", opts)
+	u := strings.TrimRight(base, "/") + "/api/v1/events"
+	if o.Since != "" {
+		u += "?since=" + url.QueryEscape(o.Since)
+	}
+	conn, res, err := websocket.Dial(ctx, u, opts)
 	if err != nil {
 		if res != nil && res.StatusCode != http.StatusSwitchingProtocols {
 			body, _ := io.ReadAll(res.Body)
@@ -118,6 +131,27 @@ type View struct {
 	Asks    map[string]*ask.Ask
 	Frames  int
 	started bool
+	// Deltas counts the snapshots that were deltas (a Since); Sent the asks the last snapshot held.
+	Deltas, Sent int
+}
+
+// Reconnect readies the view for a new socket's frames: it keeps the asks, and the next frame
+// must be a snapshot again (a delta merges into them; a whole snapshot replaces them).
+func (v *View) Reconnect() { v.started = false }
+
+// Watermark is the newest updatedAt the view holds, as a client offers it when it reconnects
+// ("" when it holds nothing).
+func (v *View) Watermark() string {
+	var w time.Time
+	for _, a := range v.Asks {
+		if a.UpdatedAt.After(w) {
+			w = a.UpdatedAt
+		}
+	}
+	if w.IsZero() {
+		return ""
+	}
+	return ask.FormatTime(w)
 }
 
 // Apply merges a frame as docs/design/events.md says: a snapshot is the whole state; an ask event
@@ -131,9 +165,17 @@ func (v *View) Apply(e events.ServerEvent) error {
 			return fmt.Errorf("frame %d: a second snapshot", v.Frames)
 		}
 		v.started = true
-		v.Asks = map[string]*ask.Ask{}
+		v.Sent = len(e.Snapshot.Open) + len(e.Snapshot.Recent)
+		if e.Since == nil || v.Asks == nil {
+			v.Asks = map[string]*ask.Ask{}
+		} else {
+			v.Deltas++
+		}
 		for _, list := range [][]*ask.Ask{e.Snapshot.Open, e.Snapshot.Recent} {
 			for _, a := range list {
+				if held, ok := v.Asks[a.ID]; ok && a.UpdatedAt.Before(held.UpdatedAt) {
+					continue // a delta's copy older than one held (an HTTP reply's, say)
+				}
 				v.Asks[a.ID] = a
 			}
 		}

@@ -6,7 +6,7 @@
 import { getState, setState } from '../app';
 import { Live } from '../live';
 import { fromSnapshot } from '../merge';
-import { askFrame, snapshotReceived } from '../store';
+import { askFrame, deltaReceived, snapshotReceived } from '../store';
 import { readSettings } from '../triage';
 import type { Ask } from '../types';
 import { approvalLine } from '../approval';
@@ -29,8 +29,10 @@ let live: Live | null = null;
 export function startLive(session: LiveSession): void {
   live?.stop();
   live = new Live({
-    snapshot(s) {
-      setState(snapshotReceived(fromSnapshot(s)));
+    snapshot(s, delta) {
+      const patch = delta ? deltaReceived(getState(), s) : snapshotReceived(fromSnapshot(s));
+      if (delta && !readSettings().hold) delete patch.held; // as for a frame: the pill only when holding
+      setState(patch);
       keepSnapshot();
       void loadMarks();
       if (!getState().whoami) session.unconfirmed();

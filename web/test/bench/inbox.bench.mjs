@@ -3,8 +3,12 @@
 // closed through the API, the CPU slowed 4× (CDP Emulation.setCPUThrottlingRate), a laptop's
 // window (1440×900). It prints, and with --json writes, what docs/benchmarks.md ("Inbox") reports:
 //
-//   snapshot      the GET /api/v1/snapshot body, as sent with gzip and as JSON (the event socket's
-//                 snapshot frame carries the same JSON, uncompressed: see docs/benchmarks.md)
+//   snapshot      the GET /api/v1/snapshot body, as sent with gzip and as JSON; the event socket's
+//                 whole snapshot frame as it crosses the wire with permessage-deflate (as browsers
+//                 negotiate it) and without (as on API Gateway), counted on a raw TCP socket; and
+//                 the delta a reconnect gets (?since=, contract revision 6)
+//   page wire     what the page itself took at each load: the HTTP snapshot's bytes on the wire
+//                 (CDP encodedDataLength) and the socket's first frame (a delta)
 //   interactive   from the start of navigation to the first row drawn, and to the first `j` handled
 //   elements      every element in the document with the list shown
 //   j             for 30 presses, from the key to the first frame after the row took the focus (the
@@ -16,6 +20,9 @@
 // server on 127.0.0.1, 2,500 asks, 2,000 replies, then it stops.
 
 import { request } from 'node:http';
+import { connect } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { constants as zlibConstants, inflateRawSync } from 'node:zlib';
 import { launch } from '../e2e/lib/browser.mjs';
 import { inParallel, TaskAgent } from '../e2e/lib/seed.mjs';
 import { Server } from '../e2e/lib/server.mjs';
@@ -47,10 +54,79 @@ function rawGet(server, path, headers) {
   });
 }
 
+/**
+ * The event socket's first message as it crosses the wire: a raw handshake (bearer token, as a
+ * program may), offering permessage-deflate or not, then every byte read until the first message
+ * ends: { wire, json, deflate }.
+ */
+function socketFirstMessage(server, { deflate, since }) {
+  return new Promise((resolve, reject) => {
+    const u = new URL(server.origin);
+    const sock = connect(Number(u.port), u.hostname);
+    const path = '/api/v1/events' + (since ? '?since=' + encodeURIComponent(since) : '');
+    sock.on('connect', () => {
+      sock.write(
+        `GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
+          `Sec-WebSocket-Protocol: loopback.v1\r\nAuthorization: Bearer ${server.token}\r\n` +
+          (deflate ? 'Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n' : '') +
+          '\r\n',
+      );
+    });
+    let buf = Buffer.alloc(0);
+    let headerEnd = -1;
+    let negotiated = false;
+    let wire = 0;
+    let compressed = false;
+    const parts = [];
+    sock.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      if (headerEnd < 0) {
+        headerEnd = buf.indexOf('\r\n\r\n');
+        if (headerEnd < 0) return;
+        const head = buf.subarray(0, headerEnd).toString();
+        if (!/^HTTP\/1\.1 101/.test(head)) return reject(new Error('handshake: ' + head.split('\r\n')[0]));
+        negotiated = /sec-websocket-extensions:[^\r]*permessage-deflate/i.test(head);
+        buf = buf.subarray(headerEnd + 4);
+      }
+      for (;;) {
+        if (buf.length < 2) return;
+        const fin = buf[0] & 0x80;
+        if (parts.length === 0) compressed = !!(buf[0] & 0x40);
+        let len = buf[1] & 0x7f;
+        let off = 2;
+        if (len === 126) {
+          if (buf.length < 4) return;
+          len = buf.readUInt16BE(2);
+          off = 4;
+        } else if (len === 127) {
+          if (buf.length < 10) return;
+          len = Number(buf.readBigUInt64BE(2));
+          off = 10;
+        }
+        if (buf.length < off + len) return;
+        parts.push(buf.subarray(off, off + len));
+        wire += off + len;
+        buf = buf.subarray(off + len);
+        if (fin) {
+          sock.destroy();
+          let body = Buffer.concat(parts);
+          if (compressed) body = inflateRawSync(Buffer.concat([body, Buffer.from([0, 0, 0xff, 0xff])]), { finishFlush: zlibConstants.Z_SYNC_FLUSH });
+          const frame = JSON.parse(body.toString());
+          return resolve({ wire, json: body.length, deflate: negotiated && compressed, since: frame.since ?? null, asks: frame.snapshot.open.length + frame.snapshot.recent.length });
+        }
+      }
+    });
+    sock.on('error', reject);
+  });
+}
+
 // The bounds on one credential's open asks (docs/limits.md) are lifted, as bench/mcpwait does: one
 // agent credential makes all 2,500 here.
 const server = await new Server({
-  args: ['--max-waits', String(OPEN + CLOSED + 100), '--max-open-asks', String(OPEN + CLOSED + 100), '--max-open-bytes', '100000000', '--max-space-open-bytes', '100000000'],
+  // --delta-slack 1ms: every ask here is seconds old, where a person's are hours or days old; with
+  // the default (2 minutes) a reconnect's delta would resend every ask seeded just now.
+  args: ['--delta-slack', '1ms', '--max-waits', String(OPEN + CLOSED + 100), '--max-open-asks', String(OPEN + CLOSED + 100), '--max-open-bytes', '100000000', '--max-space-open-bytes', '100000000'],
 }).start();
 const out = { open: OPEN, closed: CLOSED, cpuThrottling: RATE };
 try {
@@ -78,6 +154,12 @@ try {
   out.snapshotBytes = plain.wire;
   out.snapshotGzipBytes = gz.wire;
   out.snapshotEncoding = gz.encoding;
+  // The socket's whole snapshot, with and without permessage-deflate, and a reconnect's delta.
+  out.socketSnapshot = await socketFirstMessage(server, { deflate: true });
+  out.socketSnapshotPlain = await socketFirstMessage(server, { deflate: false });
+  let newest = '';
+  for (const a of [...snap.open, ...snap.recent]) if (a.updatedAt > newest) newest = a.updatedAt;
+  out.socketDelta = await socketFirstMessage(server, { deflate: false, since: newest });
 
   const browser = await launch();
   try {
@@ -98,8 +180,24 @@ try {
         }
       }).observe(document, { childList: true, subtree: true });
     });
+    // What the page takes over the wire at each load.
+    await cdp.send('Network.enable');
+    const wire = { snapshotRequest: null, snapshotBytes: null, firstFrameBytes: null, firstFrameDelta: null };
+    cdp.on('Network.requestWillBeSent', (e) => {
+      if (e.request.url === server.origin + '/api/v1/snapshot') wire.snapshotRequest = e.requestId;
+    });
+    cdp.on('Network.loadingFinished', (e) => {
+      if (e.requestId === wire.snapshotRequest) wire.snapshotBytes = e.encodedDataLength;
+    });
+    cdp.on('Network.webSocketFrameReceived', (e) => {
+      if (wire.firstFrameBytes === null) {
+        wire.firstFrameBytes = e.response.payloadData.length;
+        wire.firstFrameDelta = /^\{"type":"snapshot"/.test(e.response.payloadData) && /"since":"[^"]+"\}$/.test(e.response.payloadData);
+      }
+    });
     const runs = [];
     for (let run = 0; run < 3; run++) {
+      Object.assign(wire, { snapshotRequest: null, snapshotBytes: null, firstFrameBytes: null, firstFrameDelta: null });
       await page.goto(server.origin + '/', { waitUntil: 'commit' });
       await page.waitForFunction(() => window.__firstRow !== null, null, { timeout: 60_000, polling: 50 });
       // The first `j` handled: its row takes the focus.
@@ -116,11 +214,13 @@ try {
             check();
           }),
       );
-      runs.push({ firstRowMs: await page.evaluate(() => window.__firstRow), firstJMs: handled });
+      await page.locator('[data-conn="live"]').waitFor({ timeout: 60_000 });
+      runs.push({ firstRowMs: await page.evaluate(() => window.__firstRow), firstJMs: handled, wire: { ...wire, snapshotRequest: undefined } });
     }
     out.loads = runs;
     out.firstRowMs = Math.max(...runs.map((r) => r.firstRowMs));
     out.interactiveMs = Math.max(...runs.map((r) => r.firstJMs));
+    out.interactiveMedianMs = [...runs.map((r) => r.firstJMs)].sort((a, b) => a - b)[1];
     out.elements = await page.evaluate(() => document.getElementsByTagName('*').length);
     out.rowsInDom = await page.evaluate(() => document.querySelectorAll('[data-ask-row]').length);
     out.openRows = OPEN;

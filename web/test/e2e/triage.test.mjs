@@ -310,6 +310,10 @@ describe('offline', () => {
     await page.locator('[data-stale]').waitFor();
     await page.locator(`[data-ask-row="${a.id}"]`).waitFor();
     await shot(page, 'phone-offline.png');
+    // The top bar fits the phone while it says it is offline: the account button is on screen.
+    const account = await page.locator('.account-btn').boundingBox();
+    assert.ok(account && account.x + account.width <= 390, `the account button ends at ${account && account.x + account.width} px, past the 390 px screen`);
+    assert.equal(await scrollsSideways(page), false);
     await page.locator(`[data-ask-row="${a.id}"]`).click();
     await page.locator('.reply-panel .reason', { hasText: 'You are offline' }).waitFor();
     // Back online: live again, and Send works.
