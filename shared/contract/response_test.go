@@ -100,15 +100,18 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 	want := []string{
 		"GET /actions/{token}", "POST /actions/{token}", // revision 4
 		"GET /agents", "DELETE /agents/{id}", // revision 5
-		"GET /asks", "GET /asks/{id}", "POST /asks/{id}/reply",
+		"GET /asks", "GET /asks/{id}",
+		"POST /asks/{id}/dismiss", "PUT /asks/{id}/mark", // revision 6
+		"POST /asks/{id}/reply",
 		"GET /connect/requests/{id}", "POST /connect/requests/{id}/decision", // revision 5
 		"POST /events/tickets",
 		"GET /files/{uploadId}",
+		"GET /invites", "POST /invites", "DELETE /invites/{id}", // revision 6
+		"GET /marks", // revision 6
+		"POST /pairings", "GET /pairings/{id}", // revision 6
 		"POST /passkey-registrations", "POST /passkey-registrations/{id}", // revision 6
 		"POST /passkey-sign-ins", "POST /passkey-sign-ins/{id}", // revision 6
 		"GET /passkeys", "DELETE /passkeys/{id}", // revision 6
-		"GET /invites", "POST /invites", "DELETE /invites/{id}", // revision 6
-		"POST /pairings", "GET /pairings/{id}", // revision 6
 		"GET /push/key",
 		"DELETE /push/quiet-hours", "GET /push/quiet-hours", "PUT /push/quiet-hours", // revision 4
 		"POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
@@ -117,7 +120,9 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		"GET /settings/mail", "PUT /settings/mail", // revision 4
 		"POST /signin/invite", "POST /signin/invite/lookup", "POST /signin/pairing", // revision 6
 		"GET /slack", "PUT /slack/channel", "POST /slack/codes", "DELETE /slack/link", // revision 4
-		"GET /snapshot", "PUT /uploads/{spaceId}/{token}", "GET /whoami",
+		"GET /snapshot",
+		"GET /sso", "GET /sso/links", "DELETE /sso/links/{id}", // revision 6
+		"PUT /uploads/{spaceId}/{token}", "GET /whoami",
 	}
 	var got []string
 	for _, op := range api.ops {
