@@ -3,7 +3,7 @@
 // an escalation reaches the other people at theirs. Only a person sets it (an agent's credential
 // is refused the route).
 
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../../api';
 
 
@@ -17,11 +17,13 @@ export function MailSettings() {
   const [saved, setSaved] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [note, setNote] = useState<{ error: boolean; text: string } | null>(null);
+  // What the person typed before the saved address arrived is kept, not overwritten by it.
+  const typed = useRef(false);
 
   useEffect(() => {
     api('GET', '/settings/mail')
       .then((m) => {
-        setEmail(m.email);
+        if (!typed.current) setEmail(m.email);
         setSaved(m.email);
       })
       .catch((err: unknown) => setNote({ error: true, text: err instanceof ApiError ? err.message : String(err) }));
@@ -63,7 +65,10 @@ export function MailSettings() {
           autoComplete="email"
           placeholder="ada@example.com"
           value={email}
-          onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+          onInput={(e) => {
+            typed.current = true;
+            setEmail((e.target as HTMLInputElement).value);
+          }}
         />
         <button type="submit" class="btn primary" disabled={busy || email.trim() === (saved ?? '')}>
           {busy ? 'Saving…' : 'Save'}
