@@ -37,6 +37,9 @@ func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 			if err := insertAsk(ctx, stmt, &rows[i]); err != nil {
 				return err
 			}
+			if err := indexAsk(ctx, tx, &rows[i]); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -174,6 +177,9 @@ func writeAsk(ctx context.Context, tx *Tx, a *ask.Ask) (written, error) {
 			return written{}, err
 		}
 		return written{}, ask.ErrVersionConflict
+	}
+	if err := indexAsk(ctx, tx, &row); err != nil {
+		return written{}, err
 	}
 	return written{body: body, closedAt: row.ClosedAt, updatedAt: row.UpdatedAt}, nil
 }

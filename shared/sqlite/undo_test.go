@@ -12,6 +12,12 @@ var undoMigration = map[int]string{
 	13: `DROP TABLE action_uses; DROP TABLE mail_addresses;`,
 	14: `DROP TABLE push_quiet_hours;`,
 	15: `DROP TABLE oauth_clients; DROP TABLE oauth_requests; DROP TABLE oauth_tokens; ALTER TABLE credentials DROP COLUMN client_id;`,
+	// 16–19: placeholders for other branches of revision 6 (each brings its own line).
+	16: ``,
+	17: ``,
+	18: ``,
+	19: ``,
+	20: `DROP TABLE ask_search; DROP INDEX asks_created;`,
 }
 
 // undoSince returns the statements that undo every migration from n on, newest first.

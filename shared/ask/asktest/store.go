@@ -38,6 +38,8 @@ func testStore(t *testing.T, open func(t *testing.T) ask.Store) {
 		{"SnapshotWire", testSnapshotSpliced},
 		{"ClosedAsksBy", testClosedAsksBy},
 		{"OwnAsks", testOwnAsks},
+		{"Search", testSearch},
+		{"SearchPages", testSearchPages},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
