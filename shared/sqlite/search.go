@@ -89,32 +89,37 @@ func ftsQuery(terms []string) string {
 	return strings.Join(parts, " ")
 }
 
-// SearchAsks implements ask.Store.
+// SearchAsks implements ask.Store: the page's rowids first (the index or FTS5, the filters on
+// the asks' own columns, the order), then the columns and the text of those rows alone.
 func (d *DB) SearchAsks(ctx context.Context, space string, q ask.SearchQuery) (ask.SearchResult, error) {
 	var b strings.Builder
 	var args []any
-	b.WriteString(`SELECT a.id, a.kind, a.status, coalesce(json_extract(a.body, '$.project'), ''),
-		a.created_at, a.updated_at, a.closed_at, coalesce(ask_search.title, ''), `)
+	b.WriteString(`WITH page AS (SELECT a.rowid AS rid, a.created_at AS created, a.id AS id FROM asks a`)
 	if len(q.Terms) > 0 {
-		b.WriteString(`ask_search.text FROM asks a JOIN ask_search ON ask_search.rowid = a.rowid
-			WHERE ask_search MATCH ? AND a.space = ?`)
+		b.WriteString(` JOIN ask_search ON ask_search.rowid = a.rowid WHERE ask_search MATCH ? AND a.space = ?`)
 		args = append(args, ftsQuery(q.Terms), space)
 	} else {
-		b.WriteString(`'' FROM asks a LEFT JOIN ask_search ON ask_search.rowid = a.rowid WHERE a.space = ?`)
+		b.WriteString(` WHERE a.space = ?`)
 		args = append(args, space)
 	}
 	if q.Kind != "" {
 		b.WriteString(` AND a.kind = ?`)
 		args = append(args, q.Kind)
 	}
-	if st := ask.StateStatuses(q.State); st != nil {
-		b.WriteString(` AND a.status IN (?` + strings.Repeat(`, ?`, len(st)-1) + `)`)
-		for _, s := range st {
-			args = append(args, s)
-		}
+	// Written out, not bound, so that the planner can take the partial indexes (asks_open,
+	// asks_closed_created): the states are the store's own constants.
+	switch q.State {
+	case ask.StateOpen:
+		b.WriteString(` AND a.status <> 'closed'`)
+	case ask.StateYours:
+		b.WriteString(` AND a.status <> 'closed' AND a.status = 'awaiting_human'`)
+	case ask.StateAgents:
+		b.WriteString(` AND a.status <> 'closed' AND a.status = 'awaiting_agent'`)
+	case ask.StateClosed:
+		b.WriteString(` AND a.status = 'closed'`)
 	}
 	if q.Project != "" {
-		b.WriteString(` AND json_extract(a.body, '$.project') = ?`)
+		b.WriteString(` AND a.project = ?`)
 		args = append(args, q.Project)
 	}
 	if q.After != nil {
@@ -122,8 +127,17 @@ func (d *DB) SearchAsks(ctx context.Context, space string, q ask.SearchQuery) (a
 		b.WriteString(` AND (a.created_at < ? OR (a.created_at = ? AND a.id < ?))`)
 		args = append(args, at, at, q.After.ID)
 	}
-	b.WriteString(` ORDER BY a.created_at DESC, a.id DESC LIMIT ?`)
+	b.WriteString(` ORDER BY a.created_at DESC, a.id DESC LIMIT ?)
+		SELECT a.id, a.kind, a.status, a.project, a.created_at, a.updated_at, a.closed_at,
+			coalesce(s.title, ''), `)
 	args = append(args, q.Limit+1)
+	if len(q.Terms) > 0 {
+		b.WriteString(`coalesce(s.text, '')`)
+	} else {
+		b.WriteString(`''`)
+	}
+	b.WriteString(` FROM page JOIN asks a ON a.rowid = page.rid LEFT JOIN ask_search s ON s.rowid = page.rid
+		ORDER BY page.created DESC, page.id DESC`)
 
 	rows, err := d.r.QueryContext(ctx, b.String(), args...)
 	if err != nil {

@@ -17,7 +17,7 @@ var undoMigration = map[int]string{
 	17: ``,
 	18: ``,
 	19: ``,
-	20: `DROP TABLE ask_search; DROP INDEX asks_created;`,
+	20: `DROP TABLE ask_search; DROP INDEX asks_closed_created; DROP INDEX asks_project; ALTER TABLE asks DROP COLUMN project;`,
 }
 
 // undoSince returns the statements that undo every migration from n on, newest first.
