@@ -268,6 +268,8 @@ var skipSearchKey = map[string]bool{
 	"type": true, "kind": true, "language": true, "uploadId": true, "at": true, "author": true,
 	"event": true, "outcome": true, "ruleId": true, "via": true, "id": true, "status": true,
 	"contentType": true, "multiple": true, "suggestions": true, "session": true, "point": true,
+	// Who replied or asked (an actor's id and name) is not what the ask says.
+	"by": true, "agent": true,
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -11,6 +11,7 @@ import { deadlineOf } from '../deadline';
 import { InboxIcon, KindIcon } from './icons';
 import { CopyButton } from './Blocks';
 import type { MoveFilter } from '../store';
+import { ExampleButton, SearchBox, SearchResults, searchQuery, type SearchParams } from './Search';
 
 export type Tab = 'inbox' | 'history';
 
@@ -71,6 +72,15 @@ export function ListPane({ tab }: { tab: Tab }) {
   const projects = s.project && !known.includes(s.project) ? [s.project, ...known] : known;
   const selected = s.route.name === 'ask' ? s.route.id : null;
   const isFiltered = !!(s.project || s.kindFilter || (tab === 'inbox' && s.moveFilter));
+  const [query, setQuery] = useState(searchQuery.current);
+  const typed = query.trim();
+  // Searching, or the history under a filter: the server's answer, every ask it holds, a page at
+  // a time as the list scrolls (not only the pages read so far).
+  const server: SearchParams | null = typed
+    ? { q: typed, project: s.project, kind: s.kindFilter, state: tab === 'history' ? 'closed' : s.moveFilter }
+    : tab === 'history' && (s.project || s.kindFilter)
+      ? { q: '', project: s.project, kind: s.kindFilter, state: 'closed' }
+      : null;
 
   useEffect(() => {
     if (tab === 'history' && s.history.nextBefore === null && !s.history.loading && !s.history.error) void loadHistoryPage();
@@ -116,7 +126,14 @@ export function ListPane({ tab }: { tab: Tab }) {
             </select>
           </label>
         </div>
-        <div class="list-tools-row filters" title="Filters sort through the asks this page holds; nothing is asked of the server">
+        <SearchBox
+          value={query}
+          onInput={(v) => {
+            searchQuery.current = v;
+            setQuery(v);
+          }}
+        />
+        <div class="list-tools-row filters">
           <label class="filter">
             <span class="sr-only">Kind</span>
             <select value={s.kindFilter} onChange={(e) => setState({ kindFilter: (e.target as HTMLSelectElement).value as AskKind | '' })}>
@@ -138,9 +155,9 @@ export function ListPane({ tab }: { tab: Tab }) {
               </select>
             </label>
           )}
-          {isFiltered && (
+          {isFiltered && !server && (
             <span class="filter-note muted small" data-filter-note>
-              {items.length} shown{tab === 'history' ? ' of the asks loaded' : ''}
+              {items.length} shown
             </span>
           )}
         </div>
@@ -152,7 +169,9 @@ export function ListPane({ tab }: { tab: Tab }) {
         )}
       </div>
 
-      {!s.liveReady && tab === 'inbox' ? (
+      {server ? (
+        <SearchResults params={server} label={typed ? 'Search results' : 'Closed asks'} />
+      ) : !s.liveReady && tab === 'inbox' ? (
         <div class="list-empty muted">Connecting…</div>
       ) : items.length === 0 && newCount === 0 ? (
         <EmptyList tab={tab} filtered={isFiltered} />
@@ -168,7 +187,7 @@ export function ListPane({ tab }: { tab: Tab }) {
         />
       )}
 
-      {tab === 'history' && (
+      {tab === 'history' && !server && (
         <div class="list-more">
           {s.history.error && <p class="error-text">{s.history.error}</p>}
           {s.history.nextBefore !== undefined ? (
@@ -295,6 +314,7 @@ function EmptyList({ tab, filtered }: { tab: Tab; filtered: boolean }) {
         <>
           <p class="strong">{filtered ? 'Nothing open under these filters.' : 'Nothing waiting on you.'}</p>
           <p class="muted small">New asks from your agents appear here the moment they are made.</p>
+          {!filtered && <ExampleButton />}
           {!filtered && <AgentSetup />}
         </>
       ) : (
