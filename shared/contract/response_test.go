@@ -103,10 +103,12 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		"GET /asks", "GET /asks/{id}", "POST /asks/{id}/reply",
 		"GET /connect/requests/{id}", "POST /connect/requests/{id}/decision", // revision 5
 		"POST /events/tickets",
+		"POST /examples", // revision 6
 		"GET /files/{uploadId}", "GET /push/key",
 		"DELETE /push/quiet-hours", "GET /push/quiet-hours", "PUT /push/quiet-hours", // revision 4
 		"POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
 		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}",
+		"GET /search", // revision 6
 		"GET /settings/escalation", "PUT /settings/escalation", // revision 4
 		"GET /settings/mail", "PUT /settings/mail", // revision 4
 		"GET /slack", "PUT /slack/channel", "POST /slack/codes", "DELETE /slack/link", // revision 4
