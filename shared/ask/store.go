@@ -70,6 +70,14 @@ type Store interface {
 	// on every change, in an index (SQLite: a column and index; DynamoDB: a sparse index). The
 	// deadline clock reads it (Service.SweepDue, NextDue).
 	DueAsks(ctx context.Context, until time.Time, limit int) ([]DueAsk, error)
+
+	// SearchAsks finds a space's asks, open and closed (revision 6, search.go): those whose
+	// title or text has, for each of q.Terms, a word it begins (case folded), that pass q's
+	// filters, newest first by creation time then id descending, after q.After, at most q.Limit.
+	// Next is set when there may be more. A row's Text is the ask's SearchDoc text when q has
+	// terms. Both stores keep what it reads in step with every write of the ask: SQLite an FTS5
+	// index, DynamoDB an item of words per ask under the space's partition (docs/design/search.md).
+	SearchAsks(ctx context.Context, space string, q SearchQuery) (SearchResult, error)
 }
 
 // Role says what a credential is for. A person decides: only person credentials (owner and

@@ -105,6 +105,7 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		"POST /asks/{id}/reply",
 		"GET /connect/requests/{id}", "POST /connect/requests/{id}/decision", // revision 5
 		"POST /events/tickets",
+		"POST /examples", // revision 6
 		"GET /files/{uploadId}",
 		"GET /invites", "POST /invites", "DELETE /invites/{id}", // revision 6
 		"GET /marks", // revision 6
@@ -116,6 +117,7 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		"DELETE /push/quiet-hours", "GET /push/quiet-hours", "PUT /push/quiet-hours", // revision 4
 		"POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
 		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}",
+		"GET /search", // revision 6
 		"GET /settings/escalation", "PUT /settings/escalation", // revision 4
 		"GET /settings/mail", "PUT /settings/mail", // revision 4
 		"POST /signin/invite", "POST /signin/invite/lookup", "POST /signin/pairing", // revision 6

@@ -260,11 +260,14 @@ func (s *Store) writeAsk(ctx context.Context, row *ask.Ask, old *storedAsk) erro
 			return err
 		}
 		if len(tx.ops) == 1 {
-			return s.putAskItem(ctx, tx.put)
+			if err := s.putAskItem(ctx, tx.put); err != nil {
+				return err
+			}
+			return s.putFind(ctx, row, w.version)
 		}
 		_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx.ops})
 		if err == nil {
-			return nil
+			return s.putFind(ctx, row, w.version)
 		}
 		if again, err := s.retryCancelled(ctx, w, tx, err); !again {
 			return err

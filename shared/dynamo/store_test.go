@@ -324,7 +324,7 @@ func TestItemsRecordRevision(t *testing.T) {
 		}
 	}
 	same(t, "the items by type", map[string]int{
-		"ask": 2, "open": 1, "closed": 1, "credential": 1, "token": 1, "ticket": 1, "task": 1, "lease": 1,
+		"ask": 2, "find": 2, "open": 1, "closed": 1, "credential": 1, "token": 1, "ticket": 1, "task": 1, "lease": 1,
 		"upload": 2, "uploadToken": 2, "uploadBlob": 2, "rule": 1, "rules": 1,
 	}, types_)
 

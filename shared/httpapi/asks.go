@@ -134,3 +134,48 @@ func jsonMessage(err error) string {
 	}
 	return err.Error()
 }
+
+// search: GET /api/v1/search?q=&project=&kind=&state=&cursor=&limit= — the space's asks, open
+// and closed, by their words and filters, newest first (revision 6). Every refusal of the query
+// is a Problem (request.invalid); nothing the query holds reaches a store as syntax.
+func (s *Server) search(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for name, vs := range q {
+		switch name {
+		case "q", "project", "kind", "state", "cursor", "limit":
+			if len(vs) > 1 {
+				s.writeError(w, r, ask.Errorf(ask.ERequestInvalid, "%s: give it once (got %d)", name, len(vs)))
+				return
+			}
+		default:
+			s.writeError(w, r, ask.Errorf(ask.ERequestInvalid, "%s: not a parameter of search; it takes q, project, kind, state, cursor and limit", name))
+			return
+		}
+	}
+	in := ask.SearchInput{Q: q.Get("q"), Project: q.Get("project"), Kind: q.Get("kind"), State: q.Get("state"), Cursor: q.Get("cursor")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > ask.MaxPageLimit {
+			s.writeError(w, r, ask.Errorf(ask.ERequestInvalid, "limit must be a whole number between 1 and %d (got %q)", ask.MaxPageLimit, v))
+			return
+		}
+		in.Limit = n
+	}
+	page, err := s.Service.Search(r.Context(), gate.CredentialFrom(r.Context()).Space, in)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, page)
+}
+
+// sendExample: POST /api/v1/examples — a sample question in the person's own space, so the
+// empty inbox can show the loop before any agent is connected (revision 6): 201 with the new ask.
+func (s *Server) sendExample(w http.ResponseWriter, r *http.Request) {
+	a, err := s.Service.SendExample(r.Context(), gate.CredentialFrom(r.Context()))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusCreated, a)
+}

@@ -140,6 +140,9 @@ func (s *Server) routes() []routeEntry {
 		gated(personsOnly, "GET", "/api/v1/snapshot", s.snapshot, true),
 		gated(personsOnly, "GET", "/api/v1/asks", s.listAsks, true),
 		gated(personsOnly, "GET", "/api/v1/asks/{id}", s.readAsk, true),
+		// Search and the example ask (revision 6).
+		gated(personsOnly, "GET", "/api/v1/search", s.search, true),
+		gated(personsOnly, "POST", "/api/v1/examples", s.sendExample, true),
 		gated(personsOnly, "POST", "/api/v1/asks/{id}/reply", s.reply, true),
 		// Revision 6: a person closes any open ask, whoever's move it is.
 		gated(personsOnly, "POST", "/api/v1/asks/{id}/dismiss", s.dismiss, true),

@@ -23,8 +23,8 @@ func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 	rows := make([]ask.Ask, len(asks))
 	err := d.writeTx(ctx, func(tx *Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO asks
-			(space, id, kind, status, version, revision, created_at, updated_at, closed_at, credential_id, turns, body, due_at)
-			VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			(space, id, kind, status, version, revision, created_at, updated_at, closed_at, credential_id, turns, body, due_at, project)
+			VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -35,6 +35,9 @@ func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 				return err
 			}
 			if err := insertAsk(ctx, stmt, &rows[i]); err != nil {
+				return err
+			}
+			if err := indexAsk(ctx, tx, &rows[i]); err != nil {
 				return err
 			}
 		}
@@ -55,7 +58,7 @@ func insertAsk(ctx context.Context, stmt *sql.Stmt, a *ask.Ask) error {
 		return fmt.Errorf("encode %s: %w", a.ID, err)
 	}
 	_, err = stmt.ExecContext(ctx, a.Space, a.ID, a.Kind, a.Status, buildinfo.Revision,
-		formatTime(a.CreatedAt), formatTime(a.UpdatedAt), nullTime(a.ClosedAt), a.CredentialID, ask.TurnCredentials(a), string(body), nullTime(a.DueAt()))
+		formatTime(a.CreatedAt), formatTime(a.UpdatedAt), nullTime(a.ClosedAt), a.CredentialID, ask.TurnCredentials(a), string(body), nullTime(a.DueAt()), a.Project)
 	if isUnique(err) {
 		return fmt.Errorf("ask %s: %w in the space (%v)", a.ID, ask.ErrAlreadyStored, err)
 	} else if err != nil {
@@ -175,6 +178,9 @@ func writeAsk(ctx context.Context, tx *Tx, a *ask.Ask) (written, error) {
 		}
 		return written{}, ask.ErrVersionConflict
 	}
+	if err := indexAsk(ctx, tx, &row); err != nil {
+		return written{}, err
+	}
 	return written{body: body, closedAt: row.ClosedAt, updatedAt: row.UpdatedAt}, nil
 }
 
@@ -187,10 +193,10 @@ func updateAsk(ctx context.Context, tx *Tx, a, row *ask.Ask) (json.RawMessage, i
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE asks SET
 			kind = ?, status = ?, version = version + 1, revision = ?,
-			created_at = ?, updated_at = ?, closed_at = ?, turns = ?, body = ?, due_at = ?
+			created_at = ?, updated_at = ?, closed_at = ?, turns = ?, body = ?, due_at = ?, project = ?
 		WHERE space = ? AND id = ? AND version = ?`,
 		row.Kind, row.Status, buildinfo.Revision,
-		formatTime(row.CreatedAt), formatTime(row.UpdatedAt), nullTime(row.ClosedAt), ask.TurnCredentials(row), string(body), nullTime(row.DueAt()),
+		formatTime(row.CreatedAt), formatTime(row.UpdatedAt), nullTime(row.ClosedAt), ask.TurnCredentials(row), string(body), nullTime(row.DueAt()), row.Project,
 		a.Space, a.ID, a.Version)
 	if err != nil {
 		return nil, 0, err

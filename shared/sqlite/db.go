@@ -194,6 +194,9 @@ func (d *DB) init(ctx context.Context, path string) error {
 	if err := migrate(ctx, d.w.DB); err != nil {
 		return fmt.Errorf("sqlite: migrate %s: %w", path, err)
 	}
+	if err := indexMissing(ctx, d.w.DB); err != nil {
+		return fmt.Errorf("sqlite: search index of %s: %w", path, err)
+	}
 	return nil
 }
 

@@ -13,9 +13,10 @@ var undoMigration = map[int]string{
 	14: `DROP TABLE push_quiet_hours;`,
 	15: `DROP TABLE oauth_clients; DROP TABLE oauth_requests; DROP TABLE oauth_tokens; ALTER TABLE credentials DROP COLUMN client_id;`,
 	16: `DROP TABLE passkey_ceremonies; DROP TABLE passkeys;`,
+	17: `DROP TABLE passes;`,
 	18: `DROP TABLE sso_logins; DROP TABLE sso_links;`,
 	19: `DROP TABLE ask_marks;`,
-	17: `DROP TABLE passes;`,
+	20: `DROP TABLE ask_search; DROP INDEX asks_closed_created; DROP INDEX asks_project; ALTER TABLE asks DROP COLUMN project;`,
 }
 
 // undoSince returns the statements that undo every migration from n on, newest first.

@@ -112,7 +112,8 @@ export async function request<P extends Path, M extends MethodOf<P>>(
   return call(method, routeUrl(route, i), i.body, signal);
 }
 
-async function call(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+/** Sends a request with the page's token, untyped: for routes of a revision not frozen yet (search.ts). */
+export async function call(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
   if (!token) throw new ApiError(401, 'auth.unauthorized', 'Not signed in.');
   try {
     return await send(token, method, path, body, signal);

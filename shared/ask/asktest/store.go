@@ -39,6 +39,8 @@ func testStore(t *testing.T, open func(t *testing.T) ask.Store) {
 		{"ClosedAsksBy", testClosedAsksBy},
 		{"OwnAsks", testOwnAsks},
 		{"DismissAgentsMove", testDismissAgentsMove},
+		{"Search", testSearch},
+		{"SearchPages", testSearchPages},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

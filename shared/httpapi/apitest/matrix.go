@@ -110,6 +110,12 @@ var Matrix = map[string]Row{
 	"GET /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	"HEAD /api/v1/settings/escalation": {Path: "/api/v1/settings/escalation", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
 	"PUT /api/v1/settings/escalation":  {Path: "/api/v1/settings/escalation", Body: `{"afterMinutes":30,"toPeople":true}`, OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	// Search (revision 6): the person's whole space, so a person's alone (an agent sees its own
+	// asks through list_open_asks); another space's owner searches their own space, which holds
+	// none of these asks. The example ask: only a person may put one in their own space.
+	"GET /api/v1/search":    {Path: "/api/v1/search?q=loopback&limit=5", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"HEAD /api/v1/search":   {Path: "/api/v1/search?q=loopback&limit=5", OK: 200, Want: [5]int{OK, OK, 403, 401, OK}},
+	"POST /api/v1/examples": {Path: "/api/v1/examples", OK: 201, Want: [5]int{OK, OK, 403, 401, OK}},
 	// Quiet hours (revision 4): each person's own, persons only. None is ever set here (the PUT's
 	// body is refused, 422, once past the gate), so a GET is 404 to every person; what they do
 	// is shared/push's and cmd/loopback's tests.

@@ -13,6 +13,7 @@ import { CopyButton } from './Blocks';
 import type { MoveFilter } from '../store';
 import { isSnoozed, isUnread, type AskMark } from '../marks';
 import { snoozeLabel } from './common';
+import { ExampleButton, SearchBox, SearchResults, searchQuery, type SearchParams } from './Search';
 
 export type Tab = 'inbox' | 'history';
 
@@ -128,6 +129,16 @@ export function ListPane({ tab }: { tab: Tab }) {
   const selected = s.route.name === 'ask' ? s.route.id : null;
   const isFiltered = !!(s.project || s.kindFilter || (tab === 'inbox' && s.moveFilter));
   const picked = tab === 'inbox' ? pickedAsks(s) : [];
+  const [query, setQuery] = useState(searchQuery.current);
+  const typed = query.trim();
+  // Searching, or the history under a filter: the server's answer, every ask it holds, a page at
+  // a time as the list scrolls (not only the pages read so far). Snoozing is each person's own
+  // mark, which the server's search does not filter by: under "Snoozed" it searches every open ask.
+  const server: SearchParams | null = typed
+    ? { q: typed, project: s.project, kind: s.kindFilter, state: tab === 'history' ? 'closed' : s.moveFilter === 'snoozed' ? '' : s.moveFilter }
+    : tab === 'history' && (s.project || s.kindFilter)
+      ? { q: '', project: s.project, kind: s.kindFilter, state: 'closed' }
+      : null;
 
   useEffect(() => {
     if (tab === 'history' && s.history.nextBefore === null && !s.history.loading && !s.history.error) void loadHistoryPage();
@@ -178,7 +189,14 @@ export function ListPane({ tab }: { tab: Tab }) {
             </select>
           </label>
         </div>
-        <div class="list-tools-row filters" title="Filters sort through the asks this page holds; nothing is asked of the server">
+        <SearchBox
+          value={query}
+          onInput={(v) => {
+            searchQuery.current = v;
+            setQuery(v);
+          }}
+        />
+        <div class="list-tools-row filters">
           <label class="filter">
             <span class="sr-only">Kind</span>
             <select value={s.kindFilter} onChange={(e) => setState({ kindFilter: (e.target as HTMLSelectElement).value as AskKind | '' })}>
@@ -201,9 +219,9 @@ export function ListPane({ tab }: { tab: Tab }) {
               </select>
             </label>
           )}
-          {isFiltered && (
+          {isFiltered && !server && (
             <span class="filter-note muted small" data-filter-note>
-              {items.length} shown{tab === 'history' ? ' of the asks loaded' : ''}
+              {items.length} shown
             </span>
           )}
         </div>
@@ -229,7 +247,9 @@ export function ListPane({ tab }: { tab: Tab }) {
         )}
       </div>
 
-      {!s.liveReady && tab === 'inbox' ? (
+      {server ? (
+        <SearchResults params={server} label={typed ? 'Search results' : 'Closed asks'} />
+      ) : !s.liveReady && tab === 'inbox' ? (
         <div class="list-empty muted">Connecting…</div>
       ) : items.length === 0 && newCount === 0 ? (
         <EmptyList tab={tab} filtered={isFiltered} />
@@ -247,7 +267,7 @@ export function ListPane({ tab }: { tab: Tab }) {
         />
       )}
 
-      {tab === 'history' && (
+      {tab === 'history' && !server && (
         <div class="list-more">
           {s.history.error && <p class="error-text">{s.history.error}</p>}
           {s.history.nextBefore !== undefined ? (
@@ -384,6 +404,7 @@ function EmptyList({ tab, filtered }: { tab: Tab; filtered: boolean }) {
         <>
           <p class="strong">{filtered ? 'Nothing open under these filters.' : 'Nothing waiting on you.'}</p>
           <p class="muted small">New asks from your agents appear here the moment they are made.</p>
+          {!filtered && <ExampleButton />}
           {!filtered && <AgentSetup />}
         </>
       ) : (

@@ -35,6 +35,10 @@ export function Help() {
         </dt>
         <dd>Go to the rules</dd>
         <dt>
+          <kbd>/</kbd>
+        </dt>
+        <dd>Search every ask, open and closed (Esc clears it)</dd>
+        <dt>
           <kbd>a</kbd> / <kbd>d</kbd>
         </dt>
         <dd>Allow / deny the open approval (deny sends the message, if you wrote one)</dd>

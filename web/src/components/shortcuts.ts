@@ -39,6 +39,15 @@ export function useShortcuts() {
         case 'g':
           g = true;
           return;
+        case '/': {
+          // The search box; on a phone showing an ask, the list comes back first.
+          e.preventDefault();
+          const box = document.querySelector<HTMLInputElement>('[data-search]');
+          if (box && box.offsetParent !== null) return box.focus();
+          navigate({ name: lastTab.current === 'history' ? 'history' : 'inbox' });
+          requestAnimationFrame(() => document.querySelector<HTMLInputElement>('[data-search]')?.focus());
+          return;
+        }
         case 'Escape':
           if (st.route.name === 'ask') {
             e.preventDefault();

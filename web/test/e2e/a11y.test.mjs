@@ -1,5 +1,5 @@
 // axe-core (pinned in package.json) on every view of the inbox that a person can reach: the open
-// asks, each kind of ask, a closed one, the history, the rules and the sign-in page, at a laptop's
+// asks, each kind of ask, a closed one, the history, search results, the rules and the sign-in page, at a laptop's
 // size and a phone's, in light and dark. Any violation of WCAG 2.0/2.1 A or AA fails the test.
 // Plus the fixes it asked for and the keys that go with them (issue 29, item 8).
 
@@ -86,6 +86,13 @@ describe('accessibility (axe-core, WCAG 2.1 AA)', () => {
           await page.locator(name === 'inbox' || name === 'history' ? '[data-ask-row]' : name === 'rules' ? '.layout-page' : '.ask-view .ask-head').first().waitFor();
           for (const v of await axe(page)) found.push(`${name}: ${v}`);
         }
+        // Search: the server's results with their highlights (revision 6).
+        await page.goto(server.origin + '/');
+        await page.locator('[data-conn="live"]').waitFor();
+        await page.locator('[data-search]').fill('merge');
+        await page.locator('[data-search-hit] mark').first().waitFor();
+        for (const v of await axe(page)) found.push(`search: ${v}`);
+        await page.locator('[data-search]').fill('');
         // The sign-in page, signed out.
         await page.evaluate(() => localStorage.removeItem('loopback.token'));
         await page.goto(server.origin + '/');
