@@ -108,7 +108,7 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		"POST /examples", // revision 6
 		"GET /files/{uploadId}",
 		"GET /invites", "POST /invites", "DELETE /invites/{id}", // revision 6
-		"GET /marks", // revision 6
+		"GET /marks",                           // revision 6
 		"POST /pairings", "GET /pairings/{id}", // revision 6
 		"POST /passkey-registrations", "POST /passkey-registrations/{id}", // revision 6
 		"POST /passkey-sign-ins", "POST /passkey-sign-ins/{id}", // revision 6
@@ -117,7 +117,7 @@ func TestEveryOperationIsIndexed(t *testing.T) {
 		"DELETE /push/quiet-hours", "GET /push/quiet-hours", "PUT /push/quiet-hours", // revision 4
 		"POST /push/subscriptions", "DELETE /push/subscriptions/{id}",
 		"GET /rules", "POST /rules", "DELETE /rules/{id}", "PUT /rules/{id}",
-		"GET /search", // revision 6
+		"GET /search",                                          // revision 6
 		"GET /settings/escalation", "PUT /settings/escalation", // revision 4
 		"GET /settings/mail", "PUT /settings/mail", // revision 4
 		"POST /signin/invite", "POST /signin/invite/lookup", "POST /signin/pairing", // revision 6

@@ -94,6 +94,7 @@ func (g *Gate) refuse(ctx context.Context, e *ask.Error) error {
 // does not verify, a one-time code that is wrong): e as it is while the client's address is within
 // its budget of failed sign-ins, 429 beyond it, counted with the failed tokens.
 func (g *Gate) Refuse(ctx context.Context, e *ask.Error) error { return g.refuse(ctx, e) }
+
 // Attempt counts one try at a short code (a pairing code, which unlike a token could be guessed
 // in time) against the client's address BEFORE the code is looked at, and refuses it with 429
 // once the address is over its budget: past the budget, no code is even checked, so guessing
