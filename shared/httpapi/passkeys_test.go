@@ -32,7 +32,6 @@ type passkeyAPI struct {
 	svc                     *passkey.Service
 	owner, teammate, agent  string
 	ownerCred, teammateCred *ask.Credential
-	clock                   time.Time
 }
 
 func newPasskeyAPI(t *testing.T, failures int) *passkeyAPI {

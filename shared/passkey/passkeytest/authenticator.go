@@ -77,7 +77,11 @@ func (a *Authenticator) Create(optionsJSON []byte) (body []byte, credentialID []
 	k := &key{id: id, userHandle: userHandle, rpID: o.PublicKey.RP.ID, priv: priv}
 	a.keys[string(id)] = k
 
-	x, y := priv.PublicKey.X.FillBytes(make([]byte, 32)), priv.PublicKey.Y.FillBytes(make([]byte, 32))
+	pub, err := priv.PublicKey.Bytes() // 0x04 ‖ X ‖ Y, 32 bytes each on P-256
+	if err != nil {
+		return nil, nil, err
+	}
+	x, y := pub[1:33], pub[33:65]
 	cose, err := webauthncbor.Marshal(map[int]any{1: 2, 3: -7, -1: 1, -2: x, -3: y})
 	if err != nil {
 		return nil, nil, err
