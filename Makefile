@@ -169,6 +169,7 @@ LAMBDA_DIRS = \
   ApiActionsFunction=api \
   ApiMailSettingsFunction=api \
   ApiPassesFunction=api \
+  SsoFunction=api \
   ApiRulesFunction=api \
   ApiEscalationFunction=api \
   ApiSlackFunction=api \
