@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 )
 
 // Single sign-on on AWS (shared/sso, template.yaml's SsoFunction). Loopback's client secret at
@@ -36,4 +40,21 @@ func (s *ssoSecret) load(ctx context.Context) (string, error) {
 	}
 	s.secret, s.loaded = v, true
 	return v, nil
+}
+
+// SSOSecretName is the SSM parameter of single sign-on's client secret, under a stack's
+// /loopback/<stack> prefix (template.yaml's LOOPBACK_OIDC_SECRET_PARAMETER).
+const SSOSecretName = "/oidc/client-secret"
+
+// PutSSOSecret writes single sign-on's client secret as a SecureString (replacing what is
+// there): what whoever deploys does by hand (docs/deploy.md), and what `loopback aws-local
+// --oidc-issuer …` does with LOOPBACK_OIDC_CLIENT_SECRET for its emulator or account.
+func PutSSOSecret(ctx context.Context, client SSM, name, secret string) error {
+	if _, err := client.PutParameter(ctx, &ssm.PutParameterInput{
+		Name: aws.String(name), Value: aws.String(secret), Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true),
+		Description: aws.String("Loopback's client secret at the single sign-on provider (docs/deploy.md)"),
+	}); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
 }
