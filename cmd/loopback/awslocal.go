@@ -161,6 +161,14 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(run) }()
 	printWelcome(stdout, base, token, agentToken, pluginMarketplace(*data))
+	if ssoCfg != nil {
+		name := ssoCfg.Name
+		if name == "" {
+			name = ssoCfg.Issuer
+		}
+		fmt.Fprintf(stdout, "Single sign-on (SsoFunction): the inbox offers \"Sign in with %s\" (%s). The provider must allow the redirect URI %s/auth/oidc/callback.\n\n",
+			name, ssoCfg.Issuer, base)
+	}
 	unannounce, err := announce(*readyFile, listening(ln, base), nil)
 	if err != nil {
 		ln.Close()

@@ -423,12 +423,9 @@ func (rt *Runtime) API() http.Handler {
 			slackMux.ServeHTTP(w, r)
 		case authz != nil && (strings.HasPrefix(p, "/.well-known/") || strings.HasPrefix(p, "/oauth/")):
 			authz.ServeHTTP(w, r)
-		case strings.HasPrefix(p, "/auth/"):
-			// Single sign-on's pages (SsoFunction's /auth/oidc/start and /auth/oidc/callback).
-			if signOn == nil {
-				http.Error(w, "Single sign-on is not enabled on this deployment (template.yaml's OidcIssuer).", http.StatusNotFound)
-				return
-			}
+		case signOn != nil && strings.HasPrefix(p, "/auth/"):
+			// Single sign-on's pages (SsoFunction's /auth/oidc/start and /auth/oidc/callback);
+			// without OidcIssuer they are the API's 404 Problem, as any unknown path.
 			signOn.ServeHTTP(w, r)
 		default:
 			api.ServeHTTP(w, r)
