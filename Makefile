@@ -167,6 +167,7 @@ LAMBDA_DIRS = \
   ApiActionsFunction=api \
   ApiMailSettingsFunction=api \
   ApiPassesFunction=api \
+  ApiPasskeysFunction=api \
   ApiRulesFunction=api \
   ApiEscalationFunction=api \
   ApiSlackFunction=api \
