@@ -122,13 +122,7 @@ func TestRoutesHaveTheirFunctions(t *testing.T) {
 // they fall through to the $default function, which answers them as the local binary answers an
 // address that names nothing.
 var localOnly = map[string]string{
-	"GET /api/v1/passkeys":                    "passkeys are local first: the DynamoDB store is built and tested, the Lambda routes are not (docs/trust.md)",
-	"DELETE /api/v1/passkeys/{id}":            "passkeys are local first (docs/trust.md)",
-	"POST /api/v1/passkey-registrations":      "passkeys are local first (docs/trust.md)",
-	"POST /api/v1/passkey-registrations/{id}": "passkeys are local first (docs/trust.md)",
-	"POST /api/v1/passkey-sign-ins":           "passkeys are local first (docs/trust.md)",
-	"POST /api/v1/passkey-sign-ins/{id}":      "passkeys are local first (docs/trust.md)",
-	"PUT /api/v1/uploads/{spaceId}/{token}":   "on AWS an upload ticket is a presigned S3 PUT (upload.Service.Direct) whose token is never given out, so no address of this route names a ticket there",
+	"PUT /api/v1/uploads/{spaceId}/{token}": "on AWS an upload ticket is a presigned S3 PUT (upload.Service.Direct) whose token is never given out, so no address of this route names a ticket there",
 }
 
 // oauthRoutes are MCP OAuth's endpoints as HTTP API routes (shared/oauth.Paths, with their

@@ -127,6 +127,9 @@ type Config struct {
 	// Passkeys lets people sign in to the inbox with passkeys (shared/passkey), the relying
 	// party being PublicURL's host. Off: the passkey routes do not exist.
 	Passkeys bool
+	// PasskeysPerRequest, with Passkeys and no PublicURL (AWS), takes the relying party per
+	// request from the host CloudFront names in X-Loopback-Host (App.PublicURL).
+	PasskeysPerRequest bool
 
 	// SSO is the deployment's single sign-on through an OpenID Connect provider (shared/sso):
 	// the owner's settings (issuer, client, who may sign in) and Space. New fills in its store
@@ -258,6 +261,10 @@ func New(cfg Config) *App {
 			pk.Now = svc.Now
 			a.API.Passkeys = pk
 		}
+	} else if cfg.PasskeysPerRequest {
+		pk := passkey.PerRequest(store, a.Gate)
+		pk.Now = svc.Now
+		a.API.Passkeys, a.API.PasskeyURL = pk, a.PublicURL
 	}
 	if st, ok := store.(ask.SSOStore); ok {
 		if cfg.SSOLinks || cfg.SSO != nil {

@@ -312,6 +312,9 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// MCP OAuth (docs/design/oauth.md): agents' clients sign in with the MCP URL alone. Its
 		// requests, codes and tokens are items with a TTL in the table.
 		OAuth: store,
+		// Passkeys (shared/passkey): the relying party is PublicURL's host, or else the host
+		// CloudFront names for the request.
+		Passkeys: true, PasskeysPerRequest: true,
 		// Its starts (registrations, requests to connect) are counted per address in the table
 		// too, beside the failed sign-ins: a Lambda instance's own count would bound nothing.
 		OAuthStarts: startsThrottle{&dynamo.SignInThrottle{Store: store, Max: oauth.MaxStartsPerMinute, Window: time.Minute}},

@@ -37,6 +37,16 @@ type PasskeySignedIn struct {
 	PasskeyID    string    `json:"passkeyId"`
 }
 
+// passkeys is the passkey service for the request's address: the deployment's PublicURL, or on
+// AWS the one PasskeyURL names (the host CloudFront was asked for).
+func (s *Server) passkeys(r *http.Request) (*passkey.Service, error) {
+	u := s.PublicURL
+	if s.PasskeyURL != nil {
+		u = s.PasskeyURL(r)
+	}
+	return s.Passkeys.At(u)
+}
+
 // beginPasskeyRegistration: POST /api/v1/passkey-registrations {"name": "…"}.
 func (s *Server) beginPasskeyRegistration(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(w, r)
@@ -57,7 +67,12 @@ func (s *Server) beginPasskeyRegistration(w http.ResponseWriter, r *http.Request
 		s.writeError(w, r, ask.Errorf(ask.EPasskeyInvalid, `the body is {"name": "…"}: what to call this passkey, such as "MacBook Touch ID"`))
 		return
 	}
-	started, err := s.Passkeys.BeginRegistration(r.Context(), gate.CredentialFrom(r.Context()), in.Name)
+	pk, err := s.passkeys(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	started, err := pk.BeginRegistration(r.Context(), gate.CredentialFrom(r.Context()), in.Name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -84,7 +99,12 @@ func (s *Server) finishPasskeyRegistration(w http.ResponseWriter, r *http.Reques
 		s.writeError(w, r, err)
 		return
 	}
-	p, err := s.Passkeys.FinishRegistration(r.Context(), gate.CredentialFrom(r.Context()), r.PathValue("id"), body)
+	pk, err := s.passkeys(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p, err := pk.FinishRegistration(r.Context(), gate.CredentialFrom(r.Context()), r.PathValue("id"), body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -118,7 +138,12 @@ func (s *Server) removePasskey(w http.ResponseWriter, r *http.Request) {
 
 // beginPasskeySignIn: POST /api/v1/passkey-sign-ins — no credential; the body, if any, is ignored.
 func (s *Server) beginPasskeySignIn(w http.ResponseWriter, r *http.Request) {
-	started, err := s.Passkeys.BeginSignIn(r.Context())
+	pk, err := s.passkeys(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	started, err := pk.BeginSignIn(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -138,7 +163,12 @@ func (s *Server) finishPasskeySignIn(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	in, err := s.Passkeys.FinishSignIn(ctx, r.PathValue("id"), body)
+	pk, err := s.passkeys(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	in, err := pk.FinishSignIn(ctx, r.PathValue("id"), body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -85,6 +85,10 @@ type Server struct {
 	// Passkeys signs people in with passkeys (contract revision 6): registering and removing
 	// them, and the sign-in that makes a browser's person credential. Nil: the routes do not exist.
 	Passkeys *passkey.Service
+	// PasskeyURL, when set, is the deployment's address for a request, whose host is the
+	// passkeys' relying party (on AWS: PublicUrl, or the host CloudFront was asked for). Nil:
+	// PublicURL.
+	PasskeyURL func(*http.Request) string
 	// Passes makes and redeems pairing codes and invites (contract revision 6): signing a phone
 	// or a teammate in without a pasted token. Nil: the routes do not exist.
 	Passes *gate.Passes

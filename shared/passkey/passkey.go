@@ -91,7 +91,33 @@ func New(store ask.PasskeyStore, g *gate.Gate, publicURL string) (*Service, erro
 	return &Service{Store: store, Gate: g, wa: wa, rpID: host, origin: origins[len(origins)-1]}, nil
 }
 
-// RPID is the relying party's id: the host a browser must show the inbox at.
+// PerRequest is the service of a deployment whose address is known only per request (on AWS
+// without a configured PublicUrl: the host the viewer asked CloudFront for). Its ceremonies run
+// on At's service for the request's address; listing and removing need no relying party.
+func PerRequest(store ask.PasskeyStore, g *gate.Gate) *Service {
+	return &Service{Store: store, Gate: g}
+}
+
+// At is the service for a request to the deployment at publicURL: s itself when s was made for
+// one address (New), else a service whose relying party is publicURL's host and whose only
+// origin is publicURL (PerRequest). A ceremony started at one address does not finish at another.
+func (s *Service) At(publicURL string) (*Service, error) {
+	if s.wa != nil {
+		return s, nil
+	}
+	if publicURL == "" {
+		return nil, ask.Errorf(ask.ERequestInvalid, "passkeys work at the inbox's own address: open the inbox at its CloudFront address or the stack's PublicUrl")
+	}
+	at, err := New(s.Store, s.Gate, publicURL)
+	if err != nil {
+		return nil, ask.Errorf(ask.ERequestInvalid, "passkeys work at the inbox's own address, and %s is not one: %v", publicURL, err)
+	}
+	at.Now = s.Now
+	return at, nil
+}
+
+// RPID is the relying party's id: the host a browser must show the inbox at ("" for a
+// PerRequest service: see At).
 func (s *Service) RPID() string { return s.rpID }
 
 func (s *Service) now() time.Time {

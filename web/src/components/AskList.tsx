@@ -449,8 +449,8 @@ const AskRow = memo(function AskRow({ ask, selected, me, sending, picked, unread
             checked={picked}
             data-pick={ask.id}
             onClick={(e) => pick(ask.id, e.shiftKey)}
+            aria-label={`Pick «${askTitle(ask, 80)}»`}
           />
-          <span class="sr-only">Pick «{askTitle(ask, 80)}»</span>
         </label>
       )}
       <a

@@ -93,8 +93,11 @@ async function settings(page) {
   await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
 }
 
-// On AWS the passkey routes are not wired to Lambdas yet (docs/trust.md): local only for now.
-describe('passkeys', { skip: TARGET === 'aws-local' && 'passkeys are local first: no Lambda routes yet' }, () => {
+// On aws-local (LOOPBACK_E2E_TARGET=aws-local) the same flows run through ApiPasskeysFunction on
+// moto; the screenshots are the local binary's only (the same pages).
+const SHOTS = TARGET !== 'aws-local';
+
+describe('passkeys', () => {
   let synced; // the passkey as the first device's authenticator holds it (to "sync" to others)
   let signedIn; // the token of the browser the passkey signed in
   let signedInID; // its credential's id
@@ -150,9 +153,13 @@ describe('passkeys', { skip: TARGET === 'aws-local' && 'passkeys are local first
     // The inbox works: an ask raised now shows up, live, and is answered from it.
     const agent = await new Agent(server, { name: 'claude-code', version: '2.1.0' }).init();
     const asked = background(agent.call('ask_question', { project: 'passkeys', question: 'Ship the passkey sign-in today?', options: [{ label: 'Yes' }, { label: 'Not yet' }] }));
-    await page.getByText('Ship the passkey sign-in today?').first().click();
-    await page.getByRole('button', { name: /Not yet/ }).first().click();
-    const send = page.getByRole('button', { name: /^(Send|Answer)/ }).first();
+    // Opened from the keyboard: on a phone's list the bulk-dismiss pick box lies over the row's text.
+    const row = page.locator('[data-ask-row]', { hasText: 'Ship the passkey sign-in today?' });
+    await row.focus();
+    await page.keyboard.press('Enter');
+    const view = page.locator('.ask-view', { hasText: 'Ship the passkey sign-in today?' });
+    await view.getByRole('button', { name: /Not yet/ }).first().click();
+    const send = view.getByRole('button', { name: /^(Send|Answer)/ }).first();
     if (await send.isVisible().catch(() => false)) await send.click();
     const reply = await asked;
     assert.match(JSON.stringify(reply), /Not yet/);
@@ -164,12 +171,12 @@ describe('passkeys', { skip: TARGET === 'aws-local' && 'passkeys are local first
     await page.locator('.passkey-item', { hasText: 'Work laptop' }).getByText('last used').waitFor();
     assert.equal(await scrollsSideways(page), false);
     await page.locator('#settings-passkeys').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: join(OUT, 'phone-passkeys.png'), animations: 'disabled' });
+    if (SHOTS) await page.screenshot({ path: join(OUT, 'phone-passkeys.png'), animations: 'disabled' });
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });
 
-  it('screenshots: the Passkeys section (laptop) and the sign-in page (laptop, phone)', async () => {
+  it('screenshots: the Passkeys section (laptop) and the sign-in page (laptop, phone)', { skip: !SHOTS && 'the local run takes them' }, async () => {
     const page = await device(LAPTOP);
     await page.goto(origin + '/#token=' + server.token);
     await page.locator('[data-conn="live"]').waitFor({ timeout: 10_000 });
