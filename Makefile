@@ -64,13 +64,14 @@ test-e2e: build e2e/node_modules/.package-lock.json
 	cd e2e && npm test
 
 ## test-e2e-aws: the MCP suite and the inbox's browser tests against `loopback aws-local` on moto
-# The browser suite's inbox.test.mjs, connect.test.mjs (MCP OAuth's consent) and passkey.test.mjs
-# only (about 90 s, 15 s and 30 s here): push.test.mjs needs pushes to reach
+# The browser suite's inbox.test.mjs, connect.test.mjs (MCP OAuth's consent), passkey.test.mjs and
+# sso.test.mjs (single sign-on through mockoidc) only (about 90 s, 15 s, 30 s and 10 s here):
+# push.test.mjs needs pushes to reach
 # a stand-in on 127.0.0.1, which only a test-only variable allows and template.yaml rightly does
 # not give the fan-out; screenshots.test.mjs photographs the same inbox again.
 test-e2e-aws: build e2e/node_modules/.package-lock.json web/node_modules/.package-lock.json
 	cd e2e && LOOPBACK_E2E_TARGET=aws-local npm test
-	cd web && LOOPBACK_E2E_TARGET=aws-local node --test --test-concurrency=1 --test-timeout=300000 test/e2e/inbox.test.mjs test/e2e/connect.test.mjs test/e2e/passkey.test.mjs
+	cd web && LOOPBACK_E2E_TARGET=aws-local node --test --test-concurrency=1 --test-timeout=300000 test/e2e/inbox.test.mjs test/e2e/connect.test.mjs test/e2e/passkey.test.mjs test/e2e/sso.test.mjs
 
 # e2e/node_modules, installed again only when e2e/package-lock.json changes.
 e2e/node_modules/.package-lock.json: e2e/package-lock.json
@@ -169,6 +170,7 @@ LAMBDA_DIRS = \
   ApiActionsFunction=api \
   ApiMailSettingsFunction=api \
   ApiPassesFunction=api \
+  SsoFunction=api \
   ApiPasskeysFunction=api \
   ApiRulesFunction=api \
   ApiEscalationFunction=api \

@@ -53,9 +53,16 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	slackBot := fs.String("slack-bot-token", os.Getenv("SLACK_BOT_TOKEN"), "Slack: the app's bot token (xoxb-…), kept in SSM as a deployment with Slack=on keeps it; with --slack-signing-secret")
 	slackSecret := fs.String("slack-signing-secret", os.Getenv("SLACK_SIGNING_SECRET"), "Slack: the app's signing secret, kept in SSM beside the bot token; Slack's requests come to /slack/interactivity and /slack/commands")
 	slackAPI := fs.String("slack-api-url", os.Getenv(SlackAPIURLEnv), "Slack's Web API base (default Slack's own; tests point it at a stand-in)")
+	ssoOpts := ssoFlagSet(fs)
 	readyFile := readyFileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return errUsage
+	}
+	// Single sign-on: the same --oidc-* flags (and environment) as serve's, passed to the
+	// template's Oidc* parameters, for the space aws-local's owner signs in to.
+	ssoCfg, err := ssoOpts.config(LocalSpace)
+	if err != nil {
+		return err
 	}
 	if (*slackBot == "") != (*slackSecret == "") {
 		return errors.New("aws-local takes Slack's requests over HTTP only: give --slack-bot-token and --slack-signing-secret together")
@@ -106,6 +113,17 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		params["Slack"] = "on"
 	}
+	if ssoCfg != nil {
+		// template.yaml's Oidc* parameters, and the client secret where SsoFunction reads it.
+		if ssoCfg.ClientSecret != "" {
+			if err := awsrt.PutSSOSecret(ctx, ssm.NewFromConfig(cfg), "/loopback/"+*stack+awsrt.SSOSecretName, ssoCfg.ClientSecret); err != nil {
+				ln.Close()
+				return err
+			}
+		}
+		params["OidcIssuer"], params["OidcClientId"], params["OidcName"] = ssoCfg.Issuer, ssoCfg.ClientID, ssoCfg.Name
+		params["OidcSpace"], params["OidcAllow"], params["OidcOwner"] = ssoCfg.Space, strings.Join(ssoCfg.Allow, ","), strings.Join(ssoCfg.Owners, ",")
+	}
 	d, err := awslocal.New(ctx, awslocal.Options{
 		Template: tmpl, Config: cfg, Table: *table, Bucket: *bucket, StackName: *stack,
 		// CloudFront's address, which links and the socket's Origin check name: here, this one.
@@ -143,6 +161,14 @@ func awsLocal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(run) }()
 	printWelcome(stdout, base, token, agentToken, pluginMarketplace(*data))
+	if ssoCfg != nil {
+		name := ssoCfg.Name
+		if name == "" {
+			name = ssoCfg.Issuer
+		}
+		fmt.Fprintf(stdout, "Single sign-on (SsoFunction): the inbox offers \"Sign in with %s\" (%s). The provider must allow the redirect URI %s/auth/oidc/callback.\n\n",
+			name, ssoCfg.Issuer, base)
+	}
 	unannounce, err := announce(*readyFile, listening(ln, base), nil)
 	if err != nil {
 		ln.Close()

@@ -19,6 +19,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/samtemplate"
 	"github.com/loopback-hq/loopback/shared/slack"
+	"github.com/loopback-hq/loopback/shared/sso"
 )
 
 // root is the repository's root, where template.yaml and the Makefile are.
@@ -84,6 +85,18 @@ func TestRoutesHaveTheirFunctions(t *testing.T) {
 			t.Errorf("template.yaml: the Distribution has no CacheBehavior with PathPattern %s (MCP OAuth would reach the inbox's bucket)", p)
 		}
 	}
+	// Single sign-on's pages (shared/sso's Handler, OpenID Connect's redirects): SsoFunction's,
+	// and CloudFront sends /auth/* to the HTTP API.
+	for _, p := range sso.Paths() {
+		key := "GET " + p
+		routes[key] = true
+		if fns := events[key]; len(fns) != 1 || fns[0] != "SsoFunction" {
+			t.Errorf("template.yaml: %s (single sign-on) is an HttpApi event of %v; want SsoFunction's only", key, fns)
+		}
+	}
+	if !slices.Contains(tmpl.CachePaths, "/auth/*") {
+		t.Errorf("template.yaml: the Distribution has no CacheBehavior with PathPattern /auth/* (single sign-on's callback would reach the inbox's bucket)")
+	}
 	if !slices.Contains(tmpl.CachePaths, "/slack/*") {
 		t.Errorf("template.yaml: the Distribution has no CacheBehavior with PathPattern /slack/* (Slack's requests would reach the inbox's bucket)")
 	}
@@ -109,9 +122,6 @@ func TestRoutesHaveTheirFunctions(t *testing.T) {
 // they fall through to the $default function, which answers them as the local binary answers an
 // address that names nothing.
 var localOnly = map[string]string{
-	"GET /api/v1/sso":                       "single sign-on is local first (docs/trust.md); on AWS the page is told nothing and offers none",
-	"GET /api/v1/sso/links":                 "single sign-on is local first (docs/trust.md)",
-	"DELETE /api/v1/sso/links/{id}":         "single sign-on is local first (docs/trust.md)",
 	"PUT /api/v1/uploads/{spaceId}/{token}": "on AWS an upload ticket is a presigned S3 PUT (upload.Service.Direct) whose token is never given out, so no address of this route names a ticket there",
 }
 

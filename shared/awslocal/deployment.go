@@ -288,7 +288,7 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 const InstancesPath = "/_aws-local/mcp-instances"
 
 // Handler serves the deployment's paths on one address, as CloudFront's behaviours route them:
-// the event socket to the WebSocket API, the rest of /api/, /slack/, /.well-known/ and /oauth/ to
+// the event socket to the WebSocket API, the rest of /api/, /slack/, /.well-known/, /oauth/ and /auth/ to
 // the HTTP API, /mcp and /hooks/ to the
 // MCP function URL, and everything else to inbox (S3 behind CloudFront on AWS).
 func (d *Deployment) Handler(inbox http.Handler) http.Handler {
@@ -300,6 +300,8 @@ func (d *Deployment) Handler(inbox http.Handler) http.Handler {
 	// authorization server, on the HTTP API (OAuthFunction).
 	mux.Handle("/.well-known/", d.API)
 	mux.Handle("/oauth/", d.API)
+	// CloudFront's /auth/* behaviour: single sign-on's pages (SsoFunction).
+	mux.Handle("/auth/", d.API)
 	mux.Handle("/mcp", d.MCP)
 	mux.Handle("/hooks/", d.MCP) // CloudFront's /hooks/* behaviour: the MCP function URL
 	if d.mcp != nil {

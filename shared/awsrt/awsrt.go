@@ -40,6 +40,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/slack"
+	"github.com/loopback-hq/loopback/shared/sso"
 	"github.com/loopback-hq/loopback/shared/upload"
 	"github.com/loopback-hq/loopback/shared/wsapi"
 )
@@ -106,6 +107,14 @@ type Env struct {
 	// PushLoopback lets pushes reach loopback addresses (LOOPBACK_PUSH_TEST_LOOPBACK=1): for the
 	// tests' stand-in push service only.
 	PushLoopback bool
+	// SSO is the deployment's single sign-on through an OpenID Connect provider (shared/sso),
+	// from LOOPBACK_OIDC_ISSUER, _CLIENT_ID, _NAME, _ALLOW, _OWNER and _SPACE (template.yaml's
+	// Oidc* parameters); nil without an issuer. Its client secret is an SSM SecureString,
+	// SSOSecretParameter, read on the first sign-in.
+	SSO *sso.Config
+	// SSOSecretParameter is the SSM SecureString holding the client secret
+	// (LOOPBACK_OIDC_SECRET_PARAMETER). Missing in SSM: none (a public client, PKCE alone).
+	SSOSecretParameter string
 	// EscalationUnit is how long one of a space's escalation minutes lasts
 	// (LOOPBACK_ESCALATION_UNIT); zero: a minute. Only tests shorten it.
 	EscalationUnit time.Duration
@@ -168,10 +177,32 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		}
 		e.MaxUploadBytes = n
 	}
+	if iss := strings.TrimRight(getenv("LOOPBACK_OIDC_ISSUER"), "/"); iss != "" {
+		c := &sso.Config{Issuer: iss, ClientID: getenv("LOOPBACK_OIDC_CLIENT_ID"), Name: getenv("LOOPBACK_OIDC_NAME"),
+			Allow: splitList(getenv("LOOPBACK_OIDC_ALLOW")), Owners: splitList(getenv("LOOPBACK_OIDC_OWNER")), Space: getenv("LOOPBACK_OIDC_SPACE")}
+		if err := sso.CheckSettings(c.Issuer, c.ClientID, c.Allow, c.Owners); err != nil {
+			return e, fmt.Errorf("single sign-on (LOOPBACK_OIDC_*): %w", err)
+		}
+		if c.Space == "" {
+			return e, errors.New("single sign-on: LOOPBACK_OIDC_SPACE is not set: the space people sign in to (sp_…, make bootstrap prints it)")
+		}
+		e.SSO, e.SSOSecretParameter = c, getenv("LOOPBACK_OIDC_SECRET_PARAMETER")
+	}
 	if e.Table == "" {
 		return e, errors.New("LOOPBACK_TABLE is not set: the DynamoDB table's name")
 	}
 	return e, nil
+}
+
+// splitList is a comma-separated list, its entries trimmed, empty ones dropped.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (e Env) withDefaults() Env {
@@ -292,8 +323,18 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)
 		c.Blobs, c.DirectUploads, c.MaxUploadBytes = rt.Blobs, true, env.MaxUploadBytes
 	}
-	if env.VAPIDParameter != "" || env.SlackParameter != "" {
+	if env.VAPIDParameter != "" || env.SlackParameter != "" || (env.SSO != nil && env.SSOSecretParameter != "") {
 		rt.SSM = ssm.NewFromConfig(cfg)
+	}
+	// Single sign-on's links stay listable and removable with it off (SsoFunction's routes).
+	c.SSOLinks = true
+	if env.SSO != nil {
+		sc := *env.SSO
+		if env.SSOSecretParameter != "" {
+			sec := &ssoSecret{client: rt.SSM, name: env.SSOSecretParameter}
+			sc.LoadClientSecret = sec.load
+		}
+		c.SSO = &sc
 	}
 	if env.VAPIDParameter != "" {
 		rt.vapid = &vapid{client: rt.SSM, prefix: env.VAPIDParameter}
@@ -352,11 +393,11 @@ func (s startsThrottle) Fail(ctx context.Context, addr string) (time.Duration, b
 // /slack/commands too (SlackAppFunction's routes), and the OAuth install's /slack/install and
 // /slack/oauth/callback (SlackInstallFunction's).
 //
-// MCP OAuth's endpoints too (OAuthFunction's routes: /.well-known/oauth-* and /oauth/*), which
-// CloudFront sends to the HTTP API.
+// MCP OAuth's endpoints too (OAuthFunction's routes: /.well-known/oauth-* and /oauth/*), and
+// single sign-on's pages (SsoFunction's /auth/oidc/*), which CloudFront sends to the HTTP API.
 func (rt *Runtime) API() http.Handler {
 	api := rt.App.API.Handler()
-	if rt.slack == nil && rt.App.OAuth == nil {
+	if rt.slack == nil && rt.App.OAuth == nil && rt.App.SSO == nil {
 		return api
 	}
 	var slackMux *http.ServeMux
@@ -367,9 +408,12 @@ func (rt *Runtime) API() http.Handler {
 		slackMux.Handle(slack.PathInstall, install)
 		slackMux.Handle(slack.PathOAuthCallback, install)
 	}
-	var authz http.Handler
+	var authz, signOn http.Handler
 	if rt.App.OAuth != nil {
 		authz = rt.App.OAuth.Handler()
+	}
+	if rt.App.SSO != nil {
+		signOn = rt.App.SSO.Handler()
 	}
 	// By prefix, not through a ServeMux, which would redirect the API's unclean paths
 	// (`//api/v1/whoami`) that the API answers with its own 404 Problem. Every path under
@@ -382,6 +426,10 @@ func (rt *Runtime) API() http.Handler {
 			slackMux.ServeHTTP(w, r)
 		case authz != nil && (strings.HasPrefix(p, "/.well-known/") || strings.HasPrefix(p, "/oauth/")):
 			authz.ServeHTTP(w, r)
+		case signOn != nil && strings.HasPrefix(p, "/auth/"):
+			// Single sign-on's pages (SsoFunction's /auth/oidc/start and /auth/oidc/callback);
+			// without OidcIssuer they are the API's 404 Problem, as any unknown path.
+			signOn.ServeHTTP(w, r)
 		default:
 			api.ServeHTTP(w, r)
 		}

@@ -176,6 +176,9 @@ func callAPI(t *testing.T, rt *awsrt.Runtime, method, target, token string, body
 			out.Header.Add(k, v)
 		}
 	}
+	for _, c := range res.Cookies { // payload 2.0 carries Set-Cookie apart
+		out.Header.Add("Set-Cookie", c)
+	}
 	out.Body = []byte(res.Body)
 	if res.IsBase64Encoded {
 		if out.Body, err = base64.StdEncoding.DecodeString(res.Body); err != nil {

@@ -133,6 +133,11 @@ func TestServerlessRoleMatrix(t *testing.T) {
 				// a person's only): shared/awslocal's TestDeploymentSlack checks them.
 				continue
 			}
+			if strings.HasPrefix(ev.Path, "/auth/") {
+				// Single sign-on's pages take no Loopback credential (the browser, then the
+				// provider's redirect): shared/sso's tests and web/test/e2e/sso.test.mjs check them.
+				continue
+			}
 			if strings.HasPrefix(ev.Path, "/.well-known/") || strings.HasPrefix(ev.Path, "/oauth/") {
 				// MCP OAuth's endpoints take no Loopback credential (OAuth's public clients,
 				// the person's browser): shared/oauth's tests check them as the RFCs state
@@ -147,11 +152,6 @@ func TestServerlessRoleMatrix(t *testing.T) {
 		Routes: keys,
 		Elsewhere: map[string]string{
 			"PUT /api/v1/uploads/{spaceId}/{token}": "on AWS an upload ticket is a presigned S3 PUT; this path falls through to $default (below)",
-			"GET /api/v1/sso":                       "single sign-on is local first (docs/trust.md)",
-			"HEAD /api/v1/sso":                      "single sign-on is local first (docs/trust.md)",
-			"GET /api/v1/sso/links":                 "single sign-on is local first (docs/trust.md)",
-			"HEAD /api/v1/sso/links":                "single sign-on is local first (docs/trust.md)",
-			"DELETE /api/v1/sso/links/{id}":         "single sign-on is local first (docs/trust.md)",
 		},
 		OK: map[string]int{
 			// A file read redirects to a presigned GET of the object (through CloudFront's /uploads/*).

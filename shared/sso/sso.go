@@ -55,6 +55,9 @@ type Config struct {
 	// empty for a provider that registered Loopback as a public client (PKCE alone).
 	ClientID     string
 	ClientSecret string
+	// LoadClientSecret, when set, reads the secret when a sign-in needs it instead of
+	// ClientSecret (on AWS: an SSM SecureString, read on first use, never while a function loads).
+	LoadClientSecret func(context.Context) (string, error)
 	// Name is the provider's name on the sign-in button; empty: the issuer's host.
 	Name string
 
@@ -210,12 +213,19 @@ func (s *Server) getProvider() (*oidc.Provider, error) {
 	return p, nil
 }
 
-func (s *Server) oauthConfig(r *http.Request, p *oidc.Provider) *oauth2.Config {
+func (s *Server) oauthConfig(r *http.Request, p *oidc.Provider) (*oauth2.Config, error) {
+	secret := s.cfg.ClientSecret
+	if s.cfg.LoadClientSecret != nil {
+		var err error
+		if secret, err = s.cfg.LoadClientSecret(r.Context()); err != nil {
+			return nil, fmt.Errorf("sso: reading the client secret: %w", err)
+		}
+	}
 	return &oauth2.Config{
-		ClientID: s.cfg.ClientID, ClientSecret: s.cfg.ClientSecret, Endpoint: p.Endpoint(),
+		ClientID: s.cfg.ClientID, ClientSecret: secret, Endpoint: p.Endpoint(),
 		RedirectURL: strings.TrimRight(s.cfg.PublicURL(r), "/") + PathCallback,
 		Scopes:      []string{oidc.ScopeOpenID, "email", "profile"},
-	}
+	}, nil
 }
 
 // Handler serves the protocol's two pages.
@@ -249,6 +259,12 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Loopback could not read %s's configuration. Try again in a moment; if it keeps failing, the owner should check the issuer URL.", s.cfg.Name))
 		return
 	}
+	oc, err := s.oauthConfig(r, p)
+	if err != nil {
+		s.cfg.Logger.Error("sso: start", "err", err)
+		s.page(w, http.StatusServiceUnavailable, "Sign-in is unavailable", "Loopback could not start the sign-in. Try again in a moment.")
+		return
+	}
 	state, nonce, verifier := randomString(32), randomString(32), oauth2.GenerateVerifier()
 	now := s.cfg.Now()
 	if err := s.cfg.Store.CreateSSOLogin(r.Context(), &ask.SSOLogin{
@@ -264,7 +280,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	})
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	http.Redirect(w, r, s.oauthConfig(r, p).AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), http.StatusFound)
+	http.Redirect(w, r, oc.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), http.StatusFound)
 }
 
 // refused is a callback that ends in a refusal page.
@@ -346,7 +362,11 @@ func (s *Server) finish(r *http.Request) (string, error) {
 		return "", &refused{status: http.StatusBadGateway, title: "The sign-in provider cannot be reached", text: err.Error()}
 	}
 	pctx := oidc.ClientContext(ctx, s.cfg.HTTPClient)
-	tok, err := s.oauthConfig(r, p).Exchange(pctx, code, oauth2.VerifierOption(login.Verifier))
+	oc, err := s.oauthConfig(r, p)
+	if err != nil {
+		return "", err
+	}
+	tok, err := oc.Exchange(pctx, code, oauth2.VerifierOption(login.Verifier))
 	if err != nil {
 		s.cfg.Logger.Warn("sso: redeeming the code", "err", err)
 		return "", &refused{status: http.StatusBadGateway, count: true, title: "Not signed in",

@@ -49,7 +49,10 @@ async function startIDP() {
   return { child, config };
 }
 
-describe('single sign-on', { skip: TARGET === 'aws-local' ? 'single sign-on is local first (docs/trust.md)' : false }, () => {
+// On both targets: `loopback serve`, and (LOOPBACK_E2E_TARGET=aws-local) the AWS deployment's own
+// SsoFunction behind the local HTTP API, given the same --oidc-* flags (template.yaml's Oidc*
+// parameters, the client secret in SSM).
+describe('single sign-on', () => {
   before(async () => {
     idp = await startIDP();
     process.env.LOOPBACK_OIDC_CLIENT_SECRET = idp.config.clientSecret;
@@ -88,7 +91,9 @@ describe('single sign-on', { skip: TARGET === 'aws-local' ? 'single sign-on is l
         const button = page.getByRole('link', { name: 'Sign in with Mock IdP' });
         await button.waitFor({ timeout: 10_000 });
         assert.equal(await page.locator('#token').count(), 1, 'the token form stays beside the button');
-        if (size === 'laptop') await page.screenshot({ path: join(SHOTS, 'sso-sign-in.png'), animations: 'disabled' });
+        if (TARGET === 'aws-local') {
+          // The same page as on serve's: the screenshots are serve's.
+        } else if (size === 'laptop') await page.screenshot({ path: join(SHOTS, 'sso-sign-in.png'), animations: 'disabled' });
         else await page.screenshot({ path: join(SHOTS, 'sso-sign-in-phone.png'), animations: 'disabled' });
 
         await button.click();
@@ -121,5 +126,12 @@ describe('single sign-on', { skip: TARGET === 'aws-local' ? 'single sign-on is l
     assert.equal(list.status, 200);
     assert.equal(list.body.items.length, 1);
     assert.equal(list.body.items[0].email, 'ada@example.com');
+  });
+
+  it('on aws-local, SsoFunction used only what its policy in template.yaml allows', { skip: TARGET !== 'aws-local' && 'aws-local only' }, () => {
+    // The sign-ins above went through /auth/oidc/* on the local HTTP API (SsoFunction's routes),
+    // and GET /api/v1/sso said it was on: a denied call would be logged here, and fail on AWS.
+    const denied = server.log.filter((l) => l.includes('IAM:'));
+    assert.deepEqual(denied, []);
   });
 });
