@@ -283,27 +283,18 @@ func (s *Service) BeginRegistration(ctx context.Context, c *ask.Credential, name
 
 // parseCreation parses a registration's result: the browser's PublicKeyCredential as JSON
 // (toJSON(), the spec's RegistrationResponseJSON). Bad input is an *ask.Error, never a panic.
-func parseCreation(body []byte) (parsed *protocol.ParsedCredentialCreationData, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			parsed, err = nil, ask.Errorf(ask.EPasskeyInvalid, "the passkey's answer could not be read")
-		}
-	}()
-	if len(body) > MaxBodyBytes {
-		return nil, ask.Errorf(ask.ETooLarge, "a passkey's answer is at most %d bytes", MaxBodyBytes)
-	}
-	if err := ask.NoDuplicateKeys(body); err != nil {
-		return nil, ask.Errorf(ask.EPasskeyInvalid, "%v", err)
-	}
-	parsed, err = protocol.ParseCredentialCreationResponseBytes(body)
-	if err != nil {
-		return nil, problem(ask.EPasskeyInvalid, "the passkey's answer could not be read", err)
-	}
-	return parsed, nil
+func parseCreation(body []byte) (*protocol.ParsedCredentialCreationData, error) {
+	return parseAnswer(body, protocol.ParseCredentialCreationResponseBytes)
 }
 
 // parseAssertion parses a sign-in's result (AuthenticationResponseJSON).
-func parseAssertion(body []byte) (parsed *protocol.ParsedCredentialAssertionData, err error) {
+func parseAssertion(body []byte) (*protocol.ParsedCredentialAssertionData, error) {
+	return parseAnswer(body, protocol.ParseCredentialRequestResponseBytes)
+}
+
+// parseAnswer holds a ceremony's answer to the size cap and to unique keys, then parses it with
+// the library, turning its errors and any panic into passkey.invalid.
+func parseAnswer[T any](body []byte, parse func([]byte) (*T, error)) (parsed *T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			parsed, err = nil, ask.Errorf(ask.EPasskeyInvalid, "the passkey's answer could not be read")
@@ -315,7 +306,7 @@ func parseAssertion(body []byte) (parsed *protocol.ParsedCredentialAssertionData
 	if err := ask.NoDuplicateKeys(body); err != nil {
 		return nil, ask.Errorf(ask.EPasskeyInvalid, "%v", err)
 	}
-	parsed, err = protocol.ParseCredentialRequestResponseBytes(body)
+	parsed, err = parse(body)
 	if err != nil {
 		return nil, problem(ask.EPasskeyInvalid, "the passkey's answer could not be read", err)
 	}
