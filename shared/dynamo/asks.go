@@ -260,13 +260,17 @@ func (s *Store) writeAsk(ctx context.Context, row *ask.Ask, old *storedAsk) erro
 			return err
 		}
 		if len(tx.ops) == 1 {
-			if err := s.putAskItem(ctx, tx.put); err != nil {
+			err := s.putAskItem(ctx, tx.put)
+			if errors.Is(err, ask.ErrVersionConflict) && s.landed(ctx, w) {
+				err = nil
+			}
+			if err != nil {
 				return err
 			}
 			return s.putFind(ctx, row, w.version)
 		}
 		_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx.ops})
-		if err == nil {
+		if err == nil || s.landedBefore(ctx, w, tx, err) {
 			return s.putFind(ctx, row, w.version)
 		}
 		if again, err := s.retryCancelled(ctx, w, tx, err); !again {
@@ -281,13 +285,14 @@ type askWrite struct {
 	row       *ask.Ask
 	old       *storedAsk // nil for a new ask
 	version   int        // the version written
+	token     string     // this write's own mark on the ask item (landed)
 	marks     bool       // whether a close-time marker is written
 	at        time.Time  // the close time the marker tries to take
 	conflicts int        // how often a transaction met another one
 }
 
 func newAskWrite(row *ask.Ask, old *storedAsk) *askWrite {
-	w := &askWrite{row: row, old: old, version: 1}
+	w := &askWrite{row: row, old: old, version: 1, token: ask.NewID()}
 	if old != nil {
 		w.version = old.version + 1
 	}
@@ -325,6 +330,7 @@ func (s *Store) askTransaction(w *askWrite) (*askTx, error) {
 		return nil, err
 	}
 	charge, _, _ := getInt(it, attrCharge)
+	it[attrWriteToken] = str(w.token)
 	tx := &askTx{put: s.askPut(w, it), markIdx: -1}
 	tx.ops = append(tx.ops, types.TransactWriteItem{Put: tx.put})
 	tx.ops = append(tx.ops, s.bodyOps(w, chunks)...)
@@ -517,6 +523,36 @@ func (s *Store) OpenAsks(ctx context.Context, space string) ([]*ask.Ask, error) 
 	}
 	slices.SortFunc(out, func(x, y *ask.Ask) int { return newestFirst(x.CreatedAt, x.ID, y.CreatedAt, y.ID) })
 	return out, nil
+}
+
+// attrWriteToken marks the ask item with the write that put it (askWrite.token), so that a write
+// whose answer was lost, and that the SDK therefore sent again, is known as the one that landed.
+const attrWriteToken = "wt" // S
+
+// landedBefore reports whether a transaction refused on the ask item's own condition was refused
+// because this very write had already landed (landed).
+func (s *Store) landedBefore(ctx context.Context, w *askWrite, tx *askTx, err error) bool {
+	reasons := cancelReasons(err)
+	return len(reasons) == len(tx.ops) && reasons[0] == "ConditionalCheckFailed" && s.landed(ctx, w)
+}
+
+// landed reports whether the stored ask item is w's own: the SDK sends a request again when its
+// answer is lost (a 5xx, a connection reset), and a conditional write that had landed is then
+// refused by its own condition. Without this, a reply that was stored would be reported as a
+// conflict and judged again against itself ("waiting for the agent"). One strongly consistent
+// read, only after a refusal.
+func (s *Store) landed(ctx context.Context, w *askWrite) bool {
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: s.table, Key: askKey(w.row.Space, w.row.ID), ConsistentRead: aws.Bool(true),
+		ProjectionExpression:     aws.String("#version, #wt"),
+		ExpressionAttributeNames: names(attrVersion, attrWriteToken),
+	})
+	if err != nil || out.Item == nil {
+		return false
+	}
+	version, _, err := getInt(out.Item, attrVersion)
+	token, _ := getString(out.Item, attrWriteToken)
+	return err == nil && int(version) == w.version && token == w.token
 }
 
 // attrCharge is an ask's ask.Charge, on the ask item and on its open marker (which also carries
