@@ -37,7 +37,7 @@ func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 			if err := insertAsk(ctx, stmt, &rows[i]); err != nil {
 				return err
 			}
-			if err := indexAsk(ctx, tx, &rows[i]); err != nil {
+			if err := markForIndex(ctx, tx, &rows[i]); err != nil {
 				return err
 			}
 		}
@@ -46,6 +46,7 @@ func (d *DB) createAsks(ctx context.Context, asks ...*ask.Ask) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: create ask: %w", err)
 	}
+	d.indexSoon()
 	for i, a := range asks {
 		a.Version, a.ClosedAt, a.UpdatedAt = 1, rows[i].ClosedAt, rows[i].UpdatedAt
 	}
@@ -132,6 +133,7 @@ func (d *DB) ChangeAsk(ctx context.Context, space, id string, fn func(*ask.Ask) 
 	case err != nil:
 		return nil, nil, fmt.Errorf("sqlite: change ask %s: %w", id, err)
 	}
+	d.indexSoon()
 	return a, w.committed(a), nil
 }
 
@@ -178,7 +180,7 @@ func writeAsk(ctx context.Context, tx *Tx, a *ask.Ask) (written, error) {
 		}
 		return written{}, ask.ErrVersionConflict
 	}
-	if err := indexAsk(ctx, tx, &row); err != nil {
+	if err := markForIndex(ctx, tx, &row); err != nil {
 		return written{}, err
 	}
 	return written{body: body, closedAt: row.ClosedAt, updatedAt: row.UpdatedAt}, nil

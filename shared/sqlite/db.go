@@ -73,6 +73,10 @@ type DB struct {
 	wal     string        // the WAL's path
 	stopCk  chan struct{} // closed by Close
 	ckEnded chan struct{} // closed when the checkpoint loop has returned
+
+	ixWake  chan struct{} // an ask was written (indexSoon)
+	ixStop  chan struct{} // closed by Close
+	ixEnded chan struct{} // closed when the indexer has returned
 }
 
 var (
@@ -117,6 +121,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		d.stopCk, d.ckEnded = make(chan struct{}), make(chan struct{})
 		go d.checkpoints()
 	}
+	d.ixWake, d.ixStop, d.ixEnded = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go d.indexer()
+	d.indexSoon() // whatever an earlier run left pending
 	return d, nil
 }
 
@@ -162,6 +169,11 @@ func openPool(dsn string, conns int) *pool {
 // Close closes the database.
 func (d *DB) Close() error {
 	var err error
+	if d.ixStop != nil {
+		close(d.ixStop)
+		<-d.ixEnded
+		d.ixStop = nil
+	}
 	if d.ck != nil {
 		if d.stopCk != nil {
 			close(d.stopCk)
@@ -193,9 +205,6 @@ func (d *DB) init(ctx context.Context, path string) error {
 	}
 	if err := migrate(ctx, d.w.DB); err != nil {
 		return fmt.Errorf("sqlite: migrate %s: %w", path, err)
-	}
-	if err := indexMissing(ctx, d.w.DB); err != nil {
-		return fmt.Errorf("sqlite: search index of %s: %w", path, err)
 	}
 	return nil
 }

@@ -5,77 +5,143 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
 // Search (contract revision 6): an FTS5 table, ask_search (migration 020), holds each ask's
-// title and text under the ask's rowid. indexAsk writes it in the transaction that writes the
-// ask, so the two never disagree; SearchAsks joins it back to the asks.
+// title and text under the ask's rowid; SearchAsks joins it back to the asks.
+//
+// The index follows the asks a moment behind (migration 023). Writing an ask's FTS5 row took
+// about half of a reply's time in the store (BenchmarkReplyHTTP; docs/benchmarks.md), on the
+// path a person and an agent both wait on. So the transaction that writes an ask only records
+// its rowid in search_pending (markForIndex); the indexer writes the index rows indexDelay
+// later, a batch per transaction, and a search first indexes whatever is still pending. A search
+// therefore sees every ask committed before it, and nothing is lost to a crash: the pending
+// rowids are in the same transaction as the ask, and the next start indexes them.
 
-// indexAsk writes a's row of the search index in tx, after a's row of asks was written.
-func indexAsk(ctx context.Context, tx *Tx, a *ask.Ask) error {
-	title, text := ask.SearchDoc(a)
-	var rowid int64
-	if err := tx.QueryRowContext(ctx, `SELECT rowid FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID).Scan(&rowid); err != nil {
-		return fmt.Errorf("search index %s: %w", a.ID, err)
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM ask_search WHERE rowid = ?`, rowid); err != nil {
-		return fmt.Errorf("search index %s: %w", a.ID, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ask_search (rowid, title, text) VALUES (?, ?, ?)`, rowid, title, text); err != nil {
+const (
+	// indexDelay is how long after a change the indexer waits, so that it runs after the wake
+	// the change caused rather than beside it, and takes a burst of changes at once.
+	indexDelay = 250 * time.Millisecond
+	// indexBatch bounds one indexing transaction, so a writer waits at most for this many.
+	indexBatch = 32
+)
+
+// markForIndex records, in the transaction that wrote a's row of asks, that its row of the
+// search index is to be written again.
+func markForIndex(ctx context.Context, tx *Tx, a *ask.Ask) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO search_pending (rowid) SELECT rowid FROM asks WHERE space = ? AND id = ?`, a.Space, a.ID)
+	if err != nil {
 		return fmt.Errorf("search index %s: %w", a.ID, err)
 	}
 	return nil
 }
 
-// indexMissing indexes every ask the search index does not hold yet: those stored before
-// migration 020. It runs when the database opens, in one transaction; once done it finds none.
-func indexMissing(ctx context.Context, w *sql.DB) error {
-	tx, err := w.BeginTx(ctx, nil)
-	if err != nil {
+// indexSoon tells the indexer that an ask was written; it never blocks.
+func (d *DB) indexSoon() {
+	select {
+	case d.ixWake <- struct{}{}:
+	default:
+	}
+}
+
+// indexer writes the pending index rows indexDelay after it is told of a change, until Close.
+func (d *DB) indexer() {
+	defer close(d.ixEnded)
+	for {
+		select {
+		case <-d.ixWake:
+		case <-d.ixStop:
+			return
+		}
+		select {
+		case <-time.After(indexDelay):
+		case <-d.ixStop:
+			return
+		}
+		for {
+			n, err := d.indexPending(context.Background(), indexBatch)
+			if err != nil || n < indexBatch {
+				break // a failure is tried again at the next change, or by the next search
+			}
+			select {
+			case <-d.ixStop:
+				return
+			default:
+			}
+		}
+	}
+}
+
+// flushIndex writes every pending index row, in batches, before a search reads the index.
+func (d *DB) flushIndex(ctx context.Context) error {
+	var pending bool
+	if err := d.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM search_pending)`).Scan(&pending); err != nil || !pending {
 		return err
 	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT a.rowid, a.space, a.version, a.credential_id, a.turns, a.body FROM asks a
-		WHERE NOT EXISTS (SELECT 1 FROM ask_search s WHERE s.rowid = a.rowid)`)
-	if err != nil {
-		return err
-	}
-	type doc struct {
-		rowid       int64
-		title, text string
-	}
-	var docs []doc
-	for rows.Next() {
-		var rowid int64
-		var version int
-		var space, cred, turns string
-		var body []byte
-		if err := rows.Scan(&rowid, &space, &version, &cred, &turns, &body); err != nil {
-			rows.Close()
+	for {
+		n, err := d.indexPending(ctx, indexBatch)
+		if err != nil || n < indexBatch {
 			return err
 		}
-		a, err := decodeAsk(space, version, cred, turns, body)
+	}
+}
+
+// indexPending writes the index rows of up to limit pending asks in one transaction, and
+// returns how many it took.
+func (d *DB) indexPending(ctx context.Context, limit int) (int, error) {
+	n := 0
+	err := d.writeTx(ctx, func(tx *Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT p.rowid, a.space, a.version, a.credential_id, a.turns, a.body
+			FROM search_pending p JOIN asks a ON a.rowid = p.rowid LIMIT ?`, limit)
 		if err != nil {
-			rows.Close()
 			return err
 		}
-		title, text := ask.SearchDoc(a)
-		docs = append(docs, doc{rowid, title, text})
-	}
-	if err := rows.Close(); err != nil {
-		return err
-	}
-	if len(docs) == 0 {
+		type doc struct {
+			rowid       int64
+			title, text string
+		}
+		var docs []doc
+		for rows.Next() {
+			var d doc
+			var version int
+			var space, cred, turns string
+			var body []byte
+			if err := rows.Scan(&d.rowid, &space, &version, &cred, &turns, &body); err != nil {
+				rows.Close()
+				return err
+			}
+			a, err := decodeAsk(space, version, cred, turns, body)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			d.title, d.text = ask.SearchDoc(a)
+			docs = append(docs, d)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		for _, d := range docs {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM ask_search WHERE rowid = ?`, d.rowid); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO ask_search (rowid, title, text) VALUES (?, ?, ?)`, d.rowid, d.title, d.text); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM search_pending WHERE rowid = ?`, d.rowid); err != nil {
+				return err
+			}
+		}
+		n = len(docs)
 		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: search index: %w", err)
 	}
-	for _, d := range docs {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO ask_search (rowid, title, text) VALUES (?, ?, ?)`, d.rowid, d.title, d.text); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
+	return n, nil
 }
 
 // ftsQuery turns search terms into an FTS5 query: each a quoted phrase with a prefix star, all
@@ -92,6 +158,9 @@ func ftsQuery(terms []string) string {
 // SearchAsks implements ask.Store: the page's rowids first (the index or FTS5, the filters on
 // the asks' own columns, the order), then the columns and the text of those rows alone.
 func (d *DB) SearchAsks(ctx context.Context, space string, q ask.SearchQuery) (ask.SearchResult, error) {
+	if err := d.flushIndex(ctx); err != nil {
+		return ask.SearchResult{}, err
+	}
 	var b strings.Builder
 	var args []any
 	b.WriteString(`WITH page AS (SELECT a.rowid AS rid, a.created_at AS created, a.id AS id FROM asks a`)

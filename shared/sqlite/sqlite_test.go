@@ -315,6 +315,10 @@ func openQuestions(b *testing.B, d *DB, svc *ask.Service) []*ask.Ask {
 	if err := d.createAsks(context.Background(), asks...); err != nil {
 		b.Fatal(err)
 	}
+	// The asks' search rows are written now, not by the indexer during the timed replies.
+	if err := d.flushIndex(context.Background()); err != nil {
+		b.Fatal(err)
+	}
 	return asks
 }
 

@@ -17,6 +17,7 @@ var undoMigration = map[int]string{
 	18: `DROP TABLE sso_logins; DROP TABLE sso_links;`,
 	19: `DROP TABLE ask_marks;`,
 	20: `DROP TABLE ask_search; DROP INDEX asks_closed_created; DROP INDEX asks_project; ALTER TABLE asks DROP COLUMN project;`,
+	23: `DROP TABLE search_pending;`,
 }
 
 // undoSince returns the statements that undo every migration from n on, newest first.
