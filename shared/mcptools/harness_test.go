@@ -83,7 +83,7 @@ type deployment struct {
 
 // newTestDeployment starts a deployment wired exactly like cmd/loopback/serve.go, and stops it
 // when the test ends.
-func newTestDeployment(t *testing.T, opts deployOpts) *deployment {
+func newTestDeployment(t testing.TB, opts deployOpts) *deployment {
 	t.Helper()
 	if opts.MaxWait == 0 {
 		opts.MaxWait = 30 * time.Second
@@ -156,7 +156,7 @@ func (d *deployment) stop() {
 }
 
 // issue makes a credential of another space (or another actor of this one) and returns its token.
-func (d *deployment) issue(t *testing.T, space string, role ask.Role, actor, person ask.Actor) string {
+func (d *deployment) issue(t testing.TB, space string, role ask.Role, actor, person ask.Actor) string {
 	t.Helper()
 	tok, _, err := gate.Issue(context.Background(), d.DB, ask.Credential{Space: space, Role: role, Actor: actor, Person: person})
 	if err != nil {
@@ -166,7 +166,7 @@ func (d *deployment) issue(t *testing.T, space string, role ask.Role, actor, per
 }
 
 // otherSpace makes an owner's credential of a second space.
-func (d *deployment) otherSpace(t *testing.T) string {
+func (d *deployment) otherSpace(t testing.TB) string {
 	t.Helper()
 	mallory := ask.Actor{ID: "mallory", Name: "Mallory"}
 	return d.issue(t, "elsewhere", ask.RoleOwner, mallory, mallory)
@@ -183,7 +183,7 @@ type clientOpts struct {
 }
 
 // connect starts an mcp-go client on the deployment and initializes it.
-func (d *deployment) connect(t *testing.T, o clientOpts) *client.Client {
+func (d *deployment) connect(t testing.TB, o clientOpts) *client.Client {
 	t.Helper()
 	c, err := d.dial(t, o)
 	if err != nil {
@@ -193,7 +193,7 @@ func (d *deployment) connect(t *testing.T, o clientOpts) *client.Client {
 }
 
 // dial is connect that returns the error.
-func (d *deployment) dial(t *testing.T, o clientOpts) (*client.Client, error) {
+func (d *deployment) dial(t testing.TB, o clientOpts) (*client.Client, error) {
 	t.Helper()
 	if o.Token == "" {
 		o.Token = d.Token
@@ -228,7 +228,7 @@ func (d *deployment) dial(t *testing.T, o clientOpts) (*client.Client, error) {
 }
 
 // callTool calls a tool and fails the test on a protocol error (a tool error is a result).
-func callTool(t *testing.T, c *client.Client, name string, args any) *mcp.CallToolResult {
+func callTool(t testing.TB, c *client.Client, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -255,7 +255,7 @@ type pending struct {
 }
 
 // start calls a tool in a goroutine; the call's context ends with the test or with p.cancel.
-func start(t *testing.T, c *client.Client, req mcp.CallToolRequest) *pending {
+func start(t testing.TB, c *client.Client, req mcp.CallToolRequest) *pending {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	p := &pending{done: make(chan struct{}), cancel: cancel}
@@ -271,13 +271,13 @@ func start(t *testing.T, c *client.Client, req mcp.CallToolRequest) *pending {
 }
 
 // startTool is start with plain arguments.
-func startTool(t *testing.T, c *client.Client, name string, args any) *pending {
+func startTool(t testing.TB, c *client.Client, name string, args any) *pending {
 	t.Helper()
 	return start(t, c, toolRequest(name, args))
 }
 
 // result waits for the call to return and fails the test on a protocol error.
-func (p *pending) result(t *testing.T) *mcp.CallToolResult {
+func (p *pending) result(t testing.TB) *mcp.CallToolResult {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -304,7 +304,7 @@ func (p *pending) returned() bool {
 
 // toolReply checks that a result is a successful ToolReply, carried as structuredContent and as
 // the same JSON in text content, valid against the contract, and returns it.
-func toolReply(t *testing.T, res *mcp.CallToolResult) mcptools.ToolReply {
+func toolReply(t testing.TB, res *mcp.CallToolResult) mcptools.ToolReply {
 	t.Helper()
 	if res.IsError {
 		t.Fatalf("expected a ToolReply, got a tool error: %s", resultText(res))
@@ -349,7 +349,7 @@ func toolReply(t *testing.T, res *mcp.CallToolResult) mcptools.ToolReply {
 }
 
 // replyWords is the words block of a ToolReply result (toolReply checks its shape).
-func replyWords(t *testing.T, res *mcp.CallToolResult) string {
+func replyWords(t testing.TB, res *mcp.CallToolResult) string {
 	t.Helper()
 	toolReply(t, res)
 	tc, _ := mcp.AsTextContent(res.Content[0])
@@ -357,7 +357,7 @@ func replyWords(t *testing.T, res *mcp.CallToolResult) string {
 }
 
 // toolErr checks that a result is a tool error and returns its text.
-func toolErr(t *testing.T, res *mcp.CallToolResult) string {
+func toolErr(t testing.TB, res *mcp.CallToolResult) string {
 	t.Helper()
 	if !res.IsError {
 		t.Fatalf("expected a tool error, got a result: %s", resultText(res))
@@ -376,7 +376,7 @@ func resultText(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func jsonEqual(t *testing.T, a, b []byte) bool {
+func jsonEqual(t testing.TB, a, b []byte) bool {
 	t.Helper()
 	var x, y any
 	if err := json.Unmarshal(a, &x); err != nil {
@@ -406,7 +406,7 @@ type askView struct {
 }
 
 // api makes a request to the HTTP API with a token and returns the status and body.
-func (d *deployment) api(t *testing.T, token, method, path string, body any) (int, []byte) {
+func (d *deployment) api(t testing.TB, token, method, path string, body any) (int, []byte) {
 	t.Helper()
 	var r io.Reader
 	if body != nil {
@@ -437,7 +437,7 @@ func (d *deployment) api(t *testing.T, token, method, path string, body any) (in
 }
 
 // getAsk reads an ask as the owner.
-func (d *deployment) getAsk(t *testing.T, id string) askView {
+func (d *deployment) getAsk(t testing.TB, id string) askView {
 	t.Helper()
 	status, body := d.api(t, d.Token, "GET", "/api/v1/asks/"+id, nil)
 	if status != http.StatusOK {
@@ -451,7 +451,7 @@ func (d *deployment) getAsk(t *testing.T, id string) askView {
 }
 
 // reply replies on an ask as the person (the owner), and fails unless it is accepted.
-func (d *deployment) reply(t *testing.T, id string, reply any) askView {
+func (d *deployment) reply(t testing.TB, id string, reply any) askView {
 	t.Helper()
 	status, body := d.api(t, d.Token, "POST", "/api/v1/asks/"+id+"/reply", reply)
 	if status != http.StatusOK {
@@ -465,7 +465,7 @@ func (d *deployment) reply(t *testing.T, id string, reply any) askView {
 }
 
 // snapshot returns the owner's open and recently closed asks.
-func (d *deployment) snapshot(t *testing.T) (open, recent []askView) {
+func (d *deployment) snapshot(t testing.TB) (open, recent []askView) {
 	t.Helper()
 	status, body := d.api(t, d.Token, "GET", "/api/v1/snapshot", nil)
 	if status != http.StatusOK {
@@ -482,14 +482,14 @@ func (d *deployment) snapshot(t *testing.T) (open, recent []askView) {
 }
 
 // askCount is how many asks the owner's space has, open or closed.
-func (d *deployment) askCount(t *testing.T) int {
+func (d *deployment) askCount(t testing.TB) int {
 	open, recent := d.snapshot(t)
 	return len(open) + len(recent)
 }
 
 // waitingAsk waits until exactly n asks are open and the newest is waiting, and returns it: the
 // ask a blocking call in flight has just made.
-func (d *deployment) waitingAsk(t *testing.T, n int) askView {
+func (d *deployment) waitingAsk(t testing.TB, n int) askView {
 	t.Helper()
 	var got askView
 	eventually(t, "an open ask with an agent waiting on it", func() bool {
@@ -504,14 +504,14 @@ func (d *deployment) waitingAsk(t *testing.T, n int) askView {
 }
 
 // waitFor waits until the ask's waiting flag is want.
-func (d *deployment) waitFor(t *testing.T, id string, want bool) {
+func (d *deployment) waitFor(t testing.TB, id string, want bool) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("waiting on ask %s to be %v", id, want), func() bool { return d.getAsk(t, id).Waiting == want })
 }
 
 // leases is how many holders follow the ask now (waiting calls and tasks), read from the
 // deployment's SQLite file.
-func (d *deployment) leases(t *testing.T, askID string) int {
+func (d *deployment) leases(t testing.TB, askID string) int {
 	t.Helper()
 	db, err := sql.Open("sqlite", d.DBPath)
 	if err != nil {
@@ -527,7 +527,7 @@ func (d *deployment) leases(t *testing.T, askID string) int {
 
 // renewals returns a function that reports how many times the ask's leases have been written
 // (taken or renewed) since, as far as polling them sees: each write moves a lease's expiry.
-func (d *deployment) renewals(t *testing.T, askID string) func() int {
+func (d *deployment) renewals(t testing.TB, askID string) func() int {
 	seen := map[string]bool{}
 	read := func() {
 		db, err := sql.Open("sqlite", d.DBPath)
@@ -580,7 +580,7 @@ var rpcID = struct {
 
 // rpc posts one JSON-RPC request to /mcp and returns its response, failing the test unless the
 // HTTP status is 200.
-func rpc(t *testing.T, url, token string, header map[string]string, method string, params any) rpcResponse {
+func rpc(t testing.TB, url, token string, header map[string]string, method string, params any) rpcResponse {
 	t.Helper()
 	r, err := doRPC(url, token, header, method, params)
 	if err != nil {
@@ -655,7 +655,7 @@ func doRPC(url, token string, header map[string]string, method string, params an
 }
 
 // mustRPC is rpc that fails on a JSON-RPC error and decodes the result into v.
-func mustRPC(t *testing.T, url, token string, header map[string]string, method string, params, v any) {
+func mustRPC(t testing.TB, url, token string, header map[string]string, method string, params, v any) {
 	t.Helper()
 	r := rpc(t, url, token, header, method, params)
 	if r.Error != nil {
@@ -713,7 +713,7 @@ const legacyVersion = "2025-11-25"
 
 // initSession initializes a session over raw HTTP (protocol 2025-11-25) as the named client,
 // and returns the headers that carry it on later requests.
-func initSession(t *testing.T, url, token string, info mcp.Implementation) map[string]string {
+func initSession(t testing.TB, url, token string, info mcp.Implementation) map[string]string {
 	t.Helper()
 	r := rpc(t, url, token, nil, "initialize", map[string]any{
 		"protocolVersion": legacyVersion, "clientInfo": info, "capabilities": map[string]any{},

@@ -102,7 +102,8 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
-// TestSearchPlans: the filtered history walks an index in order, with no sort of the space.
+// TestSearchPlans: the filtered history walks an index in order, with no sort of the space; the
+// open asks are read from their own index, whatever the length of the space's history.
 func TestSearchPlans(t *testing.T) {
 	ctx := context.Background()
 	d := openTest(t)
@@ -110,6 +111,10 @@ func TestSearchPlans(t *testing.T) {
 		{`SELECT rowid FROM asks a WHERE a.space = 's' AND a.status = 'closed' ORDER BY a.created_at DESC, a.id DESC LIMIT 21`, "asks_closed_created"},
 		{`SELECT rowid FROM asks a WHERE a.space = 's' AND a.status <> 'closed' AND a.status = 'awaiting_human' ORDER BY a.created_at DESC, a.id DESC LIMIT 21`, "asks_open"},
 		{`SELECT rowid FROM asks a WHERE a.space = 's' AND a.project = 'p' ORDER BY a.created_at DESC, a.id DESC LIMIT 21`, "asks_project"},
+		// OpenUsage, on every new ask: the open asks alone, however long the space's history.
+		{`SELECT credential_id, body FROM asks INDEXED BY asks_open WHERE space = 's' AND status <> 'closed'`, "asks_open"},
+		// OpenAsks and OpenAsksWire (the snapshot).
+		{`SELECT version, credential_id, turns, body FROM asks WHERE space = 's' AND status <> 'closed' ORDER BY created_at DESC, id DESC`, "asks_open"},
 	} {
 		rows, err := d.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.query)
 		if err != nil {
