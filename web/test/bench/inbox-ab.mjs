@@ -6,6 +6,10 @@
 // row drawn, the first `j` handled), plus Event Timing of real `j` presses and CDP
 // Performance.getMetrics (layouts, style recalculations, script and task time) over them.
 //
+// Side B has been measured faster than side A with the same binary on both (first row 0.67×,
+// docs/benchmarks.md "Inbox", third pass): run it both ways round, and with a control (one binary
+// as A and B), before reading a ratio.
+//
 // Run: cd web && node test/bench/inbox-ab.mjs --a /tmp/loopback-base --b ../bin/loopback [--rounds 5]
 // The seeded folder is kept (BENCH_SEED, default /tmp/loopback-inbox-seed) and reused by later runs.
 
