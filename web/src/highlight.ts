@@ -1,103 +1,76 @@
-// Syntax highlighting with highlight.js's core and a fixed set of common languages, so the bundle
-// carries only what agents are likely to show. The output is HTML of <span class="hljs-…"> around
-// escaped text: highlight.js escapes the code itself, and the classes are styled by styles.css.
+// Syntax highlighting, loaded after the list. highlight.js and its grammars (hljs.ts) are a chunk
+// of their own, about a third of what the first script used to carry; the inbox's list neither
+// needs nor waits for them (issue 29: the list interactive within 1 s at 4× CPU). Until they are
+// here, code and diffs show as plain escaped text in the same monospaced boxes, so the colours come
+// in without moving anything; components that highlight subscribe with useHighlighter() and draw
+// again once it has loaded. The service worker keeps the chunk with the rest of the shell
+// (vite.config.ts gives it every file of the build), so offline it loads as fast as online.
 
-import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import c from 'highlight.js/lib/languages/c';
-import cpp from 'highlight.js/lib/languages/cpp';
-import csharp from 'highlight.js/lib/languages/csharp';
-import css from 'highlight.js/lib/languages/css';
-import diff from 'highlight.js/lib/languages/diff';
-import dockerfile from 'highlight.js/lib/languages/dockerfile';
-import go from 'highlight.js/lib/languages/go';
-import ini from 'highlight.js/lib/languages/ini';
-import java from 'highlight.js/lib/languages/java';
-import javascript from 'highlight.js/lib/languages/javascript';
-import json from 'highlight.js/lib/languages/json';
-import kotlin from 'highlight.js/lib/languages/kotlin';
-import makefile from 'highlight.js/lib/languages/makefile';
-import markdown from 'highlight.js/lib/languages/markdown';
-import php from 'highlight.js/lib/languages/php';
-import plaintext from 'highlight.js/lib/languages/plaintext';
-import python from 'highlight.js/lib/languages/python';
-import ruby from 'highlight.js/lib/languages/ruby';
-import rust from 'highlight.js/lib/languages/rust';
-import scss from 'highlight.js/lib/languages/scss';
-import shell from 'highlight.js/lib/languages/shell';
-import sql from 'highlight.js/lib/languages/sql';
-import swift from 'highlight.js/lib/languages/swift';
-import typescript from 'highlight.js/lib/languages/typescript';
-import xml from 'highlight.js/lib/languages/xml';
-import yaml from 'highlight.js/lib/languages/yaml';
+import { useEffect, useState } from 'preact/hooks';
+import { escapeHtml } from './escape';
 
-const languages = {
-  bash, c, cpp, csharp, css, diff, dockerfile, go, ini, java, javascript, json, kotlin, makefile,
-  markdown, php, plaintext, python, ruby, rust, scss, shell, sql, swift, typescript, xml, yaml,
-};
-for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
-// Names agents use that the grammars do not list as aliases.
-hljs.registerAliases(['toml', 'conf', 'properties', 'env'], { languageName: 'ini' });
-hljs.registerAliases(['golang'], { languageName: 'go' });
-hljs.registerAliases(['html', 'svg', 'vue'], { languageName: 'xml' });
-hljs.registerAliases(['jsx', 'mjs', 'cjs'], { languageName: 'javascript' });
-hljs.registerAliases(['tsx', 'mts', 'cts'], { languageName: 'typescript' });
-hljs.registerAliases(['text', 'txt', 'plain'], { languageName: 'plaintext' });
-hljs.registerAliases(['patch'], { languageName: 'diff' });
+export { escapeHtml };
 
-/** File extensions (and a few whole names) to languages, for code and diffs given a filename. */
-const byExtension: Record<string, string> = {
-  sh: 'bash', bash: 'bash', zsh: 'bash', c: 'c', h: 'c', cc: 'cpp', cpp: 'cpp', cxx: 'cpp', hpp: 'cpp',
-  hh: 'cpp', cs: 'csharp', css: 'css', scss: 'scss', go: 'go', mod: 'go', ini: 'ini', toml: 'ini',
-  cfg: 'ini', java: 'java', js: 'javascript', jsx: 'javascript', mjs: 'javascript',
-  cjs: 'javascript', json: 'json', kt: 'kotlin', kts: 'kotlin', md: 'markdown', php: 'php',
-  py: 'python', rb: 'ruby', rs: 'rust', sql: 'sql', swift: 'swift', ts: 'typescript',
-  tsx: 'typescript', mts: 'typescript', html: 'xml', htm: 'xml', xml: 'xml', svg: 'xml', vue: 'xml',
-  yml: 'yaml', yaml: 'yaml', mk: 'makefile', diff: 'diff', patch: 'diff', txt: 'plaintext',
-  dockerfile: 'dockerfile', makefile: 'makefile', gnumakefile: 'makefile',
-};
+type Impl = typeof import('./hljs');
 
-/** The language to highlight with: the one named when known, else guessed from the filename. */
-export function languageFor(language?: string, filename?: string): string | null {
-  const named = (language ?? '').trim().toLowerCase();
-  if (named && hljs.getLanguage(named)) return named;
-  if (filename) {
-    const base = filename.split('/').pop()!.toLowerCase();
-    const ext = base.includes('.') ? base.split('.').pop()! : base;
-    const lang = byExtension[ext] ?? byExtension[base];
-    if (lang) return lang;
-  }
-  return null;
+let impl: Impl | null = null;
+let loading: Promise<void> | null = null;
+const waiting = new Set<() => void>();
+
+/** Loads highlight.js (once); resolves when code is highlighted from then on. */
+export function loadHighlighter(): Promise<void> {
+  loading ??= import('./hljs').then(
+    (m) => {
+      impl = m;
+      for (const f of waiting) f();
+      waiting.clear();
+    },
+    (err: unknown) => {
+      // A failed fetch (offline with no cached shell): plain text stays; a later call tries again.
+      loading = null;
+      throw err;
+    },
+  );
+  return loading;
 }
 
-/** Highlighted HTML for code; plain escaped text when no language is known. */
-export function highlight(code: string, language: string | null): string {
-  if (language && hljs.getLanguage(language)) {
-    try {
-      return hljs.highlight(code, { language, ignoreIllegals: true }).value;
-    } catch {
-      // fall through to plain text
-    }
-  }
-  return escapeHtml(code);
+/** Whether highlight.js has loaded (code is highlighted, not plain). */
+export function highlighterReady(): boolean {
+  return impl !== null;
 }
 
 /**
- * Highlights lines one at a time, for a diff, whose lines come from two versions of a file and so
- * cannot be highlighted as one text. A construct spanning lines (a block comment, a long string)
- * is coloured line by line; that is the usual trade-off of diff viewers.
+ * For components that highlight: starts the load and returns whether it is done, drawing the
+ * component again when it is.
  */
-export function highlightLines(lines: readonly string[], language: string | null): string[] {
-  if (!language || !hljs.getLanguage(language)) return lines.map(escapeHtml);
-  return lines.map((l) => {
-    try {
-      return hljs.highlight(l, { language, ignoreIllegals: true }).value;
-    } catch {
-      return escapeHtml(l);
+export function useHighlighter(): boolean {
+  const [ready, setReady] = useState(impl !== null);
+  useEffect(() => {
+    if (impl) {
+      if (!ready) setReady(true);
+      return;
     }
-  });
+    const done = () => setReady(true);
+    waiting.add(done);
+    loadHighlighter().catch(() => {});
+    return () => {
+      waiting.delete(done);
+    };
+  }, []);
+  return ready;
 }
 
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (ch) => `&${{ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot', "'": '#39' }[ch]};`);
+/** The language to highlight with: the one named when known, else guessed from the filename. */
+export function languageFor(language?: string, filename?: string): string | null {
+  return impl ? impl.languageFor(language, filename) : null;
+}
+
+/** Highlighted HTML for code; plain escaped text when no language is known or not loaded yet. */
+export function highlight(code: string, language: string | null): string {
+  return impl ? impl.highlight(code, language) : escapeHtml(code);
+}
+
+/** Highlights a diff's lines one at a time (hljs.ts); plain escaped text until loaded. */
+export function highlightLines(lines: readonly string[], language: string | null): string[] {
+  return impl ? impl.highlightLines(lines, language) : lines.map(escapeHtml);
 }

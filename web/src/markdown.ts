@@ -204,18 +204,45 @@ export function renderTitle(src: string, max = 200): DocumentFragment {
   if (!frag) {
     let line = titleSource(src);
     if (line.length > max) line = line.slice(0, max - 1).trimEnd() + '…';
-    const html = inlineMarked.parseInline(line) as string;
-    frag = getPurifier().sanitize(html, {
-      ALLOWED_TAGS: INLINE_TAGS,
-      ALLOWED_ATTR: [],
-      ALLOW_DATA_ATTR: false,
-      ALLOW_ARIA_ATTR: false,
-      RETURN_DOM_FRAGMENT: true,
-    }) as DocumentFragment;
+    frag = inlineFragment(inlineMarked.parseInline(line) as string);
     if (inlineCache.size > 2000) inlineCache.clear();
     inlineCache.set(key, frag);
   }
   return frag.cloneNode(true) as DocumentFragment;
+}
+
+let scratch: HTMLTemplateElement | null = null;
+/** Elements whose content is dropped with them (were they ever to appear: raw HTML is escaped). */
+const DROP_WITH_CONTENT = /^(script|style|template|iframe|object|embed|noscript|noembed|noframes|svg|math|textarea|title|xmp|select|option|head|frame|frameset)$/;
+
+/**
+ * A title's HTML (inlineMarked's: escaped text and the inline tags it writes) as a fragment of
+ * this document holding only text and INLINE_TAGS, with no attribute: what DOMPurify made of it
+ * with ALLOWED_TAGS INLINE_TAGS and no attributes, without a new scratch document per title (the
+ * list draws dozens of titles as it loads and scrolls: DOMPurify's parseFromString for each was
+ * the largest cost of a load in the page's own code, docs/benchmarks.md "Inbox"). The HTML is
+ * parsed in an inert <template> (its content has no browsing context: nothing runs or loads), and
+ * the fragment is built anew from its text and the allowed tags' names only; any other element
+ * gives its text (or, for those above, nothing).
+ */
+export function inlineFragment(html: string): DocumentFragment {
+  scratch ??= document.createElement('template');
+  scratch.innerHTML = html;
+  const out = document.createDocumentFragment();
+  const copy = (from: Node, to: Node) => {
+    for (let n = from.firstChild; n; n = n.nextSibling) {
+      if (n.nodeType === Node.TEXT_NODE) to.appendChild(document.createTextNode((n as Text).data));
+      else if (n.nodeType === Node.ELEMENT_NODE) {
+        const tag = (n as Element).localName;
+        if ((n as Element).namespaceURI !== 'http://www.w3.org/1999/xhtml' || DROP_WITH_CONTENT.test(tag)) continue;
+        if (INLINE_TAGS.includes(tag)) copy(n, to.appendChild(document.createElement(tag)));
+        else copy(n, to);
+      }
+    }
+  };
+  copy(scratch.content, out);
+  scratch.innerHTML = '';
+  return out;
 }
 
 /** Markdown as plain text, for one-line previews (the page's title, notifications): its words as written. */

@@ -1,6 +1,8 @@
 // The signed-in inbox's frame (the list beside the ask, the bars and dialogs around them), or the
 // sign-in page. Each view is its own file in components/.
 
+import { useEffect } from 'preact/hooks';
+import { loadHighlighter } from '../highlight';
 import { openAsks } from '../merge';
 import { undoPending, useApp, type AppState } from '../state';
 import { AskView } from './AskView';
@@ -23,6 +25,11 @@ export function App() {
   const s = useApp();
   const pairing = usePairDialog();
   useShortcuts();
+  // What only an open ask needs loads once the list is drawn, when the page is idle: so the list
+  // never waits for it, and an ask opened later rarely does (highlight.ts).
+  useEffect(() => {
+    if (s.liveReady) whenIdle(() => void loadHighlighter().catch(() => {}));
+  }, [s.liveReady]);
   if (!s.token) return <SignIn message={s.signInMessage} busy={s.signingIn} />;
   const tab: Tab = s.route.name === 'history' ? 'history' : s.route.name === 'ask' ? lastTab.current : 'inbox';
   if (s.route.name !== 'ask') lastTab.current = tab;
@@ -100,4 +107,10 @@ function Placeholder({ s, tab }: { s: AppState; tab: Tab }) {
       </p>
     </div>
   );
+}
+
+/** Runs f when the page is idle (at the latest after 5 s). */
+function whenIdle(f: () => void): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(f, { timeout: 5000 });
+  else setTimeout(f, 200);
 }

@@ -314,7 +314,9 @@ function WindowedList({
   const ref = useRef<HTMLUListElement>(null);
   const rowH = useRef(ROW_H);
   const count = items.length;
-  const [range, setRange] = useState<[number, number]>([0, Math.max(30, Math.min(count, WHOLE))]);
+  // The first draw guesses the window from the screen's height (the list starts near the top), so
+  // a long list draws a screenful of rows, not WHOLE, and nothing is measured before it is painted.
+  const [range, setRange] = useState<[number, number]>(() => [0, count <= WHOLE ? count : Math.min(count, Math.ceil(window.innerHeight / ROW_H) + OVERSCAN)]);
   const [focusId, setFocusId] = useState<string | null>(null);
 
   const measure = () => {
@@ -330,11 +332,14 @@ function WindowedList({
   };
 
   useLayoutEffect(() => {
-    measure();
+    // Measured on the frame after this draw, not in it: reading the layout here would force the
+    // whole page's style and layout before its first paint (docs/benchmarks.md, "Inbox").
+    const frame = requestAnimationFrame(measure);
     const onScroll = () => measure();
     document.addEventListener('scroll', onScroll, { capture: true, passive: true });
     window.addEventListener('resize', onScroll);
     return () => {
+      cancelAnimationFrame(frame);
       document.removeEventListener('scroll', onScroll, { capture: true });
       window.removeEventListener('resize', onScroll);
     };

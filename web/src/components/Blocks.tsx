@@ -3,20 +3,28 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { parseUnifiedDiff, languageName, type DiffFile } from '../diff';
 import { fileUrl, hydrateImages } from '../files';
-import { highlight, highlightLines, languageFor } from '../highlight';
+import { highlight, highlightLines, languageFor, useHighlighter } from '../highlight';
 import { renderMarkdown } from '../markdown';
 import type { Block, CodeBlock, DiffBlock, ImageBlock } from '../types';
 import { CheckIcon, ChevronIcon, CopyIcon, FileIcon } from './icons';
 
-/** Sanitised markdown (see markdown.ts). The element's children are set here, never by Preact. */
+/** Whether markdown may hold a code block (fenced or indented), which highlighting changes. */
+const MAY_HAVE_CODE = /```|~~~|^(?: {4}|\t)\S/m;
+
+/**
+ * Sanitised markdown (see markdown.ts). The element's children are set here, never by Preact. Its
+ * code blocks are plain until highlight.js has loaded (highlight.ts), then drawn again, coloured.
+ */
 export function Markdown({ text, class: cls }: { text: string; class?: string }) {
   const ref = useRef<HTMLDivElement>(null);
+  const hl = useHighlighter();
+  const again = MAY_HAVE_CODE.test(text) && hl;
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
     el.replaceChildren(renderMarkdown(text));
     hydrateImages(el);
-  }, [text]);
+  }, [text, again]);
   return <div class={cls ? `md ${cls}` : 'md'} ref={ref} />;
 }
 
@@ -75,13 +83,14 @@ const DIFF_FOLD_OVER = 150;
 const DIFF_SHOW = 80;
 
 export function CodeView({ block }: { block: CodeBlock }) {
+  const hl = useHighlighter();
   const lang = languageFor(block.language, block.filename);
   const code = block.code.replace(/\n$/, '');
   const lines = code.split('\n').length;
   const [open, setOpen] = useState(lines <= FOLD_OVER);
   const shown = open ? code : code.split('\n').slice(0, FOLD_SHOW).join('\n');
   // highlight.js escapes the code; its output is only text and <span class="hljs-…">.
-  const html = useMemo(() => highlight(shown, lang), [shown, lang]);
+  const html = useMemo(() => highlight(shown, lang), [shown, lang, hl]);
   return (
     <figure class="block code-block">
       <figcaption class="block-head">
@@ -194,12 +203,13 @@ function DiffFileView({
   open: boolean;
   onToggle: () => void;
 }) {
+  const hl = useHighlighter();
   const lang = languageFor(undefined, languageName(file, fallbackName));
   const total = file.hunks.reduce((n, h) => n + h.lines.length, 0);
   const [full, setFull] = useState(total <= DIFF_FOLD_OVER);
   const highlighted = useMemo(
     () => (open ? file.hunks.map((h) => highlightLines(h.lines.map((l) => l.text), lang)) : []),
-    [file, lang, open],
+    [file, lang, open, hl],
   );
   // Folded: the first DIFF_SHOW lines, hunk by hunk.
   let budget = full ? Infinity : DIFF_SHOW;

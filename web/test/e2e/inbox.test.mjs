@@ -393,6 +393,8 @@ describe('reviews', () => {
     // Code: highlighted, with its file name.
     const code = page.locator('.code-block').first();
     assert.equal(await code.locator('.file-name').innerText(), 'src/retry.ts');
+    // (highlight.js is its own chunk, loaded after the list: the code is plain until it is here)
+    await code.locator('.hljs-keyword').first().waitFor();
     assert.ok((await code.locator('.hljs-keyword').count()) >= 2, 'code is highlighted');
 
     // Diff: its file, its hunk, line numbers and added/removed lines.

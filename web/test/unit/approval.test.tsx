@@ -3,7 +3,8 @@
 // view (what it shows, and the reply its buttons send).
 
 import { render } from 'preact';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadHighlighter } from '../../src/highlight';
 import { setToken } from '../../src/api';
 import {
   adjustScope,
@@ -177,6 +178,8 @@ async function until<T>(probe: () => T | null | undefined | false): Promise<T> {
 }
 
 describe('the approval view', () => {
+  // Code is highlighted (and named by its language) once highlight.js has loaded (highlight.ts).
+  beforeAll(() => loadHighlighter());
   // Replies go at once here (the undo hold is triage.test.ts's subject).
   beforeEach(() => localStorage.setItem('loopback.triage', JSON.stringify({ undoSeconds: 0, advance: false, hold: false })));
   afterEach(() => {

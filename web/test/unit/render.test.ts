@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseUnifiedDiff } from '../../src/diff';
-import { highlight, languageFor } from '../../src/highlight';
-import { carriesToken, plainText, renderMarkdown, renderTitle, sanitizeHtml } from '../../src/markdown';
+import { highlight, highlighterReady, languageFor, loadHighlighter } from '../../src/highlight';
+import { carriesToken, inlineFragment, plainText, renderMarkdown, renderTitle, sanitizeHtml } from '../../src/markdown';
 
 function html(md: string): string {
   const div = document.createElement('div');
@@ -15,7 +15,17 @@ function clean(raw: string): string {
   return div.innerHTML;
 }
 
+describe('before highlight.js has loaded', () => {
+  it('shows code as plain escaped text in the same boxes', () => {
+    expect(highlighterReady()).toBe(false);
+    expect(highlight('<b>&', 'go')).toBe('&lt;b&gt;&amp;');
+    const out = html('```go\nfunc main() {}\n```');
+    expect(out).toContain('<pre><code class="hljs">func main() {}</code></pre>');
+  });
+});
+
 describe('markdown', () => {
+  beforeAll(() => loadHighlighter());
   it('renders GitHub-flavoured markdown with highlighted code', () => {
     const out = html('# Title\n\n**bold** and `code`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfunc main() {}\n```');
     expect(out).toContain('<h1>Title</h1>');
@@ -146,10 +156,24 @@ describe('markdown', () => {
     expect(t('![alt text](https://x/y.png) `code`')).toBe('alt text <code>code</code>');
     expect(t('## Heading #1')).toBe('Heading #1');
     expect(t('```\ncode only\n```\nThen words')).toBe('Then words');
+    expect(t('AT&amp;T &copy; 2 < 3 & "q" \'s\'')).toBe('AT&amp;T © 2 &lt; 3 &amp; "q" \'s\'');
+  });
+  it('keeps only inline tags without attributes, whatever HTML reaches it', () => {
+    const f = (h: string) => {
+      const div = document.createElement('div');
+      div.append(inlineFragment(h));
+      return div.innerHTML;
+    };
+    expect(f('<img src=x onerror=alert(1)><b onclick="x()" class="chip">bold</b><script>bad()</script>')).toBe('<b>bold</b>');
+    expect(f('<a href="javascript:x">link</a> <code class="hljs" style="color:red">c</code><style>*{}</style>')).toBe('link <code>c</code>');
+    expect(f('<svg><g onload="x()">s</g></svg><math><mi>m</mi></math><iframe srcdoc="<b>x</b>"></iframe><!-- c -->t')).toBe('t');
+    expect(f('<div><p>para <em>e</em></p></div><template><b>no</b></template>')).toBe('para <em>e</em>');
+    expect(f('&lt;b&gt; &amp;amp; &#39;')).toBe('&lt;b&gt; &amp;amp; \'');
   });
 });
 
 describe('highlighting', () => {
+  beforeAll(() => loadHighlighter());
   it('finds the language by name or file name', () => {
     expect(languageFor('ts')).toBe('ts');
     expect(languageFor(undefined, 'cmd/main.go')).toBe('go');

@@ -23,20 +23,23 @@ process.on('exit', () => {
 });
 
 export class Server {
-  constructor({ args = [] } = {}) {
+  constructor({ args = [], bin = BIN, dataDir, token } = {}) {
     // The inbox's tests keep dozens of blocking calls waiting on one agent credential (history
     // opens 55), past the AWS deployment's 5 per credential (LOOPBACK_MAX_WAITS): on aws-local
     // that bound is lifted here, and tested where it is the subject (awsrt's
     // TestServerlessWaitsAcrossInstances).
     this.args = TARGET === 'aws-local' ? ['--max-waits', '1000', ...args] : args;
-    this.token = 'lb_test_' + randomBytes(18).toString('hex');
+    // bin, dataDir and token: another binary on a folder seeded already (the A/B benchmark).
+    this.bin = bin;
+    this.dataDir = dataDir;
+    this.token = token ?? 'lb_test_' + randomBytes(18).toString('hex');
     this.log = [];
     this.addr = null;
     this.child = null;
   }
 
   async start() {
-    if (!existsSync(BIN)) throw new Error(`no binary at ${BIN}: run \`go build -o bin/loopback ./cmd/loopback\``);
+    if (!existsSync(this.bin)) throw new Error(`no binary at ${this.bin}: run \`go build -o bin/loopback ./cmd/loopback\``);
     this.dataDir ??= await mkdtemp(join(tmpdir(), 'loopback-web-'));
     for (let attempt = 1; ; attempt++) {
       try {
@@ -55,7 +58,7 @@ export class Server {
     // mcp, no token); a file left by an earlier run is removed first.
     const readyFile = join(this.dataDir, 'web-e2e-ready.json');
     await rm(readyFile, { force: true });
-    const child = spawn(BIN, [...command.args, '--ready-file', readyFile], {
+    const child = spawn(this.bin, [...command.args, '--ready-file', readyFile], {
       env: { ...process.env, ...command.env, LOOPBACK_TOKEN: this.token },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -124,7 +127,7 @@ export class Server {
   async createToken(name, { person = false } = {}) {
     const where = await tokenCommand(this);
     const args = ['token', 'create', ...(person ? ['--person'] : []), '--name', name, ...where.args];
-    const { stdout } = await promisify(execFile)(BIN, args, { env: { ...process.env, ...where.env } });
+    const { stdout } = await promisify(execFile)(this.bin, args, { env: { ...process.env, ...where.env } });
     const m = /^\s+(lb_\S+)\s*$/m.exec(stdout);
     if (!m) throw new Error(`no token in the output of loopback ${args.join(' ')}:\n${stdout}`);
     return m[1];
