@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -139,7 +140,7 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 	// queue (writing is true).
 	k.sub = s.Hub.SubscribeFunc(cred.Space, k.enqueue)
 	// The person's own marks (contract revision 7): theirs only, never another person's.
-	k.marks = s.Hub.SubscribeMarks(cred.Space, cred.Person.ID, k.enqueueMark)
+	k.marks.Store(s.Hub.SubscribeMarks(cred.Space, cred.Person.ID, k.enqueueMark))
 	snap, err := s.Service.SnapshotSince(r.Context(), cred.Space, since)
 	if err != nil {
 		k.end()
@@ -200,7 +201,7 @@ type socket struct {
 	cfg     SocketConfig
 	conn    *websocket.Conn
 	sub     *events.Subscription
-	marks   *events.Subscription
+	marks   atomic.Pointer[events.Subscription] // the person's marks; set once, just after sub
 	release func()
 	unwatch func()
 	ping    *time.Timer
@@ -386,6 +387,11 @@ func (k *socket) startClosing(code int, reason string) {
 	}
 	k.closing, k.code, k.reason = true, code, reason
 	k.queue = nil
+	// Nothing more is sent: the marks' subscription goes now, as the hub drops the asks' one
+	// (not here: this may run under the hub's lock, from a delivery).
+	if m := k.marks.Load(); m != nil {
+		go m.Close()
+	}
 	if !k.writing {
 		k.writing = true // the closer is now the writer
 		go k.finish()
@@ -413,7 +419,9 @@ func (k *socket) end() {
 	ping, unwatch := k.ping, k.unwatch
 	k.mu.Unlock()
 	k.sub.Close()
-	k.marks.Close()
+	if m := k.marks.Load(); m != nil {
+		m.Close()
+	}
 	if ping != nil {
 		ping.Stop()
 	}
