@@ -155,7 +155,7 @@ export function ListPane({ tab }: { tab: Tab }) {
   return (
     <div class="list-pane">
       <div class="list-tools">
-        <div class="list-tools-row">
+        <div class="list-tools-row first">
           <nav class="tabs" aria-label="Lists">
             <a
               href="/"
@@ -189,16 +189,6 @@ export function ListPane({ tab }: { tab: Tab }) {
           <span id="open-tab-note" hidden>
             {openNote}
           </span>
-        </div>
-        <SearchBox
-          scope={scope.words}
-          value={query}
-          onInput={(v) => {
-            searchQuery.current = v;
-            setQuery(v);
-          }}
-        />
-        <div class="list-tools-row filters">
           <label class="project-filter">
             <span class="sr-only">Project</span>
             <select value={s.project} title={s.project || undefined} onChange={(e) => setProject((e.target as HTMLSelectElement).value)}>
@@ -210,6 +200,16 @@ export function ListPane({ tab }: { tab: Tab }) {
               ))}
             </select>
           </label>
+        </div>
+        <SearchBox
+          scope={scope.words}
+          value={query}
+          onInput={(v) => {
+            searchQuery.current = v;
+            setQuery(v);
+          }}
+        />
+        <div class="list-tools-row filters">
           <label class="filter">
             <span class="sr-only">Kind</span>
             <select value={s.kindFilter} onChange={(e) => setState({ kindFilter: (e.target as HTMLSelectElement).value as AskKind | '' })}>
