@@ -7,6 +7,7 @@ package web
 import (
 	"bytes"
 	"embed"
+	"html"
 	"io/fs"
 	"net/http"
 	"path"
@@ -87,11 +88,26 @@ func IsAppRoute(p string) bool {
 // up at once), the content-hashed assets under /assets/ (cached for a year), the service worker and
 // the web app manifest (never cached: a browser checks them for a new build), and the few other
 // files of dist (icons, favicon). Anything else is 404. Only GET and HEAD are served.
-func Handler() http.Handler {
+func Handler() http.Handler { return HandlerFor("") }
+
+// PublicURLMeta is the name of the <meta> that tells the page the deployment's public address
+// (`loopback serve --public-url`), when it was given one: the links the page makes for another
+// device (a pairing code's QR code, an invite) go there rather than to the address this browser
+// happened to open, which a phone may not reach (127.0.0.1, a LAN name). Without it the page uses
+// its own origin, which is right on AWS, where the inbox is on the deployment's CloudFront.
+const PublicURLMeta = "loopback-public-url"
+
+// HandlerFor is Handler for a deployment reached at publicURL (scheme and host, no path), named to
+// the page in index.html's <meta name="loopback-public-url">; "" names none.
+func HandlerFor(publicURL string) http.Handler {
 	files := Dist()
 	index, err := fs.ReadFile(files, "index.html")
 	if err != nil {
 		panic("web: dist/index.html is missing; run `make web`")
+	}
+	if publicURL = strings.TrimRight(publicURL, "/"); publicURL != "" {
+		meta := `<head><meta name="` + PublicURLMeta + `" content="` + html.EscapeString(publicURL) + `" />`
+		index = bytes.Replace(index, []byte("<head>"), []byte(meta), 1)
 	}
 	modTime := time.Time{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -281,3 +281,20 @@ func checkPNG(t *testing.T, h http.Handler, src, sizes string) {
 		t.Errorf("%s is %s, want %s", src, got, sizes)
 	}
 }
+
+// A public URL given to `loopback serve` is named to the page (the pairing and invite links go
+// there); without one, nothing is named and the page uses its own origin.
+func TestHandlerNamesThePublicURL(t *testing.T) {
+	if body := get(t, Handler(), http.MethodGet, "/").Body.String(); strings.Contains(body, PublicURLMeta) {
+		t.Errorf("no public URL given, yet the page names one")
+	}
+	body := get(t, HandlerFor(`https://inbox.example/"><script>`), http.MethodGet, "/settings").Body.String()
+	want := `<meta name="loopback-public-url" content="https://inbox.example/&#34;&gt;&lt;script&gt;" />`
+	if !strings.Contains(body, want) {
+		t.Errorf("the page does not name the public URL, escaped: %.300s", body)
+	}
+	body = get(t, HandlerFor("https://inbox.example/"), http.MethodGet, "/").Body.String()
+	if !strings.Contains(body, `<meta name="loopback-public-url" content="https://inbox.example" />`) || !strings.Contains(body, `<div id="app">`) {
+		t.Errorf("the page does not name https://inbox.example: %.300s", body)
+	}
+}

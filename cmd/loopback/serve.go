@@ -177,7 +177,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		// A request's headers must arrive within HeaderTimeout and its body within its read
 		// deadline (httpapi.BodyDeadline); an idle keep-alive connection is closed after
 		// IdleTimeout (docs/limits.md).
-		Handler:           httpapi.BodyDeadline(limits.BodyTimeout, lb.Handler(web.Handler())),
+		Handler:           httpapi.BodyDeadline(limits.BodyTimeout, lb.Handler(web.HandlerFor(*publicURL))),
 		ReadHeaderTimeout: limits.HeaderTimeout, IdleTimeout: limits.IdleTimeout,
 		BaseContext: func(net.Listener) context.Context { return requests },
 		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelWarn),

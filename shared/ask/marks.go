@@ -151,6 +151,9 @@ func (s *Service) SetMark(ctx context.Context, space, person, id string, in Mark
 	if err := marks.PutMark(ctx, space, person, m); err != nil {
 		return Mark{}, err
 	}
+	if mp, ok := s.Changes.(MarkPublisher); ok {
+		mp.PublishMark(space, person, m)
+	}
 	return m, nil
 }
 

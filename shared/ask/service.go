@@ -77,6 +77,22 @@ func (ps Publishers) Publish(c Change) {
 	}
 }
 
+// MarkPublisher hears of a person's own mark changing (contract revision 7, "marks live"): the
+// person's other inboxes show it at once. Only that person's sockets may be told. The local hub
+// is one; on AWS the mark's item on the table's stream plays its part. PublishMark must not block.
+type MarkPublisher interface {
+	PublishMark(space, person string, m Mark)
+}
+
+// PublishMark hands a mark's change to every one of them that hears of marks.
+func (ps Publishers) PublishMark(space, person string, m Mark) {
+	for _, p := range ps {
+		if mp, ok := p.(MarkPublisher); ok {
+			mp.PublishMark(space, person, m)
+		}
+	}
+}
+
 // publish tells Changes of a committed change, with a copy so that later edits by the caller
 // cannot reach subscribers.
 func (s *Service) publish(a *Ask, opened bool) {

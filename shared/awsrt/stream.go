@@ -188,7 +188,8 @@ func (b *pushBatch) wait() {
 }
 
 // decodeRecord reads what the fan-out needs of a record: an ask's change (INSERT or MODIFY of an
-// ask item), or a new connection (INSERT of a connection item). The event source mapping's
+// ask item), a new connection (INSERT of a connection item), a revoked credential, or a person's
+// changed mark (contract revision 7). The event source mapping's
 // filter passes only those; anything else is skipped here too.
 func (rt *Runtime) decodeRecord(ctx context.Context, rec events.DynamoDBEventRecord) (wsapi.Item, error) {
 	img := rec.Change.NewImage
@@ -221,6 +222,12 @@ func (rt *Runtime) decodeRecord(ctx context.Context, rec events.DynamoDBEventRec
 			return wsapi.Item{}, err
 		}
 		return wsapi.Item{Revoked: c}, nil
+	case dynamo.TypeMark:
+		space, person, m, err := dynamo.MarkFromImage(image)
+		if err != nil {
+			return wsapi.Item{}, err
+		}
+		return wsapi.Item{Mark: &wsapi.MarkItem{Space: space, Person: person, Mark: m}}, nil
 	}
 	return wsapi.Item{}, nil
 }

@@ -13,8 +13,9 @@ import (
 
 var _ ask.MarkStore = (*Store)(nil)
 
-// A person's marks on asks (contract revision 6) are items under their space, one per ask (a type
-// the stream's filter does not pass: a mark is the person's own and changes no ask):
+// A person's marks on asks (contract revision 6) are items under their space, one per ask. The
+// stream's filter passes them (contract revision 7, "marks live"): the fan-out posts a changed
+// mark to its person's own connections only (MarkFromImage, wsapi.Sockets.FanoutMark):
 //
 //	pk SPACE#<space>  sk MARK#<person, hex>#<ask id>  readAt, snoozedAt, snoozedUntil, untilAgent, updatedAt
 //
@@ -27,6 +28,21 @@ const (
 	attrSnoozeUntil = "snoozedUntil"
 	attrUntilAgent  = "untilAgent"
 )
+
+// TypeMark is a mark's item type, as the stream carries it.
+const TypeMark = "mark"
+
+// MarkFromImage decodes a mark's item as the table's stream carries it (its NewImage): whose it
+// is (space and person) and the mark.
+func MarkFromImage(image item) (space, person string, m ask.Mark, err error) {
+	space, _ = getString(image, attrSpace)
+	person, _ = getString(image, attrPersonID)
+	if space == "" || person == "" {
+		return "", "", m, fmt.Errorf("dynamodb: a mark's item names no space or person")
+	}
+	m, err = decodeMark(image)
+	return space, person, m, err
+}
 
 func markPrefix(person string) string { return prefixMark + hex.EncodeToString([]byte(person)) + "#" }
 
@@ -52,7 +68,7 @@ func (s *Store) PutMark(ctx context.Context, space, person string, m ask.Mark) e
 	if !usable(space, person, m.AskID) {
 		return unusable("put mark", space, m.AskID)
 	}
-	it := newItem(spacePK(space), markPrefix(person)+m.AskID, "mark")
+	it := newItem(spacePK(space), markPrefix(person)+m.AskID, TypeMark)
 	it[attrSpace], it[attrPersonID], it[attrID] = str(space), str(person), str(m.AskID)
 	it[attrUpdatedAt] = str(formatTime(m.UpdatedAt))
 	if m.ReadAt != nil {

@@ -13,6 +13,9 @@ const (
 	TypeSnapshot   = "snapshot"
 	TypeAskOpened  = "ask.opened"
 	TypeAskUpdated = "ask.updated"
+	// TypeMarkUpdated is a MarkEvent (contract revision 7): one of the person's own marks
+	// changed; it goes only to that person's sockets.
+	TypeMarkUpdated = "mark.updated"
 )
 
 // ServerEvent is one frame on the event socket, as the contract's ServerEvent union: a
@@ -32,7 +35,45 @@ type ServerEvent struct {
 	// Since is set on a snapshot that is a delta (contract revision 6): it holds only the asks
 	// that changed at or after Since; the client keeps the others it holds.
 	Since *time.Time
+	// Mark is a MarkEvent's mark (Type "mark.updated", contract revision 7), as the contract's
+	// AskMark.
+	Mark *WireMark
 }
+
+// WireMark is the contract's AskMark: a person's own mark on an ask, as GET /api/v1/marks lists
+// it and a "mark.updated" frame carries it.
+type WireMark struct {
+	AskID  string      `json:"askId"`
+	ReadAt *string     `json:"readAt,omitempty"`
+	Snooze *WireSnooze `json:"snooze,omitempty"`
+}
+
+// WireSnooze is the contract's Snooze.
+type WireSnooze struct {
+	At              string  `json:"at"`
+	Until           *string `json:"until,omitempty"`
+	UntilAgentMoves bool    `json:"untilAgentMoves,omitempty"`
+}
+
+// MarkOf is a mark in its contract shape.
+func MarkOf(m ask.Mark) *WireMark {
+	out := &WireMark{AskID: m.AskID}
+	if m.ReadAt != nil {
+		t := ask.FormatTime(*m.ReadAt)
+		out.ReadAt = &t
+	}
+	if sn := m.Snooze; sn != nil {
+		out.Snooze = &WireSnooze{At: ask.FormatTime(sn.At), UntilAgentMoves: sn.UntilAgentMoves}
+		if sn.Until != nil {
+			t := ask.FormatTime(*sn.Until)
+			out.Snooze.Until = &t
+		}
+	}
+	return out
+}
+
+// MarkFrame is the "mark.updated" frame of a person's changed mark.
+func MarkFrame(m ask.Mark) ServerEvent { return ServerEvent{Type: TypeMarkUpdated, Mark: MarkOf(m)} }
 
 // DecodedSnapshot is a snapshot as a Go client reads it (a snapshot frame, or GET
 // /api/v1/snapshot): its asks decoded. The server never builds one: it sends ask.Snapshot, the
@@ -100,6 +141,14 @@ func (e ServerEvent) MarshalJSON() ([]byte, error) {
 			Type string   `json:"type"`
 			Ask  *ask.Ask `json:"ask"`
 		}{e.Type, e.Ask})
+	case TypeMarkUpdated:
+		if e.Mark == nil || e.Ask != nil || e.Snapshot != nil {
+			return nil, fmt.Errorf("events: a %s frame needs a mark and nothing else", e.Type)
+		}
+		return json.Marshal(struct {
+			Type string    `json:"type"`
+			Mark *WireMark `json:"mark"`
+		}{e.Type, e.Mark})
 	}
 	return nil, fmt.Errorf("events: unknown frame type %q", e.Type)
 }
@@ -111,6 +160,7 @@ func (e *ServerEvent) UnmarshalJSON(data []byte) error {
 		Snapshot *DecodedSnapshot `json:"snapshot"`
 		Ask      json.RawMessage  `json:"ask"`
 		Since    *string          `json:"since"`
+		Mark     *WireMark        `json:"mark"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
@@ -137,6 +187,11 @@ func (e *ServerEvent) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(raw.Ask, v.Ask); err != nil {
 			return err
 		}
+	case TypeMarkUpdated:
+		if raw.Mark == nil || raw.Ask != nil || raw.Snapshot != nil {
+			return fmt.Errorf("events: a %s frame needs a mark and nothing else", raw.Type)
+		}
+		v.Mark = raw.Mark
 	default:
 		return fmt.Errorf("events: unknown frame type %q", raw.Type)
 	}

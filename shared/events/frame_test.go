@@ -176,6 +176,37 @@ func encode(t *testing.T, e events.ServerEvent) []byte {
 	return b
 }
 
+// A "mark.updated" frame (contract revision 7) is the contract's MarkEvent, and reads back as it
+// was written.
+func TestMarkFrame(t *testing.T) {
+	read := time.Date(2026, 12, 2, 16, 0, 0, 0, time.UTC)
+	until := read.Add(time.Hour)
+	for _, m := range []ask.Mark{
+		{AskID: "a"},
+		{AskID: "b", ReadAt: &read},
+		{AskID: "c", ReadAt: &read, Snooze: &ask.Snooze{At: read, Until: &until}},
+		{AskID: "d", Snooze: &ask.Snooze{At: read, UntilAgentMoves: true}},
+	} {
+		b, err := events.Encode(events.MarkFrame(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := contract.ValidateModel("ServerEvent", b); err != nil {
+			t.Errorf("%s breaks the contract: %v", b, err)
+		}
+		if err := contract.ValidateModel("MarkEvent", b); err != nil {
+			t.Errorf("%s is no MarkEvent: %v", b, err)
+		}
+		var back events.ServerEvent
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := events.Encode(back); string(again) != string(b) {
+			t.Errorf("read back as %s, written %s", again, b)
+		}
+	}
+}
+
 func TestMalformedFrames(t *testing.T) {
 	a := &ask.Ask{ID: "x", Kind: ask.KindQuestion, Status: ask.AwaitingHuman, Question: &ask.QuestionPrompt{Question: "?"}}
 	for name, e := range map[string]events.ServerEvent{
@@ -186,12 +217,14 @@ func TestMalformedFrames(t *testing.T) {
 		"snapshot with an ask": {Type: events.TypeSnapshot, Snapshot: &events.DecodedSnapshot{}, Ask: a},
 		"ask event without":    {Type: events.TypeAskUpdated},
 		"ask event with both":  {Type: events.TypeAskOpened, Ask: a, Snapshot: &events.DecodedSnapshot{}},
+		"mark without one":     {Type: events.TypeMarkUpdated},
+		"mark with an ask":     {Type: events.TypeMarkUpdated, Ask: a, Mark: &events.WireMark{AskID: "x"}},
 	} {
 		if b, err := events.Encode(e); err == nil {
 			t.Errorf("%s: encoded as %s", name, b)
 		}
 	}
-	for _, body := range []string{`{"type":"ask.deleted","ask":{}}`, `{"type":"snapshot"}`, `{"type":"ask.opened"}`, `[]`} {
+	for _, body := range []string{`{"type":"ask.deleted","ask":{}}`, `{"type":"snapshot"}`, `{"type":"ask.opened"}`, `{"type":"mark.updated"}`, `{"type":"mark.updated","mark":{"askId":"x"},"ask":{}}`, `[]`} {
 		var e events.ServerEvent
 		if err := json.Unmarshal([]byte(body), &e); err == nil {
 			t.Errorf("%s decoded as %+v", body, e)

@@ -33,8 +33,10 @@ type Subscription struct {
 	c     chan ask.Change
 	// deliver, when set (SubscribeFunc), takes each change instead of c.
 	deliver func(ask.Change) bool
-	done    chan struct{}
-	once    sync.Once
+	// mark, on a subscription to one person's marks (SubscribeMarks), takes each of their changes.
+	mark func(ask.Mark) bool
+	done chan struct{}
+	once sync.Once
 }
 
 // C delivers changes in commit order.
@@ -80,6 +82,34 @@ func (h *Hub) SubscribeFunc(space string, deliver func(ask.Change) bool) *Subscr
 // this way.
 func (h *Hub) WatchFunc(space, askID string, changed func(ask.Change)) *Subscription {
 	return h.add(&Subscription{space: space, askID: askID, deliver: func(c ask.Change) bool { changed(c); return true }})
+}
+
+// markTopic is the topic of one person's marks: an ask id never begins with a NUL, so it is no
+// ask's topic.
+func markTopic(space, person string) topic { return topic{space, "\x00mark\x00" + person} }
+
+// SubscribeMarks follows one person's own marks in a space (contract revision 7): deliver is
+// called with each mark of theirs that changes, under the hub's lock (it must not block and must
+// not call the hub); when it returns false the subscription is dropped, as SubscribeFunc's is.
+// Nobody else's marks ever reach it.
+func (h *Hub) SubscribeMarks(space, person string, deliver func(ask.Mark) bool) *Subscription {
+	t := markTopic(space, person)
+	return h.add(&Subscription{space: t.space, askID: t.askID, mark: deliver})
+}
+
+// PublishMark delivers a person's changed mark to their own subscriptions (ask.MarkPublisher).
+func (h *Hub) PublishMark(space, person string, m ask.Mark) {
+	var dropped []*Subscription
+	h.mu.Lock()
+	for s := range h.subs[markTopic(space, person)] {
+		if !s.mark(m) {
+			dropped = append(dropped, s)
+		}
+	}
+	h.mu.Unlock()
+	for _, s := range dropped {
+		s.Close()
+	}
 }
 
 func (h *Hub) add(s *Subscription) *Subscription {

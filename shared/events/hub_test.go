@@ -52,3 +52,41 @@ func TestHubWatchFunc(t *testing.T) {
 		t.Errorf("%d subscriptions left after closing all", n)
 	}
 }
+
+// A person's marks reach that person's subscriptions only (contract revision 7): not another
+// person's in the same space, not the same person's id in another space, and not the space's
+// ask subscribers.
+func TestHubMarksGoToTheirPersonOnly(t *testing.T) {
+	h := events.NewHub()
+	var ada, ada2, grace, elsewhere []string
+	subs := []*events.Subscription{
+		h.SubscribeMarks("s1", "ada", func(m ask.Mark) bool { ada = append(ada, m.AskID); return true }),
+		h.SubscribeMarks("s1", "ada", func(m ask.Mark) bool { ada2 = append(ada2, m.AskID); return true }),
+		h.SubscribeMarks("s1", "grace", func(m ask.Mark) bool { grace = append(grace, m.AskID); return true }),
+		h.SubscribeMarks("s2", "ada", func(m ask.Mark) bool { elsewhere = append(elsewhere, m.AskID); return true }),
+	}
+	asks := h.Subscribe("s1", 10)
+	h.PublishMark("s1", "ada", ask.Mark{AskID: "a"})
+	h.PublishMark("s1", "grace", ask.Mark{AskID: "b"})
+	h.PublishMark("s1", "ada", ask.Mark{AskID: "c"})
+	if !slices.Equal(ada, []string{"a", "c"}) || !slices.Equal(ada2, ada) || !slices.Equal(grace, []string{"b"}) || len(elsewhere) != 0 {
+		t.Errorf("ada %v, ada's other device %v, grace %v, ada in s2 %v", ada, ada2, grace, elsewhere)
+	}
+	if len(asks.C()) != 0 {
+		t.Errorf("the space's ask subscriber heard %d marks", len(asks.C()))
+	}
+	// One that cannot keep up is dropped.
+	full := h.SubscribeMarks("s1", "ada", func(ask.Mark) bool { return false })
+	h.PublishMark("s1", "ada", ask.Mark{AskID: "d"})
+	select {
+	case <-full.Done():
+	default:
+		t.Error("a mark subscriber that refused a mark is still subscribed")
+	}
+	for _, s := range append(subs, asks) {
+		s.Close()
+	}
+	if n := h.Len(); n != 0 {
+		t.Errorf("%d subscriptions left after closing all", n)
+	}
+}

@@ -96,8 +96,9 @@ func TestSlowClientIsDropped(t *testing.T) {
 	fast := dial(t, s, eventstest.Options{})
 	eventstest.MustNext(t, slow) // the snapshot; then slow reads no more
 	eventstest.MustNext(t, fast)
-	if s.hub.Len() != 2 {
-		t.Fatalf("hub has %d subscriptions, want 2", s.hub.Len())
+	// Each socket holds two: its space's asks, and its person's marks (contract revision 7).
+	if s.hub.Len() != 4 {
+		t.Fatalf("hub has %d subscriptions, want 4 (two sockets' two)", s.hub.Len())
 	}
 
 	// Publish until the slow client is dropped, and some more; the fast client must have each
@@ -114,7 +115,7 @@ func TestSlowClientIsDropped(t *testing.T) {
 		if e.Ask == nil || !e.Ask.UpdatedAt.Equal(bigAsk(v, 0).UpdatedAt) {
 			t.Fatalf("change %d: the fast client got %+v", v, e)
 		}
-		if dropped == 0 && s.hub.Len() == 1 {
+		if dropped == 0 && s.hub.Len() == 2 {
 			dropped = v
 		}
 	}
@@ -166,7 +167,7 @@ func TestKeepalive(t *testing.T) {
 	if _, _, err := dead.Read(ctx); err == nil || ctx.Err() != nil {
 		t.Errorf("a client that stopped answering pings is still connected: %v", err)
 	}
-	testwait.Eventually(t, "the hub down to 1 subscription (the live client's)", func() bool { return s.hub.Len() == 1 })
+	testwait.Eventually(t, "the hub down to 2 subscriptions (the live client's: asks and marks)", func() bool { return s.hub.Len() == 2 })
 }
 
 // The client has nothing to say on the socket: a message from it closes the socket with 1008, and

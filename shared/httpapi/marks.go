@@ -6,39 +6,15 @@ import (
 	"net/http"
 
 	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
 )
 
 // A person's marks on asks (contract revision 6): read or unread, snoozed or not. Each person's
 // own: the routes take a person's credential and read and write only that person's marks.
 
-type markWire struct {
-	AskID  string      `json:"askId"`
-	ReadAt *string     `json:"readAt,omitempty"`
-	Snooze *snoozeWire `json:"snooze,omitempty"`
-}
-
-type snoozeWire struct {
-	At              string  `json:"at"`
-	Until           *string `json:"until,omitempty"`
-	UntilAgentMoves bool    `json:"untilAgentMoves,omitempty"`
-}
-
-func wireMark(m ask.Mark) markWire {
-	out := markWire{AskID: m.AskID}
-	if m.ReadAt != nil {
-		t := ask.FormatTime(*m.ReadAt)
-		out.ReadAt = &t
-	}
-	if sn := m.Snooze; sn != nil {
-		out.Snooze = &snoozeWire{At: ask.FormatTime(sn.At), UntilAgentMoves: sn.UntilAgentMoves}
-		if sn.Until != nil {
-			t := ask.FormatTime(*sn.Until)
-			out.Snooze.Until = &t
-		}
-	}
-	return out
-}
+// wireMark is the contract's AskMark (events.WireMark: the "mark.updated" frame carries the same).
+func wireMark(m ask.Mark) *events.WireMark { return events.MarkOf(m) }
 
 // listMarks: GET /api/v1/marks — the caller's marks on the space's open asks.
 func (s *Server) listMarks(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +24,7 @@ func (s *Server) listMarks(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	items := make([]markWire, 0, len(marks))
+	items := make([]*events.WireMark, 0, len(marks))
 	for _, m := range marks {
 		items = append(items, wireMark(m))
 	}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -138,6 +139,8 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 	// Latest drops whatever the client already has. Until the snapshot is sent, changes only
 	// queue (writing is true).
 	k.sub = s.Hub.SubscribeFunc(cred.Space, k.enqueue)
+	// The person's own marks (contract revision 7): theirs only, never another person's.
+	k.marks.Store(s.Hub.SubscribeMarks(cred.Space, cred.Person.ID, k.enqueueMark))
 	snap, err := s.Service.SnapshotSince(r.Context(), cred.Space, since)
 	if err != nil {
 		k.end()
@@ -198,6 +201,7 @@ type socket struct {
 	cfg     SocketConfig
 	conn    *websocket.Conn
 	sub     *events.Subscription
+	marks   atomic.Pointer[events.Subscription] // the person's marks; set once, just after sub
 	release func()
 	unwatch func()
 	ping    *time.Timer
@@ -214,11 +218,13 @@ type socket struct {
 	latest events.Latest // only the writer touches it
 }
 
-// queued is a change waiting for a socket's writer, with its frame.
+// queued is a change waiting for a socket's writer, with its frame; or a frame of this socket's
+// own (raw: a "mark.updated" frame, which no other person's socket shares).
 type queued struct {
 	change ask.Change
 	frame  *encodedFrame
 	err    error
+	raw    []byte
 }
 
 // enqueue takes a change from the hub (under its lock: it must not block). A socket whose queue
@@ -236,7 +242,28 @@ func (k *socket) enqueue(c ask.Change) bool {
 	// Framed here, as the hub hands the change out: the first socket's call encodes it for all,
 	// so that a thousand writers do not wait on the first one's encoding.
 	f, err := k.srv.frames.encode(c)
-	k.queue = append(k.queue, queued{c, f, err})
+	k.queue = append(k.queue, queued{change: c, frame: f, err: err})
+	if !k.writing {
+		k.writing = true
+		go k.flush()
+	}
+	return true
+}
+
+// enqueueMark takes one of the person's own marks from the hub (under its lock: it must not
+// block), as enqueue takes a change.
+func (k *socket) enqueueMark(m ask.Mark) bool {
+	b, err := events.Encode(events.MarkFrame(m))
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closing {
+		return true
+	}
+	if len(k.queue) >= k.cfg.Queue {
+		k.startClosing(closeTryAgainLater, closeTooSlow)
+		return false
+	}
+	k.queue = append(k.queue, queued{raw: b, err: err})
 	if !k.writing {
 		k.writing = true
 		go k.flush()
@@ -265,6 +292,18 @@ func (k *socket) flush() {
 		k.queue = k.queue[1:]
 		k.mu.Unlock()
 
+		if q.raw != nil || q.err != nil && q.change.Ask == nil {
+			if q.err != nil {
+				k.srv.Logger.Error("encoding a mark event", "err", q.err)
+				k.shut(closeInternal, "internal error; reconnect")
+				continue
+			}
+			if err := k.write(websocket.TextMessage, q.raw, nil); err != nil {
+				k.end()
+				return
+			}
+			continue
+		}
 		c, f, err := q.change, q.frame, q.err
 		if !k.latest.Admit(c.Ask) {
 			continue
@@ -348,6 +387,11 @@ func (k *socket) startClosing(code int, reason string) {
 	}
 	k.closing, k.code, k.reason = true, code, reason
 	k.queue = nil
+	// Nothing more is sent: the marks' subscription goes now, as the hub drops the asks' one
+	// (not here: this may run under the hub's lock, from a delivery).
+	if m := k.marks.Load(); m != nil {
+		go m.Close()
+	}
 	if !k.writing {
 		k.writing = true // the closer is now the writer
 		go k.finish()
@@ -375,6 +419,9 @@ func (k *socket) end() {
 	ping, unwatch := k.ping, k.unwatch
 	k.mu.Unlock()
 	k.sub.Close()
+	if m := k.marks.Load(); m != nil {
+		m.Close()
+	}
 	if ping != nil {
 		ping.Stop()
 	}

@@ -215,6 +215,37 @@ func (s *Sockets) Fanout(ctx context.Context, ch ask.Change) error {
 	return firstErr
 }
 
+// FanoutMark posts a person's changed mark ("mark.updated", contract revision 7) to that person's
+// own ready connections in the space, and to no one else's: an event socket opens only to a
+// person's credential, whose Actor is the person (a connection not ready yet reads the marks after
+// its snapshot, as every client does). A connection gone is forgotten, as Fanout does.
+func (s *Sockets) FanoutMark(ctx context.Context, space, person string, m ask.Mark) error {
+	conns, err := s.Conns.Connections(ctx, space, s.now())
+	if err != nil || len(conns) == 0 {
+		return err
+	}
+	b, err := events.Encode(events.MarkFrame(m))
+	if err != nil {
+		return err
+	}
+	var firstErr error
+	for _, c := range conns {
+		if c.Actor.ID != person || !c.Ready {
+			continue
+		}
+		switch err := s.post(ctx, c.ID, b); {
+		case err == nil:
+		case errors.Is(err, ErrGone):
+			if err := s.forget(ctx, c.ID); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		default:
+			s.drop(ctx, c.ID, "posting a mark failed: "+err.Error())
+		}
+	}
+	return firstErr
+}
+
 // DisconnectCredential closes every connection that a revoked credential opened, through
 // @connections DELETE, and forgets them. A connection gone already is not an error.
 func (s *Sockets) DisconnectCredential(ctx context.Context, c *ask.Credential) error {

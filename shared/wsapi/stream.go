@@ -16,6 +16,15 @@ type Item struct {
 	Opened  bool
 	Conn    *ask.Connection
 	Revoked *ask.Credential
+	// Mark is a person's own mark that changed (contract revision 7): posted to that person's
+	// connections only.
+	Mark *MarkItem
+}
+
+// MarkItem is a changed mark and whose it is.
+type MarkItem struct {
+	Space, Person string
+	Mark          ask.Mark
 }
 
 // Decoder reads a stream record's new image (the store's own decoding: shared/awsrt wires the
@@ -64,6 +73,8 @@ func (s *Sockets) handleRecord(ctx context.Context, rec events.DynamoDBEventReco
 		return nil
 	case it.Revoked != nil:
 		return s.DisconnectCredential(ctx, it.Revoked)
+	case it.Mark != nil:
+		return s.FanoutMark(ctx, it.Mark.Space, it.Mark.Person, it.Mark.Mark)
 	}
 	return nil
 }

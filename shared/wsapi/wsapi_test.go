@@ -308,3 +308,47 @@ func TestPublicURL(t *testing.T) {
 		}
 	}
 }
+
+// FanoutMark (contract revision 7) posts a person's mark to that person's ready connections only:
+// not to another person's in the space, nor to one of theirs whose snapshot has not gone out.
+func TestFanoutMarkGoesToItsPersonOnly(t *testing.T) {
+	s, store, p := setup(t)
+	ctx := context.Background()
+	const space = "sp_marks"
+	laptop := connect(t, store, space, "laptop")
+	phone := connect(t, store, space, "phone")
+	connect(t, store, space, "early") // not ready yet
+	now := ask.Truncate(time.Now())
+	grace := &ask.Connection{ID: "grace", Space: space, Actor: ask.Actor{ID: "grace", Name: "Grace"}, CredentialID: "cred_grace", ConnectedAt: now, ExpiresAt: now.Add(wsapi.ConnectionTTL)}
+	if err := store.PutConnection(ctx, grace); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*ask.Connection{laptop, phone, grace} {
+		if _, err := store.MarkReady(ctx, space, c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := now
+	if err := s.FanoutMark(ctx, space, "ada", ask.Mark{AskID: "a1", ReadAt: &at, UpdatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"laptop", "phone"} {
+		got := p.got(t, id)
+		if len(got) != 1 || got[0].Type != events.TypeMarkUpdated || got[0].Mark.AskID != "a1" || got[0].Mark.ReadAt == nil {
+			t.Errorf("%s got %+v, want Ada's mark", id, got)
+		}
+	}
+	for _, id := range []string{"grace", "early"} {
+		if got := p.got(t, id); len(got) != 0 {
+			t.Errorf("%s got %+v, want nothing", id, got)
+		}
+	}
+	// A connection gone (410) is forgotten.
+	p.Close(ctx, "phone")
+	if err := s.FanoutMark(ctx, space, "ada", ask.Mark{AskID: "a2", UpdatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.FindConnection(ctx, "phone", time.Now()); ask.ErrorCode(err) != ask.ENotFound {
+		t.Errorf("the gone connection is still recorded: %v", err)
+	}
+}

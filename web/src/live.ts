@@ -13,11 +13,21 @@
 // whole snapshot (replacing it).
 
 import { api, ApiError, isForbidden } from './api';
+import type { AskMark } from './marks';
 import { compareTimes } from './time';
 import type { Ask, EventTicket, ServerEvent, Snapshot } from './types';
 
-/** Revision 6's SnapshotEvent.since (spec/main.tsp, "r6: wire"): the types follow once r6 is frozen. */
-type Frame = ServerEvent & { since?: string };
+/**
+ * Revision 6's SnapshotEvent.since (spec/main.tsp, "r6: wire"), and revision 7's MarkEvent ("r7:
+ * marks live": one of the person's own marks changed, on any device of theirs): the types follow
+ * once the revisions are frozen.
+ */
+type Frame = (ServerEvent & { since?: string }) | MarkEvent;
+
+export interface MarkEvent {
+  type: 'mark.updated';
+  mark: AskMark;
+}
 
 export type ConnState =
   | { status: 'connecting'; attempt: number }
@@ -30,6 +40,8 @@ export interface LiveHandlers {
   /** A snapshot: the whole state (`delta` false: replace what is held), or what changed since the watermark offered (merge). */
   snapshot(s: Snapshot, delta: boolean): void;
   ask(type: 'ask.opened' | 'ask.updated', a: Ask): void;
+  /** One of the person's own marks changed (on this device or another): the mark as it stands. */
+  mark?(m: AskMark): void;
   state(s: ConnState): void;
   /** The ticket was refused with 403 auth.forbidden: the credential is an agent's, and retrying is no use. */
   forbidden(): void;
@@ -171,6 +183,8 @@ export class Live {
       } else if ((frame.type === 'ask.opened' || frame.type === 'ask.updated') && frame.ask) {
         if (this.mark === null || compareTimes(frame.ask.updatedAt, this.mark) > 0) this.mark = frame.ask.updatedAt;
         this.h.ask(frame.type, frame.ask);
+      } else if (frame.type === 'mark.updated' && frame.mark && typeof frame.mark.askId === 'string') {
+        this.h.mark?.(frame.mark);
       }
     };
     ws.onclose = (ev) => {

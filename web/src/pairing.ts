@@ -43,13 +43,30 @@ export function forgetSignInCode(kind: keyof SignInCodes): void {
   taken = { ...taken, [kind]: null };
 }
 
+/**
+ * Where another device reaches this Loopback: the public URL `loopback serve --public-url` was
+ * given (named in the page's <meta name="loopback-public-url">, web/embed.go), else this page's
+ * own origin (on AWS the inbox is on the deployment's CloudFront: its origin is the right one).
+ * A phone given 127.0.0.1 could not open the link.
+ */
+export function publicOrigin(doc: Document = document, own: string = location.origin): string {
+  const named = doc.querySelector<HTMLMetaElement>('meta[name="loopback-public-url"]')?.content.trim() ?? '';
+  try {
+    const u = new URL(named);
+    if ((u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password) return u.origin;
+  } catch {
+    // none named, or not a URL: this page's own origin
+  }
+  return own;
+}
+
 /** The link a pairing code's QR code holds. */
-export function pairingLink(code: string, origin: string = location.origin): string {
+export function pairingLink(code: string, origin: string = publicOrigin()): string {
   return `${origin}/pair#code=${encodeURIComponent(code)}`;
 }
 
 /** The link an invite's code makes. */
-export function inviteLink(code: string, origin: string = location.origin): string {
+export function inviteLink(code: string, origin: string = publicOrigin()): string {
   return `${origin}/join#invite=${encodeURIComponent(code)}`;
 }
 

@@ -74,3 +74,31 @@ export function readSettings(): TriageSettings {
     return DEFAULT_SETTINGS;
   }
 }
+
+/**
+ * What the search box searches, from where it is typed: under any filter, what the list shows
+ * (the open asks under those filters, snoozed ones only under "Snoozed" and never elsewhere,
+ * as the list); on the Open tab with no filter, every ask, open and closed; on History, the
+ * closed asks. `state` is the server's (GET /api/v1/search); `snoozed` is what the page keeps of
+ * its answer, by the person's own marks, which the server's search does not know (null: all);
+ * `words` say it ("Searching snoozed asks in web-app").
+ */
+export function searchScope(
+  tab: 'inbox' | 'history',
+  f: Filters,
+): { state: '' | 'open' | 'yours' | 'agents' | 'closed'; snoozed: boolean | null; words: string } {
+  const kinds = f.kind ? `${f.kind}s` : 'asks';
+  const where = f.project ? ` in ${f.project}` : '';
+  if (tab === 'history') return { state: 'closed', snoozed: null, words: `closed ${kinds}${where}` };
+  if (!f.project && !f.kind && !f.move) return { state: '', snoozed: null, words: 'every ask, open and closed' };
+  switch (f.move) {
+    case 'yours':
+      return { state: 'yours', snoozed: false, words: `open ${kinds}${where} that are your move` };
+    case 'agents':
+      return { state: 'agents', snoozed: false, words: `open ${kinds}${where} that are the agent's move` };
+    case 'snoozed':
+      return { state: 'open', snoozed: true, words: `snoozed ${kinds}${where}` };
+    default:
+      return { state: 'open', snoozed: false, words: `open ${kinds}${where}` };
+  }
+}

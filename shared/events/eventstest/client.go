@@ -133,6 +133,9 @@ type View struct {
 	started bool
 	// Deltas counts the snapshots that were deltas (a Since); Sent the asks the last snapshot held.
 	Deltas, Sent int
+	// Marks are the person's own marks the socket told of ("mark.updated", contract revision 7),
+	// by ask id.
+	Marks map[string]*events.WireMark
 }
 
 // Reconnect readies the view for a new socket's frames: it keeps the asks, and the next frame
@@ -183,6 +186,13 @@ func (v *View) Apply(e events.ServerEvent) error {
 	}
 	if !v.started {
 		return fmt.Errorf("frame %d: %s before the snapshot", v.Frames, e.Type)
+	}
+	if e.Type == events.TypeMarkUpdated {
+		if v.Marks == nil {
+			v.Marks = map[string]*events.WireMark{}
+		}
+		v.Marks[e.Mark.AskID] = e.Mark
+		return nil
 	}
 	if held, ok := v.Asks[e.Ask.ID]; ok {
 		if e.Ask.UpdatedAt.Before(held.UpdatedAt) || len(e.Ask.Thread) < len(held.Thread) {

@@ -3,7 +3,7 @@ import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'pr
 import { hasDraft } from '../drafts';
 import { historyList, openAsks, projectsOf } from '../merge';
 import { arrivalsShown } from '../store';
-import { filtered, type Filters } from '../triage';
+import { filtered, searchScope, type Filters } from '../triage';
 import { advanceFrom, getState, loadHistoryPage, navigate, queueDismissAll, requestDetailFocus, setState, setProject, toast, useApp, type AppState } from '../state';
 import type { Actor, Ask, AskKind } from '../types';
 import { agentOf, askTitle, Countdown, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
@@ -124,6 +124,7 @@ export function ListPane({ tab }: { tab: Tab }) {
   const snoozedCount = allOpen.length - open.length;
   const yourMove = useMemo(() => open.filter((a) => a.status === 'awaiting_human').length, [open]);
   const unreadCount = useMemo(() => open.filter((a) => isUnread(s.marks.get(a.id), a, now)).length, [open, s.marks, now]);
+  const openNote = `${openCount} open: ${yourMove} waiting on you${unreadCount ? `, ${unreadCount} unread` : ''}${snoozedCount ? `, ${snoozedCount} snoozed` : ''}`;
   const known = useMemo(() => projectsOf(s.live, s.history.pages), [s.live, s.history.pages]);
   const projects = s.project && !known.includes(s.project) ? [s.project, ...known] : known;
   const selected = s.route.name === 'ask' ? s.route.id : null;
@@ -131,14 +132,21 @@ export function ListPane({ tab }: { tab: Tab }) {
   const picked = tab === 'inbox' ? pickedAsks(s) : [];
   const [query, setQuery] = useState(searchQuery.current);
   const typed = query.trim();
-  // Searching, or the history under a filter: the server's answer, every ask it holds, a page at
-  // a time as the list scrolls (not only the pages read so far). Snoozing is each person's own
-  // mark, which the server's search does not filter by: under "Snoozed" it searches every open ask.
+  // Searching: what the list shows under its filters (searchScope: with none, every ask), the
+  // server's answer a page at a time as the list scrolls, kept to the snoozed asks or the others
+  // by the person's own marks, which the server's search does not know. The history under a
+  // filter is read from the server the same way (every closed ask, not only the pages read).
+  const scope = searchScope(tab, filtersOf(s));
   const server: SearchParams | null = typed
-    ? { q: typed, project: s.project, kind: s.kindFilter, state: tab === 'history' ? 'closed' : s.moveFilter === 'snoozed' ? '' : s.moveFilter }
+    ? { q: typed, project: s.project, kind: s.kindFilter, state: scope.state }
     : tab === 'history' && (s.project || s.kindFilter)
       ? { q: '', project: s.project, kind: s.kindFilter, state: 'closed' }
       : null;
+  const snoozedIds = useMemo(
+    () => new Set(scope.snoozed === null ? [] : allOpen.filter((a) => isSnoozed(s.marks.get(a.id), a, now)).map((a) => a.id)),
+    [scope.snoozed, allOpen, s.marks, now],
+  );
+  const keep = scope.snoozed === null ? undefined : (id: string) => snoozedIds.has(id) === scope.snoozed;
 
   useEffect(() => {
     if (tab === 'history' && s.history.nextBefore === null && !s.history.loading && !s.history.error) void loadHistoryPage();
@@ -147,23 +155,24 @@ export function ListPane({ tab }: { tab: Tab }) {
   return (
     <div class="list-pane">
       <div class="list-tools">
-        <div class="list-tools-row">
+        <div class="list-tools-row first">
           <nav class="tabs" aria-label="Lists">
             <a
               href="/"
               class={`tab ${tab === 'inbox' ? 'on' : ''}`}
+              aria-describedby="open-tab-note"
+              title={openNote}
               aria-current={tab === 'inbox' ? 'page' : undefined}
               onClick={(e) => {
                 e.preventDefault();
                 navigate({ name: 'inbox' });
               }}
             >
+              {/* The tab reads "Open N", once, to the eye and to a screen reader; the rest (whose move,
+                  how many unread) is its description, and the unread ones a dot on the count. */}
               Open{' '}
-              <span class="count" aria-label={`${openCount} open, ${yourMove} waiting on you${unreadCount ? `, ${unreadCount} unread` : ''}`}>
-                {openCount}
-              </span>
-              {/* The number is drawn by CSS (attr): the tab's words stay "Open N"; the count above says it in words. */}
-              {unreadCount > 0 && <span class="unread-count" data-unread-count={unreadCount} title={`${unreadCount} unread`} aria-hidden="true" />}
+              <span class="count">{openCount}</span>
+              {unreadCount > 0 && <span class="unread-count" data-unread-count={unreadCount} aria-hidden="true" />}
             </a>
             <a
               href="/history"
@@ -177,9 +186,12 @@ export function ListPane({ tab }: { tab: Tab }) {
               History
             </a>
           </nav>
+          <span id="open-tab-note" hidden>
+            {openNote}
+          </span>
           <label class="project-filter">
             <span class="sr-only">Project</span>
-            <select value={s.project} onChange={(e) => setProject((e.target as HTMLSelectElement).value)}>
+            <select value={s.project} title={s.project || undefined} onChange={(e) => setProject((e.target as HTMLSelectElement).value)}>
               <option value="">All projects</option>
               {projects.map((p) => (
                 <option value={p} key={p}>
@@ -190,6 +202,7 @@ export function ListPane({ tab }: { tab: Tab }) {
           </label>
         </div>
         <SearchBox
+          scope={scope.words}
           value={query}
           onInput={(v) => {
             searchQuery.current = v;
@@ -248,7 +261,7 @@ export function ListPane({ tab }: { tab: Tab }) {
       </div>
 
       {server ? (
-        <SearchResults params={server} label={typed ? 'Search results' : 'Closed asks'} />
+        <SearchResults params={server} label={typed ? 'Search results' : 'Closed asks'} scope={typed ? scope.words : null} keep={typed ? keep : undefined} />
       ) : !s.liveReady && tab === 'inbox' ? (
         <div class="list-empty muted">Connecting…</div>
       ) : items.length === 0 && newCount === 0 ? (

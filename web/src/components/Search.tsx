@@ -27,17 +27,17 @@ export interface SearchParams {
 export const searchQuery = { current: '' };
 
 /** The search box: `/` focuses it (shortcuts.ts); Esc empties it. */
-export function SearchBox({ value, onInput }: { value: string; onInput: (q: string) => void }) {
+export function SearchBox({ value, scope, onInput }: { value: string; scope: string; onInput: (q: string) => void }) {
   return (
     <div class="search-box" role="search">
       <label class="sr-only" for="search-input">
-        Search every ask
+        Search {scope}
       </label>
       <input
         id="search-input"
         data-search
         type="search"
-        placeholder="Search every ask  /"
+        placeholder={`Search ${scope}  /`}
         autocomplete="off"
         maxLength={200}
         value={value}
@@ -64,9 +64,22 @@ const STATUS_LABEL: Record<Summary['status'], string> = {
  * The server's results for params, newest first, more read as the end of the list comes into
  * view (and by a button, for keyboards and where the observer is not). Typing is debounced.
  */
-export function SearchResults({ params, label }: { params: SearchParams; label: string }) {
+export function SearchResults({
+  params,
+  label,
+  scope = null,
+  keep,
+}: {
+  params: SearchParams;
+  label: string;
+  /** What is searched, in words (triage.ts searchScope), said above the results; null: nothing said. */
+  scope?: string | null;
+  /** Which of the server's results the list keeps (by the person's marks); undefined: all. */
+  keep?: (id: string) => boolean;
+}) {
   const s = useApp();
-  const [items, setItems] = useState<Summary[]>([]);
+  const [all, setItems] = useState<Summary[]>([]);
+  const items = keep ? all.filter((a) => keep(a.id)) : all;
   const [next, setNext] = useState<string | undefined>(undefined);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -122,6 +135,11 @@ export function SearchResults({ params, label }: { params: SearchParams; label: 
     return () => io.disconnect();
   }, [next, loading]);
 
+  // Kept to the person's snoozed asks (or the others), a page may keep few: read on while so.
+  useEffect(() => {
+    if (keep && next && !loading && !error && items.length < PAGE / 2) void load(next, gen.current);
+  }, [next, loading, items.length]);
+
   const selected = s.route.name === 'ask' ? s.route.id : null;
   if (!s.online) {
     return (
@@ -133,10 +151,15 @@ export function SearchResults({ params, label }: { params: SearchParams; label: 
   }
   return (
     <div class="search-results" data-search-results>
+      {scope && (
+        <p class="search-scope muted small" data-search-scope>
+          Searching {scope}
+        </p>
+      )}
       <p class="sr-only" role="status" aria-live="polite">
         {loading ? 'Searching…' : `${items.length}${next ? ' or more' : ''} ${items.length === 1 ? 'ask' : 'asks'} found`}
       </p>
-      {items.length === 0 && !loading && !error ? (
+      {items.length === 0 && !loading && !error && !next ? (
         <div class="list-empty">
           <p class="strong">{params.q ? `Nothing matches “${params.q}”.` : 'No asks under these filters.'}</p>
           <p class="muted small">{params.q ? 'Every word is matched as the start of a word, in titles, prompts and replies.' : 'Change the filters above.'}</p>

@@ -48,6 +48,10 @@ export function startLive(session: LiveSession): void {
       if (f.announce) announce(a, f.isNew);
       if (f.isNew && a.status !== 'closed') say(`New ${a.kind}${a.project ? ` in ${a.project}` : ''}: ${titleWords(a)}`);
     },
+    mark(m) {
+      // Marked on another device of the person's (or this one: the same mark again).
+      setState((s) => ({ marks: new Map(s.marks).set(m.askId, m) }));
+    },
     state(conn) {
       setState({ conn });
       // Nothing live to show and Loopback out of reach: what this device heard last.

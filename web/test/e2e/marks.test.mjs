@@ -177,3 +177,56 @@ describe('snooze', () => {
     await page.context().close();
   });
 });
+
+describe('marks live', () => {
+  it("a mark made on the laptop shows on the person's phone without a reload, and never in a teammate's inbox", async (t) => {
+    const { server, agent } = await fresh(t);
+    const [a, b] = await seed(server, agent, [q('Live mark A?'), q('Live mark B?')]);
+    const teammate = await server.createToken('Grace', { person: true });
+    const laptop = await openInbox(browser, server, { viewport: LAPTOP });
+    const phone = await openInbox(browser, server, PHONE);
+    const grace = await openInbox(browser, { ...server, token: teammate }, { viewport: LAPTOP });
+    for (const p of [laptop, phone, grace]) await row(p, b.id).locator('[data-unread]').waitFor();
+    // A reload would lose this: the pages keep it only if nothing reloads them.
+    for (const p of [laptop, phone]) await p.evaluate(() => (window.__notReloaded = true));
+
+    // Read on the laptop (opening it): the phone's row turns read, live.
+    await row(laptop, b.id).click();
+    await serverMark(server, b.id, (m) => m?.readAt);
+    await row(phone, b.id).locator('[data-unread]').waitFor({ state: 'detached' });
+    // Snoozed on the laptop: it leaves the phone's Open list, and the phone's Snoozed filter has it.
+    await laptop.locator('[data-snooze-open]').click();
+    await laptop.locator('[data-snooze="Tomorrow morning"]').click();
+    await serverMark(server, b.id, (m) => m?.snooze?.until);
+    await row(phone, b.id).waitFor({ state: 'detached' });
+    assert.equal((await phone.locator('.tab.on .count').innerText()).trim(), '1');
+    await phone.getByLabel('Whose move').selectOption('snoozed');
+    await row(phone, b.id).locator('.chip-snoozed').waitFor();
+    await phone.getByLabel('Whose move').selectOption('');
+    // Marked unread on the phone: the laptop shows it unread.
+    await row(phone, a.id).waitFor();
+    assert.equal((await server.api('PUT', `/asks/${a.id}/mark`, { read: true })).status, 200);
+    await row(laptop, a.id).locator('[data-unread]').waitFor({ state: 'detached' });
+    await row(phone, a.id).locator('[data-unread]').waitFor({ state: 'detached' });
+    await phone.locator(`[data-ask-row="${a.id}"]`).tap();
+    await phone.locator('[data-toggle-read]', { hasText: 'Mark unread' }).tap();
+    await serverMark(server, a.id, (m) => m && !m.readAt);
+    await row(laptop, a.id).locator('[data-unread]').waitFor();
+    for (const p of [laptop, phone]) assert.equal(await p.evaluate(() => window.__notReloaded), true, 'no page reloaded');
+
+    // Grace's inbox: both asks still unread and open for her (the owner's marks are not hers);
+    // her own mark, made after the owner's, is the first that reaches her page.
+    assert.equal(await row(grace, b.id).locator('[data-unread]').count(), 1);
+    assert.equal(await row(grace, a.id).locator('[data-unread]').count(), 1);
+    assert.equal((await server.api('PUT', `/asks/${b.id}/mark`, { read: true }, { as: teammate })).status, 200);
+    await row(grace, b.id).locator('[data-unread]').waitFor({ state: 'detached' });
+    assert.equal(await row(grace, b.id).count(), 1, "the owner's snooze is not Grace's");
+    assert.equal(await row(grace, a.id).locator('[data-unread]').count(), 1);
+    // ... and Grace's read reaches neither of the owner's pages: b stays snoozed there, a unread.
+    assert.equal(await row(laptop, a.id).locator('[data-unread]').count(), 1);
+    for (const p of [laptop, phone, grace]) {
+      assert.deepEqual(p.errors, []);
+      await p.context().close();
+    }
+  });
+});

@@ -138,6 +138,46 @@ describe('pairing a phone', () => {
     await laptop.context().close();
   });
 
+  it('with --public-url: the QR code and an invite link go to the public URL, not the address the laptop opened', async (t) => {
+    // The laptop opens http://127.0.0.1:PORT; the deployment is reached at http://localhost:PORT
+    // (a name a phone could not resolve otherwise stands in for a tunnel's or a LAN name: the
+    // event socket takes both loopback names, so the laptop stays live).
+    const pub = new Server();
+    await pub.start();
+    t.after(() => pub.dispose());
+    const port = new URL(pub.origin).port;
+    await pub.stop();
+    pub.args = [...pub.args, '--public-url', `http://localhost:${port}/`];
+    await pub.restart();
+    assert.equal(pub.origin, `http://localhost:${port}`);
+    const opened = `http://127.0.0.1:${port}`;
+    for (const viewport of [LAPTOP, { width: 390, height: 844 }]) {
+      const laptop = await openInbox(browser, { origin: opened, token: pub.token }, { viewport });
+      assert.equal(new URL(laptop.url()).origin, opened);
+      const code = await openPairDialog(laptop);
+      const { decoded, attr } = await decodeQR(laptop);
+      assert.equal(decoded, `http://localhost:${port}/pair#code=${code}`, 'the QR code holds the public URL');
+      assert.equal(attr, decoded);
+      await laptop.keyboard.press('Escape');
+      if (viewport === LAPTOP) {
+        await laptop.goto(opened + '/settings');
+        await laptop.getByLabel('Their name').fill('Ada Lovelace');
+        await laptop.getByRole('button', { name: 'Make invite link' }).click();
+        assert.match(await laptop.getByLabel('Invite link for Ada Lovelace').inputValue(), new RegExp(`^http://localhost:${port}/join#invite=lb_iv_`));
+      }
+      // The phone opens the public link and pairs.
+      const phone = await phoneContext();
+      await phone.goto(decoded);
+      await phone.getByRole('button', { name: 'Pair this device' }).click();
+      await phone.locator('[data-conn="live"]').waitFor({ timeout: 10_000 });
+      assert.equal(new URL(phone.url()).origin, `http://localhost:${port}`);
+      assert.deepEqual(phone.errors, []);
+      assert.deepEqual(laptop.errors, []);
+      await phone.context().close();
+      await laptop.context().close();
+    }
+  });
+
   it("by the typed short code, as the iPhone home-screen app does (its signed-out page offers it)", async () => {
     const laptop = await openInbox(browser, server, { viewport: LAPTOP });
     const code = await openPairDialog(laptop);

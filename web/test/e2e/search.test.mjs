@@ -116,6 +116,70 @@ describe('search', () => {
   });
 });
 
+describe('search under a filter', () => {
+  for (const [name, opts] of [
+    ['laptop', { viewport: LAPTOP }],
+    ['phone', PHONE],
+  ]) {
+    it(`on a ${name}: under "Snoozed" it searches the snoozed asks only, under any other filter what the list shows, and says which`, async (t) => {
+      const server = await new Server().start();
+      t.after(() => server.dispose());
+      const agent = await new TaskAgent(server, { name: 'claude-code', version: '2.1.0' }).init();
+      const [awake, sleeping, other, closed] = await seed(server, agent, [
+        q('Rotate the staging keys?', 'api'),
+        q('Rotate the production keys?', 'api'),
+        q('Rotate the docs banner?', 'docs'),
+        q('Rotate the old keys?', 'api'),
+      ]);
+      assert.equal((await server.api('POST', `/asks/${closed.id}/reply`, { outcome: 'answered', selected: ['Yes'] })).status, 200);
+      assert.equal((await server.api('PUT', `/asks/${sleeping.id}/mark`, { snooze: { untilAgentMoves: true } })).status, 200);
+      const page = await openInbox(browser, server, opts);
+      await page.locator(`[data-ask-row="${awake.id}"]`).waitFor();
+      await page.locator(`[data-ask-row="${sleeping.id}"]`).waitFor({ state: 'detached' });
+      const hits = () => page.locator('[data-search-hit]').evaluateAll((els) => els.map((e) => e.getAttribute('data-search-hit')).sort());
+      const search = async (words, want) => {
+        await page.locator('[data-search]').fill(words);
+        await page.waitForFunction(
+          (w) => JSON.stringify([...document.querySelectorAll('[data-search-hit]')].map((e) => e.getAttribute('data-search-hit')).sort()) === JSON.stringify(w),
+          [...want].sort(),
+        );
+        await page.locator('[data-search-results] .list-more', { hasText: 'That is everything' }).waitFor();
+      };
+
+      // No filter: every ask, open and closed, snoozed or not, and it says so.
+      assert.equal(await page.locator('[data-search]').getAttribute('placeholder'), 'Search every ask, open and closed  /');
+      await search('rotate', [awake.id, sleeping.id, other.id, closed.id]);
+      assert.equal(await page.locator('[data-search-scope]').innerText(), 'Searching every ask, open and closed');
+
+      // Snoozed: only the snoozed one, though the others match too.
+      await page.getByLabel('Whose move').selectOption('snoozed');
+      await search('rotate', [sleeping.id]);
+      assert.equal(await page.locator('[data-search-scope]').innerText(), 'Searching snoozed asks');
+      assert.equal(await page.getByRole('searchbox').getAttribute('placeholder'), 'Search snoozed asks  /');
+      assert.equal(await scrollsSideways(page), false);
+      if (name === 'laptop') await page.screenshot({ path: join(SHOTS, 'desktop-search-snoozed.png') });
+
+      // Your move in api: the open asks of api that are the person's, never the snoozed one nor the closed one.
+      await page.getByLabel('Whose move').selectOption('yours');
+      await page.getByLabel('Project').selectOption('api');
+      await search('rotate', [awake.id]);
+      assert.equal(await page.locator('[data-search-scope]').innerText(), 'Searching open asks in api that are your move');
+      // Anyone's move in api: the open ones of api (the list shows no snoozed ask there either).
+      await page.getByLabel('Whose move').selectOption('');
+      await search('rotate', [awake.id]);
+      assert.equal(await page.locator('[data-search-scope]').innerText(), 'Searching open asks in api');
+      // History: the closed ones.
+      await page.getByLabel('Project').selectOption('');
+      await page.getByRole('link', { name: 'History' }).click();
+      await search('rotate', [closed.id]);
+      assert.equal(await page.locator('[data-search-scope]').innerText(), 'Searching closed asks');
+      assert.deepEqual(page.errors, []);
+      assert.deepEqual(await cspViolations(page), []);
+      await page.context().close();
+    });
+  }
+});
+
 describe('history from the server', () => {
   it('a filter reads every closed ask of the project from the server, more as the list scrolls', async (t) => {
     const server = await new Server().start();

@@ -132,6 +132,57 @@ describe('the triage flow', () => {
     await page.context().close();
   });
 
+  for (const [name, opts] of [
+    ['laptop', { viewport: LAPTOP }],
+    ['phone', PHONE],
+  ]) {
+    it(`on a ${name}: the tab reads "Open N" once, to the eye and to a screen reader; the project filter shows a long name whole`, async (t) => {
+      const { server, agent } = await fresh(t);
+      const long = 'infrastructure-terraform-modules';
+      const asks = await seed(server, agent, [q('Tab one?', 'web-app'), q('Tab two?', long), q('Tab three?', 'api')]);
+      const page = await openInbox(browser, server, opts);
+      await page.waitForFunction(() => document.querySelectorAll('[data-ask-row]').length === 3);
+      // Three open, three unread: one number, and the unread ones a dot with the count in words.
+      const tab = page.locator('.tabs .tab').first();
+      assert.equal((await tab.innerText()).replace(/\s+/g, ' ').trim(), `Open ${asks.length}`);
+      await page.getByRole('link', { name: `Open ${asks.length}`, exact: true }).waitFor();
+      assert.equal(await page.locator('[data-unread-count]').getAttribute('data-unread-count'), '3');
+      const description = await tab.evaluate((el) => document.getElementById(el.getAttribute('aria-describedby'))?.textContent);
+      assert.equal(description, '3 open: 3 waiting on you, 3 unread');
+      const snap = await page.locator('.tabs').ariaSnapshot();
+      assert.equal((snap.match(/\b3\b/g) ?? []).length, 1, `the count is read once: ${snap}`);
+
+      // The project filter: "All projects", then the long name, each whole within the list's pane.
+      const select = page.locator('.project-filter select');
+      const fits = () =>
+        select.evaluate((sel) => {
+          const cs = getComputedStyle(sel);
+          const probe = document.createElement('span');
+          probe.style.font = cs.font;
+          probe.style.whiteSpace = 'pre';
+          probe.textContent = sel.selectedOptions[0].text;
+          document.body.append(probe);
+          const text = probe.getBoundingClientRect().width;
+          probe.remove();
+          const room = sel.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+          const pane = sel.closest('.list-tools').getBoundingClientRect();
+          const box = sel.getBoundingClientRect();
+          return { text, room, inside: box.left >= pane.left && box.right <= pane.right };
+        });
+      let f = await fits();
+      assert.ok(f.text <= f.room - 8 && f.inside, `"All projects" fits: ${JSON.stringify(f)}`);
+      await select.selectOption(long);
+      await page.waitForFunction(() => document.querySelectorAll('[data-ask-row]').length === 1);
+      f = await fits();
+      assert.ok(f.text <= f.room - 8 && f.inside, `${long} fits: ${JSON.stringify(f)}`);
+      assert.equal(await select.getAttribute('title'), long);
+      assert.equal(await scrollsSideways(page), false);
+      await shot(page, `${name === 'laptop' ? 'desktop' : 'phone'}-project-filter.png`);
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    });
+  }
+
   it('filters by project, kind and whose move, over what the page holds', async (t) => {
     const { server, agent } = await fresh(t);
     const [, , c] = await seed(server, agent, [
