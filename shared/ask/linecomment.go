@@ -382,3 +382,14 @@ func lineRanges(files []DiffFile, side LineSide) string {
 	}
 	return sideWord(side) + " lines " + strings.Join(ranges, ", ")
 }
+
+// commentCount says how many line comments a reply has, for a one-line description of it.
+func commentCount(cs []LineComment) string {
+	switch len(cs) {
+	case 0:
+		return ""
+	case 1:
+		return ", with a comment on one line"
+	}
+	return fmt.Sprintf(", with comments on %d lines", len(cs))
+}
