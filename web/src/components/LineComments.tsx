@@ -6,7 +6,6 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { MAX_LINE_COMMENT_CHARS, type LineComment, type LineSide } from '../revision7';
-import { Words } from './common';
 
 /** A sent comment, shown at its line: whose it is. */
 export interface ShownComment {
@@ -75,7 +74,7 @@ export function LineCommentRow({
               <div class="line-comment-head">
                 <span class="who">{s.who}</span> on {place(s.comment)}
               </div>
-              <Words text={s.comment.text} />
+              <div class="words">{s.comment.text}</div>
             </div>
           ))}
           {drafts.map(({ c, i }) => {
