@@ -50,7 +50,7 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
       ? `At most ${MAX_LINE_COMMENTS} line comments go with one verdict; remove ${comments.length - MAX_LINE_COMMENTS}.`
       : needsText && !text
         ? action.id === 'changes'
-          ? 'Say what needs to change, or comment on a line, to request changes.'
+          ? 'Say what needs to change to request changes.'
           : 'Write your question to send it.'
         : null);
 
