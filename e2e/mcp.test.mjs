@@ -245,9 +245,25 @@ describe('loopback MCP server, with the official TypeScript SDK', () => {
 
       const answering = client.callTool({ name: 'answer_follow_up', arguments: { askId: ask.id, answer: 'Three covers a deploy.' } });
       await waitForAsk(server, ask.id, "the person's turn again", (a) => a.status === 'awaiting_human' && a.waiting === true);
-      const approved = { outcome: 'approved', note: 'Thanks.' };
+      // With line comments (contract revision 7): the SDK checks structuredContent against the
+      // tool's outputSchema, and the words list each comment as path:line.
+      const approved = {
+        outcome: 'approved',
+        note: 'Thanks.',
+        comments: [
+          { path: 'retry.go', line: 1, side: 'new', text: 'Name the attempt.' },
+          { path: 'retry.go', line: 1, side: 'old', text: 'This retried without a count.' },
+        ],
+      };
       await reply(server, ask.id, approved);
-      assertToolReply(await answering, ask.id, approved);
+      const approvedResult = await answering;
+      assertToolReply(approvedResult, ask.id, approved);
+      assert.ok(
+        approvedResult.content[0].text.includes(
+          'Line comments (2), each at its file and line of the diff:\n- retry.go:1: “Name the attempt.”\n- retry.go:1 (old file, a removed line): “This retried without a count.”',
+        ),
+        approvedResult.content[0].text,
+      );
 
       const closed = await readAsk(server, ask.id);
       assert.equal(closed.status, 'closed');

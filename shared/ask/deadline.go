@@ -337,11 +337,11 @@ func DescribeReply(r Reply) string {
 		return strings.Join(parts, " and ")
 	case OutcomeApproved:
 		if strings.TrimSpace(r.Note) != "" {
-			return "approved, noting “" + strings.TrimSpace(r.Note) + "”"
+			return "approved, noting “" + strings.TrimSpace(r.Note) + "”" + commentCount(r.Comments)
 		}
-		return "approved"
+		return "approved" + commentCount(r.Comments)
 	case OutcomeChangesRequested:
-		return "requested changes: “" + strings.TrimSpace(r.Feedback) + "”"
+		return "requested changes: “" + strings.TrimSpace(r.Feedback) + "”" + commentCount(r.Comments)
 	case OutcomeDismissed:
 		return "dismissed"
 	case OutcomeResponded:

@@ -263,8 +263,8 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 
 var replyFields = map[Outcome][]string{
 	OutcomeAnswered:         {"outcome", "selected", "text"},
-	OutcomeApproved:         {"outcome", "note"},
-	OutcomeChangesRequested: {"outcome", "feedback"},
+	OutcomeApproved:         {"outcome", "note", "comments"},
+	OutcomeChangesRequested: {"outcome", "feedback", "comments"},
 	OutcomeFollowUp:         {"outcome", "question"},
 	OutcomeDismissed:        {"outcome"},
 	OutcomeResponded:        {"outcome", "points"},
@@ -285,8 +285,14 @@ func (r Reply) MarshalJSON() ([]byte, error) {
 		o.str("text", r.Text)
 	case OutcomeApproved:
 		o.str("note", r.Note)
+		if len(r.Comments) > 0 {
+			o.field("comments", r.Comments)
+		}
 	case OutcomeChangesRequested:
 		o.field("feedback", r.Feedback)
+		if len(r.Comments) > 0 {
+			o.field("comments", r.Comments)
+		}
 	case OutcomeFollowUp:
 		o.field("question", r.Question)
 	case OutcomeResponded:
@@ -334,10 +340,16 @@ func (r *Reply) UnmarshalJSON(data []byte) error {
 		err = f.get(what, "text", &v.Text, false)
 	case OutcomeApproved:
 		err = f.get(what, "note", &v.Note, false)
+		if err == nil {
+			v.Comments, err = decodeLineComments(f, what)
+		}
 	case OutcomeChangesRequested:
 		err = f.get(what, "feedback", &v.Feedback, true)
 		if err == nil && Blank(v.Feedback) {
 			err = fmt.Errorf("changes_requested.feedback must not be empty: say what to change")
+		}
+		if err == nil {
+			v.Comments, err = decodeLineComments(f, what)
 		}
 	case OutcomeFollowUp:
 		err = f.get(what, "question", &v.Question, true)
@@ -397,6 +409,40 @@ func decodeRemember(f fields, what string) (*RuleScope, error) {
 		return nil, err
 	}
 	return &sc, nil
+}
+
+// decodeLineComments reads a reply's comments (revision 7) strictly: each a LineComment with its
+// four fields of the right types and nothing else. Whether they fit the review (bounds, and lines
+// its diff shows) is CheckLineComments', when the reply is applied.
+func decodeLineComments(f fields, what string) ([]LineComment, error) {
+	var raw []json.RawMessage
+	if err := f.get(what, "comments", &raw, false); err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out := make([]LineComment, len(raw))
+	for i, item := range raw {
+		p := fmt.Sprintf("%s.comments[%d]", what, i)
+		cf, err := decodeFields(item, p)
+		if err != nil {
+			return nil, err
+		}
+		if err := cf.only(p, "path", "line", "side", "text"); err != nil {
+			return nil, err
+		}
+		c := &out[i]
+		if err := firstError(
+			cf.get(p, "path", &c.Path, true),
+			cf.get(p, "line", &c.Line, true),
+			cf.get(p, "side", &c.Side, true),
+			cf.get(p, "text", &c.Text, true),
+		); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func decodePointReplies(raw []json.RawMessage) ([]PointReply, error) {

@@ -22,7 +22,10 @@ type Reply struct {
 	Text     string   // answered: words of their own
 	Note     string   // approved
 	Feedback string   // changes_requested
-	Question string   // follow_up
+	// Comments are an approval's or a request for changes' comments on lines of the review's diff
+	// (contract revision 7; linecomment.go).
+	Comments []LineComment
+	Question string // follow_up
 	Points   []PointReply
 	Message  string     // denied: what the agent is told
 	Remember *RuleScope // allowed, denied: the rule to make from now on

@@ -37,7 +37,11 @@ func ApplyReplyVia(a *Ask, r Reply, by *Actor, via Surface, now Clock) error {
 		}
 	case KindReview:
 		switch r.Outcome {
-		case OutcomeApproved, OutcomeChangesRequested, OutcomeFollowUp, OutcomeDismissed:
+		case OutcomeApproved, OutcomeChangesRequested:
+			if err := CheckLineComments(a.Review, r.Comments); err != nil {
+				return err
+			}
+		case OutcomeFollowUp, OutcomeDismissed:
 		default:
 			return Errorf(EReplyInvalid, "a review takes approved, changes_requested, follow_up or dismissed, not %s", r.Outcome)
 		}

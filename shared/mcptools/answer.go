@@ -134,9 +134,15 @@ func replyWords(askID string, r ask.Reply) string {
 			decided = who + " approved the review, noting " + quote(r.Note) + "."
 		}
 		next = "The review is closed: go ahead."
+		if len(r.Comments) > 0 {
+			next = "The review is closed: go ahead, and take the line comments into account."
+		}
 	case ask.OutcomeChangesRequested:
 		decided = who + " requested changes: " + quote(r.Feedback) + "."
 		next = fmt.Sprintf("Make the changes, then call request_review with \"revises\": %q to put the new version up for review.", askID)
+		if len(r.Comments) > 0 {
+			next = fmt.Sprintf("Make the changes, addressing each line comment at its file and line, then call request_review with \"revises\": %q to put the new version up for review.", askID)
+		}
 	case ask.OutcomeFollowUp:
 		decided = who + " asked back: " + quote(r.Question) + "."
 		next = fmt.Sprintf("Answer them with answer_follow_up {\"askId\": %q, \"answer\": \"…\"}; it then waits for their next reply. The ask stays open.", askID)
@@ -178,7 +184,28 @@ func replyWords(askID string, r ask.Reply) string {
 	default:
 		decided = who + " replied (" + string(r.Outcome) + ")."
 	}
-	return strings.TrimSpace(decided + " " + own + " " + next)
+	return strings.TrimSpace(decided+" "+own+" "+next) + lineCommentWords(r.Comments)
+}
+
+// lineCommentWords lists a reply's line comments (contract revision 7) for a model to read, after
+// the reply's words, one a line, each at its place in the review's diff as `path:line`, the way
+// compilers and linters name a line:
+//
+//	Line comments (2), each at its file and line of the diff:
+//	- src/retry.go:12: “Wrap the error.”
+//	- src/retry.go:12 (old file, a removed line): “This was the bug.”
+//
+// Empty without any.
+func lineCommentWords(cs []ask.LineComment) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n\nLine comments (%d), each at its file and line of the diff:", len(cs))
+	for _, c := range cs {
+		b.WriteString("\n- " + c.Where() + ": " + quote(c.Text))
+	}
+	return b.String()
 }
 
 // pendingPoints are the points a responded reply leaves the agent to answer.

@@ -51,7 +51,9 @@ func fixtures(space, prefix string) []*ask.Ask {
 		Thread: []ask.Entry{
 			{Author: ask.AuthorHuman, Reply: &ask.Reply{Outcome: ask.OutcomeFollowUp, Question: "Tests?"}, At: at(3 * time.Second)},
 			{Author: ask.AuthorAgent, Answer: "Yes, a conformance suite.", At: at(4 * time.Second)},
-			{Author: ask.AuthorHuman, Reply: &ask.Reply{Outcome: ask.OutcomeApproved, Note: "ship it"}, By: ada, At: closedR},
+			{Author: ask.AuthorHuman, Reply: &ask.Reply{Outcome: ask.OutcomeApproved, Note: "ship it", Comments: []ask.LineComment{
+				{Path: "x", Line: 1, Side: ask.SideNew, Text: "new: é ✓"}, {Path: "x", Line: 1, Side: ask.SideOld, Text: "old\nline"},
+			}}, By: ada, At: closedR},
 		},
 		CreatedAt: at(time.Second), UpdatedAt: closedR, ClosedAt: &closedR, Space: space,
 	}

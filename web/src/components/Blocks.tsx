@@ -1,5 +1,6 @@
 // What agents show: markdown, highlighted code, diffs and uploaded images, in order.
 
+import { Fragment } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { parseUnifiedDiff, languageName, type DiffFile } from '../diff';
 import { fileUrl, hydrateImages } from '../files';
@@ -7,6 +8,8 @@ import { highlight, highlightLines, languageFor, useHighlighter } from '../highl
 import { renderMarkdown } from '../markdown';
 import type { Block, CodeBlock, DiffBlock, ImageBlock } from '../types';
 import { CheckIcon, ChevronIcon, CopyIcon, FileIcon } from './icons';
+import { focusDraft, lineKey, LineCommentRow, useLineComments } from './LineComments';
+import type { LineSide } from '../revision7';
 
 /** Whether markdown may hold a code block (fenced or indented), which highlighting changes. */
 const MAY_HAVE_CODE = /```|~~~|^(?: {4}|\t)\S/m;
@@ -206,7 +209,11 @@ function DiffFileView({
   const hl = useHighlighter();
   const lang = languageFor(undefined, languageName(file, fallbackName));
   const total = file.hunks.reduce((n, h) => n + h.lines.length, 0);
-  const [full, setFull] = useState(total <= DIFF_FOLD_OVER);
+  // Line comments (revision 7): by the file's path as the diff names it (diff.ts, ask.ParseDiff).
+  const lc = useLineComments();
+  const path = file.to ?? file.from ?? fallbackName ?? '';
+  const commented = !!lc && [...lc.shown.map((s) => s.comment), ...(lc.drafts ?? [])].some((c) => c.path === path);
+  const [full, setFull] = useState(total <= DIFF_FOLD_OVER || commented);
   const highlighted = useMemo(
     () => (open ? file.hunks.map((h) => highlightLines(h.lines.map((l) => l.text), lang)) : []),
     [file, lang, open, hl],
@@ -247,10 +254,35 @@ function DiffFileView({
                   <tr class="hunk-row">
                     <td colSpan={4}>{h.header}</td>
                   </tr>
-                  {h.lines.slice(0, hunks[hi]).map((l, li) => (
-                    <tr key={li} class={`line ${l.kind}`}>
-                      <td class="ln ln-old" data-ln={l.oldNo ?? ''} aria-label={l.oldNo ? `old line ${l.oldNo}` : undefined} />
-                      <td class="ln ln-new" data-ln={l.newNo ?? ''} aria-label={l.newNo ? `new line ${l.newNo}` : undefined} />
+                  {h.lines.slice(0, hunks[hi]).map((l, li) => {
+                    // A line takes a comment on its side: a removed line on the old file's, any other on the new file's.
+                    const side: LineSide | null = l.kind === 'del' ? 'old' : l.kind === 'note' ? null : 'new';
+                    const no = side === 'old' ? l.oldNo : side === 'new' ? l.newNo : null;
+                    const can = !!lc?.drafts && !!side && !!no && !!path;
+                    const cell = (which: LineSide, n: number | null) =>
+                      can && which === side ? (
+                        <td class={`ln ln-${which} ln-commentable`} data-ln={n ?? ''}>
+                          <button
+                            type="button"
+                            class="ln-btn"
+                            data-ln={n ?? ''}
+                            data-lc-btn={lineKey(path, side!, no!)}
+                            aria-label={`Comment on ${which === 'old' ? 'old line' : 'line'} ${n} of ${path}`}
+                            title="Add a comment on this line"
+                            onClick={() => {
+                              lc!.add(path, side!, no!);
+                              focusDraft(lc!.id, lineKey(path, side!, no!));
+                            }}
+                          />
+                        </td>
+                      ) : (
+                        <td class={`ln ln-${which}`} data-ln={n ?? ''} aria-label={n ? `${which} line ${n}` : undefined} />
+                      );
+                    return (
+                    <Fragment key={li}>
+                    <tr class={`line ${l.kind}`}>
+                      {cell('old', l.oldNo)}
+                      {cell('new', l.newNo)}
                       <td class="sign" aria-hidden="true">
                         {l.kind === 'add' ? '+' : l.kind === 'del' ? '−' : ''}
                       </td>
@@ -263,7 +295,10 @@ function DiffFileView({
                         </td>
                       )}
                     </tr>
-                  ))}
+                    {lc && side && no && path && <LineCommentRow ctl={lc} path={path} side={side} line={no} />}
+                    </Fragment>
+                    );
+                  })}
                 </tbody>
               ),
             )}

@@ -1,8 +1,11 @@
+import { useMemo } from 'preact/hooks';
 import { useDraft } from '../drafts';
+import { commentsOf, MAX_LINE_COMMENTS, type Approved7, type ChangesRequested7, type LineComment } from '../revision7';
 import { findAsk, useApp } from '../state';
 import type { Actor, Reply, ReviewAsk } from '../types';
 import { Blocks, Markdown } from './Blocks';
-import { AskLink, Reason, Thread, TitleText } from './common';
+import { actorName, AskLink, Reason, Thread, TitleText } from './common';
+import { LineCommentsContext, type LineCommentsCtl, type ShownComment } from './LineComments';
 import { LinkIcon } from './icons';
 import { CloseOnAgentsMove, DismissButton, useSend } from './Question';
 
@@ -11,10 +14,17 @@ type Action = 'approve' | 'changes' | 'ask';
 interface ReviewDraft {
   action: Action;
   texts: Record<Action, string>;
+  /** Line comments (revision 7), sent with Approve or Request changes. Absent in older drafts. */
+  comments?: LineComment[];
 }
 
 const emptyDraft = (): ReviewDraft => ({ action: 'approve', texts: { approve: '', changes: '', ask: '' } });
-const isEmpty = (d: ReviewDraft) => d.action === 'approve' && !Object.values(d.texts).some((t) => t.trim());
+const isEmpty = (d: ReviewDraft) => d.action === 'approve' && !Object.values(d.texts).some((t) => t.trim()) && !d.comments?.length;
+
+/** "1 comment", "3 comments". */
+export function commentCount(n: number): string {
+  return `${n} ${n === 1 ? 'comment' : 'comments'}`;
+}
 
 const ACTIONS: { id: Action; label: string; field: string; placeholder: string; button: string }[] = [
   { id: 'approve', label: 'Approve', field: 'Note for the agent (optional)', placeholder: 'Anything to keep in mind…', button: 'Approve' },
@@ -30,9 +40,40 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
   const { busy, send, blocked } = useSend(ask);
   const action = ACTIONS.find((a) => a.id === draft.action) ?? ACTIONS[0];
   const text = (draft.texts[action.id] ?? '').trim();
-  const needsText = action.id !== 'approve';
+  const drafts = draft.comments ?? [];
+  // Only comments with words are sent; an empty one is a box the person has not written in yet.
+  const comments = drafts.filter((c) => c.text.trim()).map((c) => ({ ...c, text: c.text.trim() }));
+  const needsText = action.id === 'ask' || (action.id === 'changes' && !comments.length);
   const reason =
-    blocked ?? (needsText && !text ? (action.id === 'changes' ? 'Say what needs to change to request changes.' : 'Write your question to send it.') : null);
+    blocked ??
+    (comments.length > MAX_LINE_COMMENTS
+      ? `At most ${MAX_LINE_COMMENTS} line comments go with one verdict; remove ${comments.length - MAX_LINE_COMMENTS}.`
+      : needsText && !text
+        ? action.id === 'changes'
+          ? 'Say what needs to change to request changes.'
+          : 'Write your question to send it.'
+        : null);
+
+  // Line comments: the person's drafts while the review is open; every sent one at its line.
+  const shown = useMemo<ShownComment[]>(
+    () =>
+      ask.thread.flatMap((e) =>
+        e.author === 'human' ? commentsOf(e.reply).map((comment) => ({ comment, who: actorName(e.by, me) })) : [],
+      ),
+    [ask.thread, me],
+  );
+  const setComments = (cs: LineComment[]) => setDraft({ ...draft, comments: cs });
+  const lc: LineCommentsCtl = {
+    id: ask.id,
+    shown,
+    drafts: open ? drafts : null,
+    add: (path, side, line) => {
+      if (drafts.some((c) => c.path === path && c.side === side && c.line === line)) return; // focus the one there
+      setComments([...drafts, { path, side, line, text: '' }]);
+    },
+    edit: (i, t) => setComments(drafts.map((c, j) => (j === i ? { ...c, text: t } : c))),
+    remove: (i) => setComments(drafts.filter((_, j) => j !== i)),
+  };
 
   const revised = ask.revises ? findAsk(s, ask.revises) : undefined;
   const revisedBy = [...s.live.values(), ...s.extra.values()].filter((a) => a.kind === 'review' && a.revises === ask.id);
@@ -40,9 +81,16 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
   const submit = () => {
     if (reason) return;
     let reply: Reply;
-    if (action.id === 'approve') reply = text ? { outcome: 'approved', note: text } : { outcome: 'approved' };
-    else if (action.id === 'changes') reply = { outcome: 'changes_requested', feedback: text };
-    else reply = { outcome: 'follow_up', question: text };
+    const withComments = comments.length ? { comments } : {};
+    if (action.id === 'approve') reply = { outcome: 'approved', ...(text ? { note: text } : {}), ...withComments } satisfies Approved7;
+    else if (action.id === 'changes')
+      reply = { outcome: 'changes_requested', feedback: text || 'See my comments on the lines.', ...withComments } satisfies ChangesRequested7;
+    else {
+      // A question back leaves the line comments as drafts, for the verdict after the answer.
+      reply = { outcome: 'follow_up', question: text };
+      void send(reply, () => setDraft({ ...emptyDraft(), comments: drafts }));
+      return;
+    }
     void send(reply, resetDraft);
   };
 
@@ -69,7 +117,11 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
         </p>
       ))}
       {p.summary && <Markdown text={p.summary} class="summary" />}
-      <Blocks blocks={p.content} />
+      <div data-lc-review={ask.id}>
+        <LineCommentsContext.Provider value={lc}>
+          <Blocks blocks={p.content} />
+        </LineCommentsContext.Provider>
+      </div>
       <Thread ask={ask} me={me} />
 
       {open && (
@@ -82,7 +134,7 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
           }}
         >
           <label class="field-label" for={`review-${ask.id}`}>
-            {action.field}
+            {action.id === 'changes' && comments.length ? 'What needs to change (optional with line comments)' : action.field}
           </label>
           <textarea
             id={`review-${ask.id}`}
@@ -113,6 +165,11 @@ export function ReviewView({ ask, me }: { ask: ReviewAsk; me: Actor | null }) {
             }}
           />
           <div class="actions">
+            {comments.length > 0 && (
+              <span class="chip comment-count" data-comment-count={comments.length} title={action.id === 'ask' ? 'Sent with your verdict, not with a question' : undefined}>
+                {commentCount(comments.length)}
+              </span>
+            )}
             <button
               type="submit"
               form={`review-form-${ask.id}`}

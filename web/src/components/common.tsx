@@ -3,6 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { plainText, renderTitle } from '../markdown';
+import { commentsOf, whereOf } from '../revision7';
 import { navigate } from '../state';
 import { age, fullTime } from '../time';
 import { approvalClosedLabel, approvalLine, approvalOutcome, codeParts, noticeHeading, scopeWords, verdictVerb, type AgentNames } from '../approval';
@@ -271,6 +272,16 @@ export function EntryView({ entry, me, names }: { entry: Entry; me?: Actor | nul
       )}
       {r.outcome === 'denied' && r.message && <Words text={r.message} />}
       {r.outcome === 'changes_requested' && <Words text={r.feedback} />}
+      {commentsOf(r).length > 0 && (
+        <ul class="entry-comments" aria-label="Line comments">
+          {commentsOf(r).map((c, i) => (
+            <li key={i} data-entry-comment>
+              <code class="where">{whereOf(c)}</code>
+              <Words text={c.text} />
+            </li>
+          ))}
+        </ul>
+      )}
       {r.outcome === 'follow_up' && <Words text={r.question} />}
       {r.outcome === 'responded' && (
         <ul class="point-replies">

@@ -48,8 +48,11 @@ export class Agent {
     return this;
   }
 
-  /** Calls a tool; resolves with its structuredContent, rejects on a tool error. `signal` hangs up. */
-  async call(name, args, { signal } = {}) {
+  /**
+   * Calls a tool; resolves with its structuredContent, rejects on a tool error. `signal` hangs up;
+   * `full` resolves with the whole result (content and structuredContent).
+   */
+  async call(name, args, { signal, full = false } = {}) {
     const id = nextId++;
     const res = await fetch(this.server.origin + '/mcp', {
       method: 'POST',
@@ -64,6 +67,7 @@ export class Agent {
     if (msg.error) throw new Error(`${name}: ${JSON.stringify(msg.error)}`);
     const r = msg.result;
     if (r.isError) throw new Error(`${name}: ${r.content?.map((c) => c.text).join(' ')}`);
+    if (full) return r;
     return r.structuredContent ?? JSON.parse(r.content[0].text);
   }
 
