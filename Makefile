@@ -67,8 +67,8 @@ test-e2e: build e2e/node_modules/.package-lock.json
 # The browser suite's inbox.test.mjs, history.test.mjs (55 asks closed and paged back: moto's
 # slowest, docs/benchmarks.md), triage.test.mjs (issue 29's triage flow, CloudFront's compression),
 # connect.test.mjs (MCP OAuth's consent), passkey.test.mjs and sso.test.mjs (single sign-on through
-# mockoidc) only: about 90 s, 135 s, 150 s, 15 s, 30 s and 10 s here (inbox.test.mjs took 230 s at
-# load 20; each file has 300 s). Their photographs go to a scratch folder, not docs/screenshots
+# mockoidc) only: about 90 s, 135 s, 150 s, 15 s, 30 s and 10 s here (inbox.test.mjs took 212–230 s at
+# load 17–20; each file has 300 s). Their photographs go to a scratch folder, not docs/screenshots
 # (which `serve` takes). push.test.mjs needs pushes to reach
 # a stand-in on 127.0.0.1, which only a test-only variable allows and template.yaml rightly does
 # not give the fan-out; screenshots.test.mjs photographs the same inbox again.
