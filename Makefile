@@ -64,14 +64,17 @@ test-e2e: build e2e/node_modules/.package-lock.json
 	cd e2e && npm test
 
 ## test-e2e-aws: the MCP suite and the inbox's browser tests against `loopback aws-local` on moto
-# The browser suite's inbox.test.mjs, connect.test.mjs (MCP OAuth's consent), passkey.test.mjs and
-# sso.test.mjs (single sign-on through mockoidc) only (about 90 s, 15 s, 30 s and 10 s here):
-# push.test.mjs needs pushes to reach
+# The browser suite's inbox.test.mjs, history.test.mjs (55 asks closed and paged back: moto's
+# slowest, docs/benchmarks.md), triage.test.mjs (issue 29's triage flow, CloudFront's compression),
+# connect.test.mjs (MCP OAuth's consent), passkey.test.mjs and sso.test.mjs (single sign-on through
+# mockoidc) only: about 90 s, 135 s, 150 s, 15 s, 30 s and 10 s here (inbox.test.mjs took 212–230 s at
+# load 17–20; each file has 300 s). Their photographs go to a scratch folder, not docs/screenshots
+# (which `serve` takes). push.test.mjs needs pushes to reach
 # a stand-in on 127.0.0.1, which only a test-only variable allows and template.yaml rightly does
 # not give the fan-out; screenshots.test.mjs photographs the same inbox again.
 test-e2e-aws: build e2e/node_modules/.package-lock.json web/node_modules/.package-lock.json
 	cd e2e && LOOPBACK_E2E_TARGET=aws-local npm test
-	cd web && LOOPBACK_E2E_TARGET=aws-local node --test --test-concurrency=1 --test-timeout=300000 test/e2e/inbox.test.mjs test/e2e/connect.test.mjs test/e2e/passkey.test.mjs test/e2e/sso.test.mjs
+	cd web && LOOPBACK_E2E_TARGET=aws-local LOOPBACK_SCREENSHOTS=$${TMPDIR:-/tmp}/loopback-aws-local-shots node --test --test-concurrency=1 --test-timeout=300000 test/e2e/inbox.test.mjs test/e2e/history.test.mjs test/e2e/triage.test.mjs test/e2e/connect.test.mjs test/e2e/passkey.test.mjs test/e2e/sso.test.mjs
 
 # e2e/node_modules, installed again only when e2e/package-lock.json changes.
 e2e/node_modules/.package-lock.json: e2e/package-lock.json

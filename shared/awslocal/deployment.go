@@ -291,10 +291,16 @@ const InstancesPath = "/_aws-local/mcp-instances"
 // the event socket to the WebSocket API, the rest of /api/, /slack/, /.well-known/, /oauth/ and /auth/ to
 // the HTTP API, /mcp and /hooks/ to the
 // MCP function URL, and everything else to inbox (S3 behind CloudFront on AWS).
+//
+// The two behaviours template.yaml gives `Compress: true` (/api/* and the default, the inbox)
+// are gzipped for a client that takes it, as CloudFront compresses them at the edge: here with
+// httpapi.Compress, what `loopback serve` uses (gzip only, from 1 KiB, where CloudFront also offers
+// brotli from 1,000 bytes). The functions themselves never compress.
 func (d *Deployment) Handler(inbox http.Handler) http.Handler {
+	api := httpapi.Compress(d.API)
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/events", d.Events)
-	mux.Handle("/api/", d.API)
+	mux.Handle("/api/", api)
 	mux.Handle("/slack/", d.API) // CloudFront's /slack/* behaviour: Slack's requests
 	// CloudFront's /.well-known/* and /oauth/* behaviours: MCP OAuth's metadata and
 	// authorization server, on the HTTP API (OAuthFunction).
@@ -313,7 +319,7 @@ func (d *Deployment) Handler(inbox http.Handler) http.Handler {
 			fmt.Fprintf(w, `{"busy":%d,"started":%d}`+"\n", busy, started)
 		})
 	}
-	mux.Handle("/", inbox)
+	mux.Handle("/", httpapi.Compress(inbox))
 	if len(d.buckets) > 0 {
 		mux.Handle("GET /uploads/", d.S3.Origin(d.buckets[0])) // a file read's presigned GET
 	}
@@ -322,7 +328,7 @@ func (d *Deployment) Handler(inbox http.Handler) http.Handler {
 		// `/api/./v1/…`) with a 307 and an HTML body; AWS has no such redirect. Those go to the
 		// HTTP API as they are, whose $default answers them with the API's 404 Problem.
 		if p := r.URL.Path; p == "/api" || (p != httpapi.CleanPath(p) && !strings.HasPrefix(p, "/uploads/")) {
-			d.API.ServeHTTP(w, r)
+			api.ServeHTTP(w, r) // CloudFront's /api/* behaviour, or its default: both compress
 			return
 		}
 		mux.ServeHTTP(w, r)

@@ -112,6 +112,21 @@ func TestDeployment(t *testing.T) {
 	if status, body := call("GET", "/api/v1/no-such-route"); status != 404 || !strings.Contains(body, `"code":"route.not_found"`) {
 		t.Fatalf("GET /api/v1/no-such-route = %d %s, want $default's 404 Problem", status, body)
 	}
+	// CloudFront compresses the behaviours template.yaml gives `Compress: true` (/api/*, the
+	// inbox), and only those: not /.well-known/* (nor /mcp, /hooks/*, /slack/*, /oauth/*, /auth/*).
+	for path, want := range map[string]bool{"/api/v1/whoami": true, "/": true, "/.well-known/oauth-protected-resource": false} {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Accept-Encoding", "gzip")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if got := strings.Contains(res.Header.Get("Vary"), "Accept-Encoding"); got != want {
+			t.Errorf("GET %s: Vary %q, want Accept-Encoding in it: %v", path, res.Header.Get("Vary"), want)
+		}
+	}
 	// Paths net/http's mux would redirect get the API's 404 Problem, as on AWS: no 307, no HTML.
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, p := range []string{"/api", "//api/v1/whoami", "/api/./v1/whoami", "/api/v1/../v1/whoami"} {

@@ -12,7 +12,6 @@ import { launch } from './lib/browser.mjs';
 import { background, cspViolations, openInbox, png, scrollsSideways, uploadPng, waitForAsk } from './lib/helpers.mjs';
 import { Agent } from './lib/mcp.mjs';
 import { Server } from './lib/server.mjs';
-import { TARGET } from '../../../e2e/lib/target.mjs';
 
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; font-src 'self'; " +
@@ -596,77 +595,7 @@ describe('briefings', () => {
   });
 });
 
-// On aws-local, 55 sequential waits through the deployment's functions on moto have grown slow
-// (several seconds each past the fortieth, beyond the test's time at load) since each ask also
-// writes its search words item in the space's partition. The same test runs on serve; the slowdown
-// is written down in the session's note (issue 29).
-describe('history', { skip: TARGET === 'aws-local' && 'slow on moto: 55 sequential waits (see the comment above)' }, () => {
-  it('pages back through closed asks; a closed ask opens read-only with its whole thread', async () => {
-    const own = await new Server().start();
-    try {
-      const a = await new Agent(own).init();
-      const n = 55; // more than the snapshot's 50 recent, so paging must reach the rest
-      const calls = [];
-      for (let i = 0; i < n; i++) {
-        calls.push(a.call('ask_question', { project: i % 2 ? 'odd' : 'even', question: `Question number ${i}` }));
-        // On the AWS path one credential's waits are counted in a single DynamoDB partition whose
-        // counter every new wait moves: a burst of 55 at once mostly retries. Each call starts
-        // once the one before is waiting.
-        // Each wait is written to moto by the deployment's functions, which a loaded machine can
-        // take several seconds over once the space holds forty of them: a minute, not the default 10 s.
-        if (TARGET === 'aws-local') await waitForAsk(own, (q) => q.waiting && q.prompt.question === `Question number ${i}`, 60_000);
-      }
-      let asks = [];
-      // Poll gently: on the AWS path every snapshot is a Query and a BatchGetItem on moto, which the
-      // 55 calls being made need too.
-      while (asks.length < n) {
-        asks = (await own.api('GET', '/snapshot')).body.open;
-        if (asks.length < n) await new Promise((r) => setTimeout(r, 200));
-      }
-      // Close them from question 54 down to question 0, so 0 is the most recently closed.
-      const num = (q) => Number(/\d+/.exec(q.prompt.question)[0]);
-      asks.sort((x, y) => num(y) - num(x));
-      for (const q of asks) await own.api('POST', `/asks/${q.id}/reply`, { outcome: 'answered', selected: [], text: `answer to ${q.prompt.question}` });
-      await Promise.all(calls);
-
-      const page = await openInbox(browser, own);
-      await page.getByRole('link', { name: 'History' }).click();
-      assert.equal(page.url(), own.origin + '/history');
-      const rows = page.locator('[data-ask-row]');
-      await page.getByRole('button', { name: 'Load older' }).waitFor();
-      assert.equal(await rows.count(), 20);
-      assert.match(await rows.first().innerText(), /Question number 0\b/);
-      await page.getByRole('button', { name: 'Load older' }).click();
-      await page.waitForFunction(() => document.querySelectorAll('[data-ask-row]').length === 40);
-      await page.getByRole('button', { name: 'Load older' }).click();
-      await page.getByText('That is everything.').waitFor();
-      assert.equal(await rows.count(), n);
-      assert.match(await rows.last().innerText(), /Question number 54/);
-      assert.equal(page.requests.filter((u) => u.includes('/api/v1/asks?') && u.includes('before=')).length, 2);
-
-      // The project filter applies to history too.
-      // (the server's answer: a filtered history is read from the server, every closed ask of it)
-      await page.locator('.project-filter select').selectOption('odd');
-      await page.waitForFunction(() => document.querySelectorAll('[data-ask-row]').length === 27);
-      await page.locator('.project-filter select').selectOption('');
-
-      await rows.last().click();
-      await page.locator('.readonly-note').waitFor();
-      await page.locator('.entry-human', { hasText: 'answer to Question number 54' }).waitFor();
-      assert.equal(await page.locator('.reply-panel').count(), 0);
-      assert.equal(await page.locator('textarea').count(), 0);
-      // Opened by link on a fresh page, an old closed ask (not among the snapshot's 50) is read from the API.
-      const old = asks.find((q) => q.prompt.question === 'Question number 54');
-      const fresh = await openInbox(browser, own, { path: `/asks/${old.id}` });
-      await fresh.locator('.entry-human', { hasText: 'answer to Question number 54' }).waitFor();
-      assert.ok(fresh.requests.includes(`${own.origin}/api/v1/asks/${old.id}`));
-      await fresh.context().close();
-      await page.context().close();
-    } finally {
-      await own.dispose();
-    }
-  });
-});
+// History (55 closed asks, paged back) has a file of its own: history.test.mjs.
 
 describe('safety', () => {
   const XSS = [
