@@ -416,14 +416,17 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("revision", func(t *testing.T) {
-		// This server writes revision 6: a client of revision 7 is newer (409 reload); clients of
-		// revisions 6, 5, 4, 3, 2 and 1 are served, the older ones as they always were.
-		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "7"); r.status != 409 || r.problem(t) != httpapi.EReload ||
-			!strings.Contains(string(r.body), "revision 6") {
+		// This server writes revision 7: a client of revision 8 is newer (409 reload); clients of
+		// revisions 7, 6, 5, 4, 3, 2 and 1 are served, the older ones as they always were.
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "8"); r.status != 409 || r.problem(t) != httpapi.EReload ||
+			!strings.Contains(string(r.body), "revision 7") {
 			t.Errorf("a newer client: %d %s", r.status, r.body)
 		}
-		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "6"); r.status != 200 {
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "7"); r.status != 200 {
 			t.Errorf("the same revision: %d", r.status)
+		}
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "6"); r.status != 200 {
+			t.Errorf("a revision-6 client: %d", r.status)
 		}
 		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "5"); r.status != 200 {
 			t.Errorf("a revision-5 client: %d", r.status)

@@ -3,7 +3,7 @@
 package buildinfo
 
 // Revision is the revision of the contract (spec/main.tsp) this code writes.
-const Revision = 6
+const Revision = 7
 
 // Build is when this build was made, set by the Makefile with -ldflags -X. A build without it
 // (go run, go test) says "dev".
