@@ -676,8 +676,10 @@ describe('safety', () => {
           // What agents wrote is rendered inside .md (markdown) and blocks; the inbox's own forms are not.
           if (/^(SCRIPT|IFRAME|OBJECT|EMBED|FORM|STYLE|LINK|META|VIDEO|SVG|BASE|INPUT|BUTTON|TEXTAREA)$/i.test(el.tagName) && el.closest('.md, .block')) {
             const taskBox = el.tagName === 'INPUT' && el.type === 'checkbox' && el.disabled; // GFM task lists, inert
-            // The inbox's own controls on a block: its head (copy, fold a file), a diff's tools and file list, Show all.
-            const own = el.closest('.block-head, .diff-tools, .diff-files') || el.classList.contains('fold-btn');
+            // The inbox's own controls on a block: its head (copy, fold a file), a diff's tools and file list, Show all,
+            // and a diff line's number, which adds a line comment (revision 7): an empty button of the inbox's.
+            const lineButton = el.matches('.diff-table td.ln-commentable > button.ln-btn[data-lc-btn]') && el.childNodes.length === 0;
+            const own = el.closest('.block-head, .diff-tools, .diff-files') || el.classList.contains('fold-btn') || lineButton;
             if (!taskBox && !el.closest('svg.icon') && !own) bad.push(el.tagName);
           }
         }
