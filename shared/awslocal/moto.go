@@ -157,6 +157,9 @@ func (s *Moto) Config() aws.Config {
 		Credentials:  credentials.NewStaticCredentialsProvider("testing", "testing", ""),
 		BaseEndpoint: aws.String(s.URL),
 		HTTPClient:   &serialClient{mu: &s.mu, c: &http.Client{Timeout: time.Minute}},
+		// A request the SDK sends again names itself in the log: its first answer was lost (a
+		// write may have landed), which the stores must take for what it is.
+		ClientLogMode: aws.LogRetries,
 	}
 }
 

@@ -74,7 +74,6 @@ func newStore(t *testing.T) *dynamo.Store {
 func noScanClient() *dynamodb.Client {
 	cfg := moto.Config()
 	cfg.HTTPClient = noScan{cfg.HTTPClient}
-	cfg.ClientLogMode = aws.LogRetries
 	return dynamodb.NewFromConfig(cfg)
 }
 

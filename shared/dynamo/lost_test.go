@@ -73,6 +73,21 @@ func TestLostAnswerIsNotAConflict(t *testing.T) {
 	}
 }
 
+// TestLostCreateTableAnswer: a table whose creation's answer was lost (the SDK then sends the
+// create again, which finds the table) is created all the same.
+func TestLostCreateTableAnswer(t *testing.T) {
+	cfg := moto.Config()
+	lose := &loseAnswer{next: cfg.HTTPClient}
+	cfg.HTTPClient = lose
+	lose.arm("CreateTable")
+	if err := dynamo.CreateTable(context.Background(), dynamodb.NewFromConfig(cfg), awstest.Name("loopback")); err != nil {
+		t.Fatalf("a table whose creation's answer was lost: %v", err)
+	}
+	if !lose.lost.Load() {
+		t.Fatal("no CreateTable answer was lost, so the test proved nothing")
+	}
+}
+
 // loseAnswer passes requests to the emulator; once armed, it lets the next request of its target
 // operation be applied and answers the SDK with a 500 in its place, as a lost answer would be.
 type loseAnswer struct {

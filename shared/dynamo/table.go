@@ -68,9 +68,12 @@ func TableInput(name string) *dynamodb.CreateTableInput {
 // CreateTable creates the table as template.yaml declares it, waits until it is active, and
 // turns on time to live (on expiresAt) and point-in-time recovery. A deployment gets the same
 // table from CloudFormation; this is for trying the AWS storage without one (serve
-// --create-table) and for the tests. A table that exists already is an error.
+// --create-table) and for the tests. A table of that name that exists already is taken as this
+// one (and gets the same settings): the SDK sends a create again when its answer was lost, and
+// the create sent again finds the table the first one made.
 func CreateTable(ctx context.Context, client *dynamodb.Client, name string) error {
-	if _, err := client.CreateTable(ctx, TableInput(name)); err != nil {
+	var inUse *types.ResourceInUseException
+	if _, err := client.CreateTable(ctx, TableInput(name)); err != nil && !errors.As(err, &inUse) {
 		return fmt.Errorf("dynamodb: create table %s: %w", name, err)
 	}
 	waiter := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) {
