@@ -227,33 +227,26 @@ type queued struct {
 	raw    []byte
 }
 
-// enqueue takes a change from the hub (under its lock: it must not block). A socket whose queue
-// is full is dropped: its client reconnects for a fresh snapshot rather than miss a change.
+// enqueue takes a change from the hub (under its lock: it must not block).
 func (k *socket) enqueue(c ask.Change) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.closing {
-		return true
-	}
-	if len(k.queue) >= k.cfg.Queue {
-		k.startClosing(closeTryAgainLater, closeTooSlow)
-		return false
-	}
-	// Framed here, as the hub hands the change out: the first socket's call encodes it for all,
-	// so that a thousand writers do not wait on the first one's encoding.
-	f, err := k.srv.frames.encode(c)
-	k.queue = append(k.queue, queued{change: c, frame: f, err: err})
-	if !k.writing {
-		k.writing = true
-		go k.flush()
-	}
-	return true
+	return k.push(func() queued {
+		// Framed here, as the hub hands the change out: the first socket's call encodes it for
+		// all, so that a thousand writers do not wait on the first one's encoding.
+		f, err := k.srv.frames.encode(c)
+		return queued{change: c, frame: f, err: err}
+	})
 }
 
 // enqueueMark takes one of the person's own marks from the hub (under its lock: it must not
 // block), as enqueue takes a change.
 func (k *socket) enqueueMark(m ask.Mark) bool {
 	b, err := events.Encode(events.MarkFrame(m))
+	return k.push(func() queued { return queued{raw: b, err: err} })
+}
+
+// push queues what item makes and starts the writer if none runs. A socket whose queue is full
+// is dropped: its client reconnects for a fresh snapshot rather than miss a change.
+func (k *socket) push(item func() queued) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closing {
@@ -263,7 +256,7 @@ func (k *socket) enqueueMark(m ask.Mark) bool {
 		k.startClosing(closeTryAgainLater, closeTooSlow)
 		return false
 	}
-	k.queue = append(k.queue, queued{raw: b, err: err})
+	k.queue = append(k.queue, item())
 	if !k.writing {
 		k.writing = true
 		go k.flush()
