@@ -498,6 +498,9 @@ func TestServerlessUploads(t *testing.T) {
 	req.Params.Arguments = map[string]any{"title": "The fix", "project": "alpha", "content": []map[string]any{
 		{"type": "image", "uploadId": tk.UploadID, "caption": "after the fix"},
 	}}
+	// A progress token: the call waits MaxWait, not the 700 ms quiet wait the steps below outlast
+	// on a loaded machine.
+	req.Params.Meta = &mcp.Meta{ProgressToken: "review-1"}
 	review := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		res, err := agent.CallTool(ctx, req)
