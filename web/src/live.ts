@@ -38,7 +38,12 @@ export type ConnState =
 
 export interface LiveHandlers {
   /** A snapshot: the whole state (`delta` false: replace what is held), or what changed since the watermark offered (merge). */
-  snapshot(s: Snapshot, delta: boolean): void;
+  snapshot(s: Snapshot, delta: boolean, alongside?: unknown): void;
+  /**
+   * Read beside the whole snapshot over HTTP (the person's marks), so the first list is drawn once
+   * and right; what it resolves to is handed to snapshot. A failure is the handler's to catch.
+   */
+  alongside?(): Promise<unknown>;
   ask(type: 'ask.opened' | 'ask.updated', a: Ask): void;
   /** One of the person's own marks changed (on this device or another): the mark as it stands. */
   mark?(m: AskMark): void;
@@ -122,14 +127,14 @@ export class Live {
     try {
       // Nothing held yet: the whole snapshot over HTTP (compressed) beside the ticket, then a delta
       // over the socket. Only its asks are taken from it; the socket says when the page is live.
-      const first = this.mark === null ? api('GET', '/snapshot') : null;
+      const first = this.mark === null ? Promise.all([api('GET', '/snapshot'), this.h.alongside?.()]) : null;
       const t = api('POST', '/events/tickets');
       t.catch(() => undefined); // awaited below; not an unhandled rejection if the snapshot fails first
       if (first) {
-        const snap = await first;
+        const [snap, beside] = await first;
         if (gen !== this.generation) return;
         this.mark = newest(snap, null);
-        this.h.snapshot(snap, false);
+        this.h.snapshot(snap, false, beside);
       }
       ticket = await t;
     } catch (err) {

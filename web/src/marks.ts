@@ -51,6 +51,23 @@ export function isUnread(m: AskMark | undefined, a: Ask, now: number): boolean {
   return ms(m.readAt) < news;
 }
 
+function sameMark(a: AskMark | undefined, b: AskMark): boolean {
+  return (
+    !!a &&
+    a.readAt === b.readAt &&
+    a.snooze?.at === b.snooze?.at &&
+    a.snooze?.until === b.snooze?.until &&
+    !!a.snooze?.untilAgentMoves === !!b.snooze?.untilAgentMoves
+  );
+}
+
+/** The same marks, mark for mark (a map read again from the server need not be drawn again). */
+export function sameMarks(a: ReadonlyMap<string, AskMark>, b: ReadonlyMap<string, AskMark>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [id, m] of b) if (!sameMark(a.get(id), m)) return false;
+  return true;
+}
+
 /** The mark as it stands after a change, for the page to show before the server answers. */
 export function applyMark(m: AskMark | undefined, askId: string, input: MarkInput, now: number): AskMark {
   const out: AskMark = { askId, readAt: m?.readAt, snooze: m?.snooze };

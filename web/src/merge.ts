@@ -41,7 +41,12 @@ export function mergeAsk(m: AskMap, a: Ask): AskMap {
  */
 export function mergeFrame(m: AskMap, a: Ask): AskMap {
   const held = m.get(a.id);
-  if (held && compareTimes(held.updatedAt, a.updatedAt) > 0) return m;
+  if (held) {
+    const order = compareTimes(held.updatedAt, a.updatedAt);
+    if (order > 0) return m;
+    // The same ask again (a delta holds the ask at the watermark the page offered): nothing to draw.
+    if (order === 0 && JSON.stringify(held) === JSON.stringify(a)) return m;
+  }
   const next = new Map(m);
   next.set(a.id, a);
   return next;

@@ -30,7 +30,7 @@ export type { AppState, Choice, HistoryState, Route } from './store';
 export { HISTORY_PAGE, loadAsk, loadHistoryPage, problemText, sendReply, setProject } from './effects/asks';
 export { closeHelp, followHelp, openHelp } from './effects/help';
 export { enableNotifications } from './effects/notifications';
-export { loadMarks, markOpened, setMark } from './effects/marks';
+export { loadMarks, markOpened, READ_AFTER_MS, setMark } from './effects/marks';
 export { navigate, requestDetailFocus, takeDetailFocus } from './effects/router';
 export { checkToken, fragmentChanged, resolveChoice, setNotice, signIn, signOut, start } from './effects/session';
 export { deleteRule, loadRules, saveRule } from './effects/rules';

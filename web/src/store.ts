@@ -130,6 +130,11 @@ export interface Store {
   subscribe(listener: (s: AppState) => void): () => void;
 }
 
+function unchanged(s: AppState, p: Partial<AppState>): boolean {
+  for (const k in p) if (!Object.is(s[k as keyof AppState], p[k as keyof AppState])) return false;
+  return true;
+}
+
 export function createStore(initial: AppState): Store {
   let state = initial;
   const listeners = new Set<(s: AppState) => void>();
@@ -137,6 +142,9 @@ export function createStore(initial: AppState): Store {
     get: () => state,
     set(patch) {
       const p = typeof patch === 'function' ? patch(state) : patch;
+      // A patch that changes nothing (a delta of asks already held, marks read again unchanged)
+      // draws nothing: every view reads the store, and a render of them all is what a key waits on.
+      if (unchanged(state, p)) return;
       state = { ...state, ...p };
       for (const l of [...listeners]) l(state);
     },

@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'preact/hooks';
-import { findAsk, loadAsk, markOpened, navigate, takeDetailFocus, undoPending, useApp } from '../state';
+import { findAsk, getState, loadAsk, markOpened, navigate, READ_AFTER_MS, takeDetailFocus, undoPending, useApp } from '../state';
 import { lastTab } from './shortcuts';
 import type { Ask } from '../types';
 import { ApprovalView } from './Approval';
@@ -27,10 +27,16 @@ export function AskView({ id }: { id: string }) {
     if (!ask && !missing && s.liveReady) void loadAsk(id);
   }, [id, !!ask, missing, s.liveReady]);
 
-  // Opened: read (again, when the agent moves while it is open), once the person's marks are known.
+  // Opened and still open a moment later: read (again, when the agent moves while it is open), once
+  // the person's marks are known.
   const change = ask ? lastChange(ask) : 0;
   useEffect(() => {
-    if (ask && s.liveReady) markOpened(ask);
+    if (!ask || !s.liveReady) return;
+    const t = setTimeout(() => {
+      const now = findAsk(getState(), id);
+      if (now) markOpened(now);
+    }, READ_AFTER_MS);
+    return () => clearTimeout(t);
   }, [id, change, s.liveReady]);
 
   // Focus the title when an ask is opened, so keyboard and screen-reader users land on it; but not

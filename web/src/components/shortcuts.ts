@@ -175,7 +175,7 @@ function openSoon(id: string) {
   o.frame = requestAnimationFrame(() => {
     o.timer = setTimeout(() => {
       opening = null;
-      navigate({ name: 'ask', id });
+      navigate({ name: 'ask', id }, false, true);
     }, 0);
   });
   opening = o;

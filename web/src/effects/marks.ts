@@ -4,15 +4,22 @@
 
 import { api } from '../api';
 import { getState, setState } from '../app';
-import { applyMark, isUnread, lastChange, type AskMark, type MarkInput } from '../marks';
+import { applyMark, isUnread, lastChange, sameMarks, type AskMark, type MarkInput } from '../marks';
 import type { Ask } from '../types';
 import { toast } from './toasts';
+
+/** The person's marks (those on open asks) as the server has them. */
+export async function fetchMarks(): Promise<Map<string, AskMark>> {
+  const r = await api('GET', '/marks');
+  return new Map(r.items.map((m) => [m.askId, m as AskMark]));
+}
 
 /** Reads the person's marks (those on open asks). */
 export async function loadMarks(): Promise<void> {
   try {
-    const r = await api('GET', '/marks');
-    setState({ marks: new Map(r.items.map((m) => [m.askId, m as AskMark])) });
+    const next = await fetchMarks();
+    // Read again on every (re)connect: unchanged, the page keeps what it has and draws nothing.
+    if (!sameMarks(getState().marks, next)) setState({ marks: next });
   } catch {
     // not now: the next snapshot reads them again
   }
@@ -34,6 +41,12 @@ export async function setMark(askId: string, input: MarkInput): Promise<boolean>
 }
 
 const marking = new Map<string, number>();
+
+/**
+ * How long an ask stays open before it counts as read: a walk through the list with j passes asks
+ * it does not read (and marking each would be a write and two redraws at every key).
+ */
+export const READ_AFTER_MS = 600;
 
 /** The person opened an ask: it is read, if it was not since it came (once per change of it). */
 export function markOpened(a: Ask): void {

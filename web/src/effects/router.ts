@@ -10,12 +10,49 @@ import { parseRoute, routed, routePath, type Route } from '../store';
  */
 const listScroll = new Map<string, number>();
 
-export function navigate(r: Route, replace = false): void {
+/**
+ * A walk through the list beside the open ask (j and k on a wide screen) writes the address once it
+ * stops, not at every ask it passes: each write is a same-document navigation, which costs the page
+ * a frame's worth of work at every key (and Chromium fetches and decodes the favicon again after
+ * it). A walk is one history entry: Back after it goes to where it began, not through every ask.
+ */
+export const WALK_SETTLE_MS = 400;
+let walk: { path: string; replace: boolean; timer: ReturnType<typeof setTimeout> } | null = null;
+/** The history entry shown is a walk's: the walk's later steps write over it rather than adding. */
+let walkEntry = false;
+
+function writeAddress(path: string, replace: boolean): void {
+  if (location.pathname + location.search === path) return;
+  if (replace) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+}
+
+/** Writes a walk's address now (it stopped, or the page is going away or elsewhere). */
+function settleWalk(): void {
+  if (!walk) return;
+  clearTimeout(walk.timer);
+  const w = walk;
+  walk = null;
+  writeAddress(w.path, w.replace);
+}
+
+/**
+ * Shows route `r`. `replace` writes over the current history entry instead of adding one; `walking`
+ * says this is a step of a walk through the list, whose address is written once the walk stops.
+ */
+export function navigate(r: Route, replace = false, walking = false): void {
   const from = getState().route;
   const path = routePath(r);
-  if (location.pathname + location.search !== path) {
-    if (replace) history.replaceState(null, '', path);
-    else history.pushState(null, '', path);
+  if (walking) {
+    // A walk adds one history entry, at its first step; every later step writes over it.
+    const first = walk ? walk.replace : walkEntry || replace;
+    if (walk) clearTimeout(walk.timer);
+    walk = { path, replace: first, timer: setTimeout(settleWalk, WALK_SETTLE_MS) };
+    walkEntry = true;
+  } else {
+    settleWalk();
+    writeAddress(path, replace);
+    walkEntry = false;
   }
   if (from.name !== 'ask' && r.name === 'ask') listScroll.set(from.name, window.scrollY);
   setState(routed(r));
@@ -52,7 +89,18 @@ export function takeDetailFocus(): boolean {
 
 /** Back and Forward. */
 export function startRouter(): void {
+  // Leaving or hiding the page keeps where a walk had got to (a reload opens that ask).
+  addEventListener('pagehide', settleWalk);
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') settleWalk();
+  });
   addEventListener('popstate', () => {
+    // Back or Forward during a walk: the browser's entry wins over the walk's unwritten one.
+    if (walk) {
+      clearTimeout(walk.timer);
+      walk = null;
+    }
+    walkEntry = false;
     const from = getState().route;
     const r = parseRoute(location.pathname, location.search);
     if (from.name !== 'ask' && r.name === 'ask') listScroll.set(from.name, window.scrollY);

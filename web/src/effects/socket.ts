@@ -12,7 +12,8 @@ import type { Ask } from '../types';
 import { approvalLine } from '../approval';
 import { plainText } from '../markdown';
 import { announce } from './notifications';
-import { loadMarks } from './marks';
+import { fetchMarks, loadMarks } from './marks';
+import { sameMarks } from '../marks';
 import { keepSnapshot, showKeptSnapshot } from './offline';
 import { recheckPushIfUnknown } from './webpush';
 
@@ -29,12 +30,17 @@ let live: Live | null = null;
 export function startLive(session: LiveSession): void {
   live?.stop();
   live = new Live({
-    snapshot(s, delta) {
+    // The marks come with the first snapshot, so no row is drawn unread and then read.
+    alongside: () => fetchMarks().catch(() => null),
+    snapshot(s, delta, marks) {
       const patch = delta ? deltaReceived(getState(), s) : snapshotReceived(fromSnapshot(s));
       if (delta && !readSettings().hold) delete patch.held; // as for a frame: the pill only when holding
+      const withMarks = marks instanceof Map;
+      if (withMarks && !sameMarks(getState().marks, marks)) patch.marks = marks;
       setState(patch);
       keepSnapshot();
-      void loadMarks();
+      // A socket's snapshot (a reconnect, or the first one after the HTTP read) reads them again.
+      if (!withMarks) void loadMarks();
       if (!getState().whoami) session.unconfirmed();
       // The server was not reachable when the bell looked (a start offline): look again now.
       recheckPushIfUnknown();

@@ -132,6 +132,32 @@ describe('the triage flow', () => {
     await page.context().close();
   });
 
+  it('on a laptop: a walk with j is one history entry, written once it stops; the ask it stops on is read', async (t) => {
+    const { server, agent } = await fresh(t);
+    // Newest first in the list: d, c, b, a.
+    const [a, b, , d] = await seed(server, agent, [q('Walk A?'), q('Walk B?'), q('Walk C?'), q('Walk D?')]);
+    const page = await triaged(server, { viewport: LAPTOP });
+    await page.locator(`[data-ask-row="${a.id}"]`).waitFor();
+    const entries = await page.evaluate(() => history.length);
+    // One key at a time, each ask opened beside the list before the next key, however slowly.
+    for (const id of [d.id, null, b.id, a.id]) {
+      await page.keyboard.press('j');
+      if (id) await page.locator(`#title-${id}`).waitFor();
+    }
+    await page.waitForURL(`**/asks/${a.id}`);
+    assert.equal(await page.evaluate(() => history.length), entries + 1, 'the walk added one entry');
+    // The ask the walk stopped on is read once it has been open a moment; on the server too.
+    await page.waitForFunction((id) => !document.querySelector(`[data-ask-row="${id}"]`)?.classList.contains('unread'), a.id);
+    const marks = (await server.api('GET', '/marks')).body.items;
+    assert.ok(marks.some((m) => m.askId === a.id && m.readAt), JSON.stringify(marks));
+    // Back goes to where the walk began: the list with no ask beside it.
+    await page.goBack();
+    await page.waitForURL(server.origin + '/');
+    await page.locator('.pane-detail .ask-view').waitFor({ state: 'detached' });
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   for (const [name, opts] of [
     ['laptop', { viewport: LAPTOP }],
     ['phone', PHONE],

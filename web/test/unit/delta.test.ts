@@ -38,3 +38,17 @@ describe('a delta', () => {
     expect(s.liveReady).toBe(true);
   });
 });
+
+describe('a delta of nothing new', () => {
+  it('changes nothing, so the page draws nothing (the delta after the first load holds the ask at the watermark)', () => {
+    const store = fresh();
+    const a = question('a');
+    store.set(snapshotReceived(fromSnapshot({ open: [a], recent: [] })));
+    const before = store.get();
+    let told = 0;
+    store.subscribe(() => told++);
+    store.set(deltaReceived(store.get(), { open: [a], recent: [] }));
+    expect(told).toBe(0);
+    expect(store.get()).toBe(before);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyMark, isSnoozed, isUnread, snoozePresets, type AskMark } from '../../src/marks';
+import { applyMark, isSnoozed, isUnread, sameMarks, snoozePresets, type AskMark } from '../../src/marks';
 import type { Entry, QuestionAsk } from '../../src/types';
 import { question } from './fixtures';
 
@@ -50,5 +50,19 @@ describe('marks', () => {
     const next = snoozePresets(morning).at(-1)!.until;
     expect([next.getDay(), next.getHours(), next.getDate()]).toEqual([1, 9, 7]);
     expect(snoozePresets(new Date(2026, 11, 2, 17, 30)).map((p) => p.label)).not.toContain('This evening');
+  });
+});
+
+describe('sameMarks', () => {
+  const m = (askId: string, extra: Partial<AskMark> = {}): AskMark => ({ askId, readAt: '2026-12-01T10:00:00Z', ...extra });
+  it('is true only for the same asks with the same read time and snooze', () => {
+    const a = new Map([['x', m('x')], ['y', m('y', { snooze: { at: '2026-12-01T10:00:00Z', untilAgentMoves: true } })]]);
+    const copy = new Map<string, AskMark>([...a].map(([k, v]) => [k, { ...v, snooze: v.snooze && { ...v.snooze } }]));
+    expect(sameMarks(a, copy)).toBe(true);
+    expect(sameMarks(a, new Map([['x', m('x')]]))).toBe(false);
+    expect(sameMarks(a, new Map(copy).set('x', m('x', { readAt: '2026-12-01T10:00:01Z' })))).toBe(false);
+    expect(sameMarks(a, new Map(copy).set('y', m('y')))).toBe(false);
+    expect(sameMarks(a, new Map(copy).set('y', m('y', { snooze: { at: '2026-12-01T10:00:00Z', until: '2026-12-02T09:00:00Z' } })))).toBe(false);
+    expect(sameMarks(new Map(), new Map())).toBe(true);
   });
 });

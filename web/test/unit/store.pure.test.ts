@@ -56,6 +56,19 @@ describe('createStore', () => {
     expect(store.get()).not.toBe(before);
   });
 
+  it('tells nobody of a patch that changes nothing, and everybody of one that changes a value', () => {
+    const store = createStore(fresh());
+    const told = vi.fn();
+    store.subscribe(told);
+    const before = store.get();
+    store.set({ unseen: before.unseen, live: before.live, conn: before.conn });
+    store.set(() => ({}));
+    expect(told).not.toHaveBeenCalled();
+    expect(store.get()).toBe(before);
+    store.set({ conn: { ...before.conn } }); // an equal copy is a change: the store compares identities
+    expect(told).toHaveBeenCalledTimes(1);
+  });
+
   it('lets a subscriber unsubscribe while being told', () => {
     const store = createStore(fresh());
     const seen: number[] = [];
