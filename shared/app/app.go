@@ -310,6 +310,7 @@ func New(cfg Config) *App {
 		Service: svc, Gate: a.Gate, Tasks: store, Waiter: a.Waiter, Uploads: a.Uploads,
 		PublicURL: a.PublicURL, TaskPollInterval: cfg.Wait.TaskPoll, Logger: cfg.Logger,
 		Waits: waits(cfg), Streams: perKey(cfg.Limits.StreamsPerCredential), OAuth: a.OAuth != nil,
+		Turns: cfg.Limits.MCPTurns,
 	})
 	a.Hooks = &hooks.Handler{
 		Approvals: hooks.Domain{Service: svc, Waiter: a.Waiter}, Gate: a.Gate, Logger: cfg.Logger,

@@ -19,6 +19,9 @@ type Limits struct {
 	StreamsPerCredential int
 	// SocketsPerCredential bounds event sockets open at once on one credential.
 	SocketsPerCredential int
+	// MCPTurns is how many MCP requests are handled at once (a call waiting for the person, or
+	// a stream, holds none); 0 is one per CPU.
+	MCPTurns int
 	// AuthFailures failed sign-ins from one address within AuthWindow, and that address is
 	// answered 429 until the window has passed.
 	AuthFailures int

@@ -61,6 +61,8 @@ type deployOpts struct {
 	MaxWaits int
 	// MaxStreams bounds the GET streams one credential has open at once; default none.
 	MaxStreams int
+	// Turns is how many MCP POSTs are handled at once; default four per CPU.
+	Turns int
 }
 
 // deployment is one running Loopback instance.
@@ -128,7 +130,7 @@ func newTestDeployment(t testing.TB, opts deployOpts) *deployment {
 		Logger: logger,
 		Wait:   app.Wait{MaxWait: opts.MaxWait, Progress: opts.Progress, TaskPoll: opts.TaskPoll},
 		Now:    opts.Now,
-		Limits: limit.Limits{WaitsPerCredential: opts.MaxWaits, StreamsPerCredential: opts.MaxStreams},
+		Limits: limit.Limits{WaitsPerCredential: opts.MaxWaits, StreamsPerCredential: opts.MaxStreams, MCPTurns: opts.Turns},
 	})
 	svc, agents := lb.Service, lb.MCP
 	handler = lb.Handler(nil)

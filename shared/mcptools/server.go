@@ -58,6 +58,10 @@ type Config struct {
 	// access token must have been issued for this resource.
 	OAuth bool
 
+	// Turns is how many requests are handled at once (turns.go); 0 is one per CPU. A call that
+	// waits for the person, or a stream, gives its turn back: this bounds handling, not waiting.
+	Turns int
+
 	Logger *slog.Logger
 }
 
@@ -73,6 +77,7 @@ type Handler struct {
 
 	parked  parkedCalls // parked waits, for the client's notifications/cancelled (park.go)
 	streams streams     // parked GET streams, for their session's DELETE (stream.go)
+	turns   *turns      // the requests being handled at once (turns.go)
 }
 
 // New builds the MCP server with every tool.
@@ -86,7 +91,10 @@ func New(cfg Config) *Handler {
 	if cfg.PublicURL == nil {
 		cfg.PublicURL = func(*http.Request) string { return "" } // no links; no browser Origin passes
 	}
-	h := &Handler{cfg: cfg}
+	if cfg.Turns <= 0 {
+		cfg.Turns = defaultTurns()
+	}
+	h := &Handler{cfg: cfg, turns: newTurns(cfg.Turns)}
 	hk := hooks()
 	hk.AddOnUnregisterSession(h.sessionUnregistered)
 	h.mcp = server.NewMCPServer("loopback", "revision "+strconv.Itoa(buildinfo.Revision)+" build "+buildinfo.Build,

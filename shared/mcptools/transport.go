@@ -81,6 +81,7 @@ var admission = []admissionStep{
 	(*Handler).parkStream,
 	(*Handler).startKeepalive,
 	(*Handler).readBody,
+	(*Handler).takeTurn,
 	(*Handler).refuseDuplicateKeys,
 	(*Handler).checkSession,
 	(*Handler).logMessage,
@@ -436,6 +437,9 @@ func (h *Handler) holdBlockingCall(q *request) bool {
 // toMCPGo hands the request to mcp-go, with the context the steps built and the body they read.
 func (h *Handler) toMCPGo(q *request) {
 	r := q.r.WithContext(q.ctx)
+	if q.r.Method == http.MethodGet {
+		giveBackTurn(q.ctx) // a stream mcp-go serves (one that could not be parked) lasts
+	}
 	if q.r.Method == http.MethodPost {
 		r.Body = io.NopCloser(bytes.NewReader(q.body))
 		r.ContentLength = int64(len(q.body))

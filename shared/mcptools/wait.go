@@ -231,6 +231,7 @@ func (w *Waiter) Wait(ctx context.Context, cred *ask.Credential, askID string, f
 // with err (the caller went away). Every way out lets go of the lease after done returns: the
 // agent should not wait for the bookkeeping, and Drain waits for it.
 func (w *Waiter) Begin(ctx context.Context, cred *ask.Credential, askID string, followed *ask.Follow, progress func(waited time.Duration) error, done func(*ask.Reply, error)) (cancel func(error)) {
+	giveBackTurn(ctx) // what is left of the request is a wait: another call may be handled (turns.go)
 	wt := &wait{w: w, space: cred.Space, askID: askID, progress: progress, done: done}
 	cancel = func(err error) { wt.end(nil, err) }
 	if followed != nil {
