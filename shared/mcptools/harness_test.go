@@ -61,7 +61,7 @@ type deployOpts struct {
 	MaxWaits int
 	// MaxStreams bounds the GET streams one credential has open at once; default none.
 	MaxStreams int
-	// Turns is how many MCP POSTs are handled at once; default four per CPU.
+	// Turns is how many MCP requests are handled at once; default one per CPU.
 	Turns int
 }
 

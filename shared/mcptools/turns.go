@@ -12,9 +12,9 @@ import (
 // live together: the heap grows to hold it, Go's next heap goal with it, and the waits' small
 // long-lived objects end up on pages shared with it, which no collection gives back
 // (docs/benchmarks.md, "Memory per waiting agent"). So a request waits for a turn once its body
-// is read (a client slow to send one holds no turn), and gives the turn back when its handling ends, when it
-// begins to wait for the person (Waiter.Begin and Waiter.Wait, every wait's way in), or when a
-// GET stream is handed to mcp-go to be held: nothing that waits holds a turn, so waits cannot take
+// is read (a client slow to send one holds no turn), and gives the turn back when its handling
+// ends, when it begins to wait for the person (Waiter.Begin, every wait's way in), or when a GET
+// stream is handed to mcp-go to be held: nothing that waits holds a turn, so waits cannot take
 // every turn and starve the requests behind them.
 type turns struct{ c chan struct{} }
 

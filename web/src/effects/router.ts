@@ -27,13 +27,18 @@ function writeAddress(path: string, replace: boolean): void {
   else history.pushState(null, '', path);
 }
 
+/** Ends the walk under way, if any, without writing its address; returns it. */
+function takeWalk(): typeof walk {
+  const w = walk;
+  if (w) clearTimeout(w.timer);
+  walk = null;
+  return w;
+}
+
 /** Writes a walk's address now (it stopped, or the page is going away or elsewhere). */
 function settleWalk(): void {
-  if (!walk) return;
-  clearTimeout(walk.timer);
-  const w = walk;
-  walk = null;
-  writeAddress(w.path, w.replace);
+  const w = takeWalk();
+  if (w) writeAddress(w.path, w.replace);
 }
 
 /**
@@ -45,9 +50,8 @@ export function navigate(r: Route, replace = false, walking = false): void {
   const path = routePath(r);
   if (walking) {
     // A walk adds one history entry, at its first step; every later step writes over it.
-    const first = walk ? walk.replace : walkEntry || replace;
-    if (walk) clearTimeout(walk.timer);
-    walk = { path, replace: first, timer: setTimeout(settleWalk, WALK_SETTLE_MS) };
+    const prev = takeWalk();
+    walk = { path, replace: prev ? prev.replace : walkEntry || replace, timer: setTimeout(settleWalk, WALK_SETTLE_MS) };
     walkEntry = true;
   } else {
     settleWalk();
@@ -96,10 +100,7 @@ export function startRouter(): void {
   });
   addEventListener('popstate', () => {
     // Back or Forward during a walk: the browser's entry wins over the walk's unwritten one.
-    if (walk) {
-      clearTimeout(walk.timer);
-      walk = null;
-    }
+    takeWalk();
     walkEntry = false;
     const from = getState().route;
     const r = parseRoute(location.pathname, location.search);
