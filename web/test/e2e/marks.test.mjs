@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launch } from './lib/browser.mjs';
-import { cspViolations, openInbox } from './lib/helpers.mjs';
+import { cspViolations, openInbox, serverMark } from './lib/helpers.mjs';
 import { LAPTOP, PHONE, q, seed, TaskAgent } from './lib/seed.mjs';
 import { Server } from './lib/server.mjs';
 
@@ -46,18 +46,6 @@ async function axe(page) {
 }
 
 const shot = (page, name) => page.screenshot({ path: join(SHOTS, name) });
-const markOf = async (server, id) => (await server.api('GET', '/marks')).body.items.find((m) => m.askId === id);
-
-/** Waits until the server holds a mark on the ask that passes `ok`. */
-async function serverMark(server, id, ok) {
-  for (let i = 0; i < 100; i++) {
-    const m = await markOf(server, id);
-    if (ok(m)) return m;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`the server's mark on ${id} never became as expected: ${JSON.stringify(await markOf(server, id))}`);
-}
-
 const row = (page, id) => page.locator(`[data-ask-row="${id}"]`);
 const unreadCount = async (page) => ((await page.locator('[data-unread-count]').count()) ? await page.locator('[data-unread-count]').getAttribute('data-unread-count') : '0');
 

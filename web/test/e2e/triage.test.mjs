@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launch } from './lib/browser.mjs';
-import { cspViolations, openInbox, scrollsSideways } from './lib/helpers.mjs';
+import { cspViolations, openInbox, scrollsSideways, serverMark } from './lib/helpers.mjs';
 import { LAPTOP, longDiff, PHONE, q, seed, TaskAgent } from './lib/seed.mjs';
 import { Server } from './lib/server.mjs';
 
@@ -148,8 +148,7 @@ describe('the triage flow', () => {
     assert.equal(await page.evaluate(() => history.length), entries + 1, 'the walk added one entry');
     // The ask the walk stopped on is read once it has been open a moment; on the server too.
     await page.waitForFunction((id) => !document.querySelector(`[data-ask-row="${id}"]`)?.classList.contains('unread'), a.id);
-    const marks = (await server.api('GET', '/marks')).body.items;
-    assert.ok(marks.some((m) => m.askId === a.id && m.readAt), JSON.stringify(marks));
+    await serverMark(server, a.id, (m) => m?.readAt);
     // Back goes to where the walk began: the list with no ask beside it.
     await page.goBack();
     await page.waitForURL(server.origin + '/');

@@ -144,3 +144,18 @@ export function background(promise) {
   promise.catch(() => {});
   return promise;
 }
+
+const markOf = async (server, id) => (await server.api('GET', '/marks')).body.items.find((m) => m.askId === id);
+
+/**
+ * Waits until the server holds a mark on the ask that passes `ok`. The page draws a mark before its
+ * write reaches the server, so a test that reads the server right after the page would race it.
+ */
+export async function serverMark(server, id, ok) {
+  for (let i = 0; i < 100; i++) {
+    const m = await markOf(server, id);
+    if (ok(m)) return m;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the server's mark on ${id} never became as expected: ${JSON.stringify(await markOf(server, id))}`);
+}
