@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/gate"
-	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
@@ -33,11 +32,7 @@ type hookRig struct {
 func newHookRig(t *testing.T) *hookRig {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	lb := app.New(app.Config{Storage: db, Hub: events.NewHub(), PublicURL: "http://127.0.0.1:1", Wait: app.Wait{Progress: time.Second, MaxWait: time.Hour},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(lb.Handler(nil))

@@ -23,6 +23,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
 
 const ownerToken = "lb_e2e-owner-token-0123456789abcdefghijklmnopqrstuv"
@@ -109,11 +110,7 @@ func startServeIn(t *testing.T, dir string, within time.Duration, env map[string
 // to make what MCP will make later: asks, and a second space with its own credential.
 func (s *server) seed(t *testing.T) (*ask.Service, *sqlite.DB) {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(s.dir, "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.OpenAt(t, filepath.Join(s.dir, "loopback.db"))
 	return ask.NewService(db), db
 }
 
@@ -503,11 +500,7 @@ func TestTokenCommands(t *testing.T) {
 	if err := run(ctx, []string{"token", "revoke", id, "--data", dir}, &out, &errOut); err != nil {
 		t.Fatalf("revoke: %v %s", err, errOut.String())
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := sqlitetest.OpenAt(t, filepath.Join(dir, "loopback.db"))
 	if _, err := (&gate.Gate{Credentials: db}).Check(ctx, token); ask.ErrorCode(err) != ask.EUnauthorized {
 		t.Errorf("a revoked token still opens the space: %v", err)
 	}

@@ -3,30 +3,24 @@ package app_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/loopback-hq/loopback/shared/app"
 	"github.com/loopback-hq/loopback/shared/events"
-	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
 
 // The one port: the API at /api/ (also for paths the mux would clean and redirect), MCP at
 // /mcp, the rest at /.
 func TestHandlerRoutes(t *testing.T) {
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := sqlitetest.Open(t)
 	lb := app.New(app.Config{Storage: db, Hub: events.NewHub(), PublicURL: "http://127.0.0.1:1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	rest := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "inbox") })
 	srv := httptest.NewServer(lb.Handler(rest))
@@ -83,11 +77,7 @@ func sendRaw(addr, method, target string) (*http.Response, error) {
 // The API and the inbox are gzipped for a client that takes it; /mcp (whose waits stream) is not
 // even wrapped: no Vary, no encoding, whatever it sends.
 func TestHandlerCompresses(t *testing.T) {
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := sqlitetest.Open(t)
 	lb := app.New(app.Config{Storage: db, Hub: events.NewHub(), PublicURL: "http://127.0.0.1:1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	page := "<!doctype html>" + strings.Repeat("<p>inbox</p>", 500)
 	rest := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -3,7 +3,6 @@ package ask_test
 import (
 	"context"
 	"encoding/base64"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
 
 var actionKey = []byte("0123456789abcdef0123456789abcdef")
@@ -34,11 +34,7 @@ func newActionRig(t *testing.T) *actionRig {
 	t.Helper()
 	r := &actionRig{ctx: context.Background(), now: t0,
 		ada: ask.Actor{ID: "p-ada", Name: "Ada"}, bob: ask.Actor{ID: "p-bob", Name: "Bob"}, agent: ask.Actor{ID: "a-claude", Name: "claude"}}
-	db, err := sqlite.Open(r.ctx, filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := sqlitetest.Open(t)
 	r.db = db
 	r.svc = &ask.Service{Store: db, Now: r.clock, NewID: ask.NewID}
 	r.x = &ask.Actions{Service: r.svc, Credentials: db, Uses: db, Key: func(context.Context) ([]byte, error) { return actionKey, nil }}

@@ -2,12 +2,11 @@ package ask_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
-	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
 
 // TestHistoryLimit holds History to the contract's 1 ≤ limit ≤ 100. A refused limit never reaches
@@ -33,11 +32,7 @@ func TestHistoryLimit(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := sqlitetest.Open(t)
 	now := func() time.Time { return ask.Truncate(time.Now()) }
 	s := &ask.Service{Store: db, Now: now, NewID: ask.NewID}
 	for range 3 {

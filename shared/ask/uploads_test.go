@@ -2,13 +2,12 @@ package ask_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
-	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
 
 // imageService is a Service on a real SQLite store that keeps uploads, with one stored upload in
@@ -16,11 +15,7 @@ import (
 func imageService(t *testing.T) (svc *ask.Service, mine, theirs, pending string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := sqlitetest.Open(t)
 	now := ask.Truncate(time.Now())
 	mk := func(space string, store bool) string {
 		u := &ask.Upload{ID: ask.NewUploadID(), Space: space, TokenHash: []byte(ask.NewID()), ContentType: ask.ImagePNG,

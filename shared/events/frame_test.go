@@ -3,7 +3,6 @@ package events_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,17 +12,13 @@ import (
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/events/eventstest"
-	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
 
 // service is the domain service on real SQLite, publishing to a hub.
 func service(t *testing.T) (*ask.Service, *events.Hub) {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	hub := events.NewHub()
 	svc := ask.NewService(db)
 	svc.Changes = hub

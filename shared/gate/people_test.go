@@ -2,23 +2,18 @@ package gate_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/gate"
-	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
 
 // The people of a space are the persons its live credentials belong to, once each; an agent's
 // credential names no one new, a revoked one nobody, another space's nobody here.
 func TestPeopleOfASpace(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "people.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := sqlitetest.Open(t)
 	ada := ask.Actor{ID: "owner", Name: "Ada"}
 	grace := ask.Actor{ID: "person:grace", Name: "Grace"}
 	cy := ask.Actor{ID: "person:cy", Name: "Cy"}

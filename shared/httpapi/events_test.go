@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,7 +21,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/events/eventstest"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
-	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
@@ -41,11 +40,7 @@ type socketServer struct {
 func newSocketServer(t *testing.T, cfg httpapi.SocketConfig, publicURL string) *socketServer {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	owner := ask.Actor{ID: "owner"}
 	token, _, err := gate.Issue(ctx, db, ask.Credential{Space: space, Role: ask.RoleOwner, Actor: owner, Person: owner})
 	if err != nil {
@@ -271,11 +266,7 @@ func TestSocketNotAHandshake(t *testing.T) {
 // Without a hub and a ticket store (as on AWS, where API Gateway holds the sockets) the routes
 // are not there.
 func TestSocketRoutesNeedTheirParts(t *testing.T) {
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := sqlitetest.Open(t)
 	owner := ask.Actor{ID: "owner"}
 	token, _, _ := gate.Issue(context.Background(), db, ask.Credential{Space: space, Role: ask.RoleOwner, Actor: owner, Person: owner})
 	api := &httpapi.Server{Service: ask.NewService(db), Gate: &gate.Gate{Credentials: db}, Logger: slog.Default()}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +13,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
 	"github.com/loopback-hq/loopback/shared/limit"
-	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
 
 // passesAPI is the API on real SQLite with an owner, a teammate and an agent, a clock the test
@@ -22,11 +21,7 @@ import (
 func newPassesAPI(t *testing.T) (*approvalsAPI, *time.Time, map[string]string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	owner := ask.Actor{ID: "owner", Name: "Ada"}

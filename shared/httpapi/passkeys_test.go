@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/passkey"
 	"github.com/loopback-hq/loopback/shared/passkey/passkeytest"
 	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
 
 // passkeyAPI is the API with passkeys on real SQLite, for a deployment at http://127.0.0.1:8080
@@ -37,12 +37,9 @@ type passkeyAPI struct {
 func newPasskeyAPI(t *testing.T, failures int) *passkeyAPI {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	a := &passkeyAPI{db: db}
+	var err error
 	ada, bob := ask.Actor{ID: "owner", Name: "Ada"}, ask.Actor{ID: "bob", Name: "Bob"}
 	if a.owner, a.ownerCred, err = gate.Issue(ctx, db, ask.Credential{Space: space, Role: ask.RoleOwner, Actor: ada, Person: ada}); err != nil {
 		t.Fatal(err)

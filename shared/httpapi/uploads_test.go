@@ -19,7 +19,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/httpapi"
-	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 	"github.com/loopback-hq/loopback/shared/upload"
 )
 
@@ -36,11 +36,7 @@ func newUploadAPI(t *testing.T) *uploadAPI {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.OpenAt(t, filepath.Join(dir, "loopback.db"))
 	blobs, err := blobfs.New(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package mail_test
 
 import (
 	"context"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/mail/smtptest"
-	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
@@ -78,11 +77,7 @@ func TestComposeEscapes(t *testing.T) {
 // each link's token answers that choice once, as the owner, via email.
 func TestNotifierSendsLinksThatAnswer(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	ada, bob := ask.Actor{ID: "p-ada", Name: "Ada"}, ask.Actor{ID: "p-bob", Name: "Bob"}
 	for i, c := range []ask.Credential{
 		{ID: "c-ada", Space: "s1", Role: ask.RoleOwner, Actor: ada, Person: ada},

@@ -36,6 +36,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/mcptools"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
@@ -100,10 +101,7 @@ func newTestDeployment(t testing.TB, opts deployOpts) *deployment {
 		opts.DBPath = filepath.Join(t.TempDir(), "loopback.db")
 	}
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, opts.DBPath)
-	if err != nil {
-		t.Fatalf("opening the database: %v", err)
-	}
+	db := sqlitetest.OpenAt(t, opts.DBPath)
 	// The owner's credential: the same token on every instance built on this database.
 	cred := ask.Credential{Space: testSpace, Role: ask.RoleOwner, Actor: owner, Person: owner}
 	if _, err := gate.Adopt(ctx, db, ownerToken, cred); err != nil {

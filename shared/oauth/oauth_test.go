@@ -10,7 +10,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/gate"
 	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
 
 // harness is the authorization server on real SQLite, served over HTTP, with a person of space
@@ -40,11 +40,7 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	h := &harness{t: t, db: db, now: ask.Truncate(time.Now())}
 	h.gate = &gate.Gate{Credentials: db, OAuth: db, Now: h.clock}
 	mux := http.NewServeMux()
@@ -56,6 +52,7 @@ func newHarness(t *testing.T) *harness {
 		PublicURL: func(*http.Request) string { return h.public },
 	})
 	mux.Handle("/", h.as.Handler())
+	var err error
 	_, h.owner, err = gate.Issue(ctx, db, ask.Credential{Space: "s", Role: ask.RoleOwner, Actor: ask.Actor{ID: "ada", Name: "Ada"}, Person: ask.Actor{ID: "ada", Name: "Ada"}})
 	if err != nil {
 		t.Fatal(err)

@@ -11,15 +11,12 @@ import (
 	"github.com/loopback-hq/loopback/shared/push"
 	"github.com/loopback-hq/loopback/shared/push/pushtest"
 	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
 
 func setup(t *testing.T, allowLoopback bool) (*push.Sender, *sqlite.DB, *pushtest.Service) {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "push.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	keys, err := push.LoadOrCreateKeys(filepath.Join(t.TempDir(), "vapid.json"))
 	if err != nil {
 		t.Fatal(err)

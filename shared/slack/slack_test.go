@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/slack"
 	"github.com/loopback-hq/loopback/shared/slack/slacktest"
 	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 	"github.com/loopback-hq/loopback/shared/testwait"
 )
 
@@ -38,10 +38,7 @@ type harness struct {
 func setup(t *testing.T) *harness {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "slack.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.Open(t)
 	st := slacktest.New()
 	st.AddUser(slacktest.User{ID: "UADA", Name: "ada", RealName: "Ada Lovelace"})
 	svc := ask.NewService(db)

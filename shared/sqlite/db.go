@@ -29,10 +29,6 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 )
 
-// Memory is the path that opens a private in-memory database, for tests and throwaway runs. It
-// lives as long as the DB and uses one connection for reads and writes alike.
-const Memory = ":memory:"
-
 // busyTimeout is how long a statement waits for another process's lock before it fails.
 const busyTimeout = 5 * time.Second
 
@@ -87,40 +83,30 @@ var (
 	_ ask.TaskStore       = (*DB)(nil)
 )
 
-// Open opens the database at path, creating it if need be, or a private in-memory one for
-// Memory, and brings its schema up to date.
+// Open opens the database at path, creating it if need be, and brings its schema up to date.
 func Open(ctx context.Context, path string) (*DB, error) {
 	if path == "" || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlite: %q is not a usable database path", path)
 	}
 	params := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1&_txlock=immediate", busyTimeout.Milliseconds())
 	d := &DB{}
-	if path == Memory {
-		// Every connection to an in-memory database is a database of its own: keep exactly one,
-		// for good, and read through it too.
-		d.w = openPool("file:loopback-"+ask.NewID()+"?mode=memory&"+params, 1)
-		d.r = d.w
-	} else {
-		// The file is made here, readable by this user alone, before SQLite makes it with the
-		// process's umask (0644 as a rule): its -wal and -shm take its mode.
-		if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
-			f.Close()
-		}
-		dsn := path + "?" + params + "&_journal_mode=WAL&_synchronous=NORMAL" +
-			fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)&_pragma=journal_size_limit(%d)", autocheckpointPages, walLimit)
-		d.w = openPool(dsn, 1)
-		d.r = openPool(dsn+"&_query_only=1", max(4, runtime.GOMAXPROCS(0)))
-		d.ck = openPool(dsn, 1)
-		d.wal = path + "-wal"
+	// The file is made here, readable by this user alone, before SQLite makes it with the
+	// process's umask (0644 as a rule): its -wal and -shm take its mode.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+		f.Close()
 	}
+	dsn := path + "?" + params + "&_journal_mode=WAL&_synchronous=NORMAL" +
+		fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)&_pragma=journal_size_limit(%d)", autocheckpointPages, walLimit)
+	d.w = openPool(dsn, 1)
+	d.r = openPool(dsn+"&_query_only=1", max(4, runtime.GOMAXPROCS(0)))
+	d.ck = openPool(dsn, 1)
+	d.wal = path + "-wal"
 	if err := d.init(ctx, path); err != nil {
 		d.Close()
 		return nil, err
 	}
-	if d.ck != nil {
-		d.stopCk, d.ckEnded = make(chan struct{}), make(chan struct{})
-		go d.checkpoints()
-	}
+	d.stopCk, d.ckEnded = make(chan struct{}), make(chan struct{})
+	go d.checkpoints()
 	d.ixWake, d.ixStop, d.ixEnded = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	go d.indexer()
 	d.indexSoon() // whatever an earlier run left pending
@@ -191,25 +177,17 @@ func openPool(dsn string, conns int) *pool {
 
 // Close closes the database.
 func (d *DB) Close() error {
-	var err error
 	if d.ixStop != nil {
 		close(d.ixStop)
 		<-d.ixEnded
 		d.ixStop = nil
 	}
-	if d.ck != nil {
-		if d.stopCk != nil {
-			close(d.stopCk)
-			<-d.ckEnded
-			d.stopCk = nil
-		}
-		err = d.ck.Close()
+	if d.stopCk != nil {
+		close(d.stopCk)
+		<-d.ckEnded
+		d.stopCk = nil
 	}
-	err = errors.Join(err, d.w.Close())
-	if d.r != d.w {
-		err = errors.Join(err, d.r.Close())
-	}
-	return err
+	return errors.Join(d.ck.Close(), d.w.Close(), d.r.Close())
 }
 
 // init checks the connection settings took and applies the migrations.
@@ -217,14 +195,12 @@ func (d *DB) init(ctx context.Context, path string) error {
 	if err := d.w.PingContext(ctx); err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	if path != Memory {
-		var mode string
-		if err := d.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-			return fmt.Errorf("sqlite: open %s: %w", path, err)
-		}
-		if mode != "wal" {
-			return fmt.Errorf("sqlite: open %s: journal mode is %s, want wal", path, mode)
-		}
+	var mode string
+	if err := d.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("sqlite: open %s: journal mode is %s, want wal", path, mode)
 	}
 	if err := migrate(ctx, d.w.DB); err != nil {
 		return fmt.Errorf("sqlite: migrate %s: %w", path, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/blobfs"
 	"github.com/loopback-hq/loopback/shared/sqlite"
+	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 	"github.com/loopback-hq/loopback/shared/upload"
 )
 
@@ -40,11 +41,7 @@ func (r *rig) advance(d time.Duration) {
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "loopback.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.OpenAt(t, filepath.Join(dir, "loopback.db"))
 	blobs, err := blobfs.New(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)
