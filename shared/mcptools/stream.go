@@ -35,6 +35,13 @@ import (
 // streamComment is the comment line a parked stream sends every Waiter.Progress.
 const streamComment = ": keepalive\n\n"
 
+// notesQueued is how many notifications to a session may wait for their delivery; mcp-go drops
+// one sent while that many wait. Loopback sends a session's stream nothing of its own (progress
+// goes on the call's stream), so the room is for what mcp-go broadcasts, a few at a time; each
+// place costs every connected session about 70 bytes (16 places were 1.1 KiB of a 2025-11-25
+// agent's 7.3 KiB of live heap, docs/benchmarks.md).
+const notesQueued = 4
+
 // streamSession is a parked GET stream, and its session as mcp-go knows it
 // (server.ClientSession): mcp-go sends the session's notifications on its channel, and says so
 // first (UpgradeToSSEWhenReceiveNotification), which starts the delivery of that one
@@ -183,7 +190,7 @@ func (h *Handler) parkStream(q *request) bool {
 	}
 	_ = conn.SetDeadline(time.Time{})
 	ss := &streamSession{h: h, id: q.r.Header.Get(mcp.HeaderSessionID), s: &rawStream{conn: conn},
-		notes: make(chan mcp.JSONRPCNotification, 16), release: q.stream, done: make(chan struct{})}
+		notes: make(chan mcp.JSONRPCNotification, notesQueued), release: q.stream, done: make(chan struct{})}
 	q.stream = nil // the stream gives its place back when it ends
 	ss.endLine = q.line.Hold()
 	// A head that cannot be written closes the connection: the hangup below hears it.
