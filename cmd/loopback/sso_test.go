@@ -417,3 +417,29 @@ func TestSSOCallbacksAreThrottled(t *testing.T) {
 		t.Fatalf("the third forged callback: %d Retry-After %q", last.StatusCode, last.Header.Get("Retry-After"))
 	}
 }
+
+// TestSSOStartsAreThrottled: each sign-in started keeps its state until it expires, so an address
+// may start gate.MaxStartsPerMinute a minute; the next is a 429 page with Retry-After, which sends
+// the browser nowhere.
+func TestSSOStartsAreThrottled(t *testing.T) {
+	p := startIDP(t)
+	s := startSSOServer(t, p)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	start := func() *http.Response {
+		resp, err := client.Get(s.base + "/auth/oidc/start")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i := range gate.MaxStartsPerMinute {
+		if resp := start(); resp.StatusCode != http.StatusFound {
+			t.Fatalf("start %d: %d", i+1, resp.StatusCode)
+		}
+	}
+	resp := start()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || resp.Header.Get("Location") != "" {
+		t.Fatalf("start %d: %d, Retry-After %q, Location %q", gate.MaxStartsPerMinute+1, resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Location"))
+	}
+}

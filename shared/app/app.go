@@ -120,9 +120,10 @@ type Config struct {
 	// alone, through the inbox's consent page (SQLite locally, the table on AWS). Nil: no OAuth,
 	// pasted tokens only.
 	OAuth ask.OAuthStore
-	// OAuthStarts counts MCP OAuth's registrations and requests to connect per client address
-	// across every process of a deployment (the table, on AWS); nil counts them in this process.
-	OAuthStarts gate.Throttle
+	// Starts counts what clients with no credential start per client address (gate.Gate.Starts:
+	// passkey sign-ins, single sign-on, MCP OAuth's registrations and requests to connect) across
+	// every process of a deployment (the table, on AWS); nil counts them in this process.
+	Starts gate.Throttle
 
 	// Passkeys lets people sign in to the inbox with passkeys (shared/passkey), the relying
 	// party being PublicURL's host. Off: the passkey routes do not exist.
@@ -224,9 +225,12 @@ func New(cfg Config) *App {
 	if len(publishers) > 0 {
 		svc.Changes = publishers
 	}
-	a.Gate = &gate.Gate{Credentials: store, Now: svc.Now, Throttle: cfg.Throttle}
+	a.Gate = &gate.Gate{Credentials: store, Now: svc.Now, Throttle: cfg.Throttle, Starts: cfg.Starts}
 	if cfg.Throttle == nil && cfg.Limits.AuthFailures > 0 {
 		a.Gate.Throttle = &limit.Failures{Max: cfg.Limits.AuthFailures, Window: cmp.Or(cfg.Limits.AuthWindow, time.Minute)}
+	}
+	if a.Gate.Starts == nil {
+		a.Gate.Starts = &limit.Failures{Max: gate.MaxStartsPerMinute, Window: time.Minute}
 	}
 	// A revoked credential's sockets and waits end within a second, wherever it was revoked.
 	a.Revocations = &gate.Revocations{Credentials: store, Logger: cfg.Logger}
@@ -234,7 +238,7 @@ func New(cfg Config) *App {
 		a.Gate.OAuth = cfg.OAuth
 		a.OAuth = oauth.New(oauth.Config{
 			Store: cfg.OAuth, Credentials: store, PublicURL: a.PublicURL, Now: svc.Now, Logger: cfg.Logger,
-			Starts: cfg.OAuthStarts,
+			Starts: a.Gate.Starts,
 		})
 	}
 	if cfg.Blobs != nil {
@@ -272,7 +276,7 @@ func New(cfg Config) *App {
 		}
 		if cfg.SSO != nil {
 			c := *cfg.SSO
-			c.Store, c.Credentials, c.PublicURL, c.Throttle, c.Logger = st, store, a.PublicURL, a.Gate.Throttle, cfg.Logger
+			c.Store, c.Credentials, c.PublicURL, c.Throttle, c.Starts, c.Logger = st, store, a.PublicURL, a.Gate.Throttle, a.Gate.Starts, cfg.Logger
 			if c.Now == nil {
 				c.Now = svc.Now
 			}

@@ -37,7 +37,6 @@ import (
 	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/mail"
 	"github.com/loopback-hq/loopback/shared/mcptools"
-	"github.com/loopback-hq/loopback/shared/oauth"
 	"github.com/loopback-hq/loopback/shared/redact"
 	"github.com/loopback-hq/loopback/shared/slack"
 	"github.com/loopback-hq/loopback/shared/sso"
@@ -315,9 +314,11 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		// Passkeys (shared/passkey): the relying party is PublicURL's host, or else the host
 		// CloudFront names for the request.
 		Passkeys: true, PasskeysPerRequest: true,
-		// Its starts (registrations, requests to connect) are counted per address in the table
-		// too, beside the failed sign-ins: a Lambda instance's own count would bound nothing.
-		OAuthStarts: startsThrottle{&dynamo.SignInThrottle{Store: store, Max: oauth.MaxStartsPerMinute, Window: time.Minute}},
+		// Starts without a credential (MCP OAuth's registrations and requests to connect, passkey
+		// sign-ins, single sign-on) are counted per address and kind in the table too, beside the
+		// failed sign-ins (SIGNIN#<kind>:<address> items, gate.StartKey): a Lambda instance's own
+		// count would bound nothing.
+		Starts: &dynamo.SignInThrottle{Store: store, Max: gate.MaxStartsPerMinute, Window: time.Minute},
 	}
 	if env.Bucket != "" {
 		rt.Blobs = blobs3.New(blobs3.NewClient(cfg), env.Bucket)
@@ -373,14 +374,6 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 		rt.Poster = p
 	}
 	return rt, nil
-}
-
-// startsThrottle counts MCP OAuth's starts in SIGNIN#oauth:<address> items, apart from the same
-// address's failed sign-ins.
-type startsThrottle struct{ t *dynamo.SignInThrottle }
-
-func (s startsThrottle) Fail(ctx context.Context, addr string) (time.Duration, bool, error) {
-	return s.t.Fail(ctx, "oauth:"+addr)
 }
 
 // API is the HTTP API's route table (shared/httpapi), as every api-* function serves it behind

@@ -44,6 +44,10 @@ type Gate struct {
 	// Throttle counts failed sign-ins per client address (ClientAddr of the context); nil
 	// counts none. See refuse.
 	Throttle Throttle
+	// Starts counts what a client with no credential starts that the store keeps until it expires
+	// (a passkey sign-in's challenge, a single sign-on's state, MCP OAuth's registrations and
+	// requests to connect), per client address; nil counts none. See CountStart.
+	Starts Throttle
 
 	// OAuth finds the access tokens of MCP OAuth (connect.go); nil where none are issued.
 	OAuth OAuthTokens

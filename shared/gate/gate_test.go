@@ -2,11 +2,13 @@ package gate_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/gate"
+	"github.com/loopback-hq/loopback/shared/limit"
 	"github.com/loopback-hq/loopback/shared/sqlite"
 	"github.com/loopback-hq/loopback/shared/sqlite/sqlitetest"
 )
@@ -126,5 +128,38 @@ func TestRevocations(t *testing.T) {
 		t.Error("a nil Revocations watches")
 	} else {
 		stop()
+	}
+}
+
+// TestCountStart: an address may start gate.MaxStartsPerMinute of each kind a minute; the next is
+// ETooMany with a Retry-After of at least a second, and another kind or another address is
+// counted apart. Without a throttle or an address, nothing is counted.
+func TestCountStart(t *testing.T) {
+	starts := &limit.Failures{Max: gate.MaxStartsPerMinute, Window: time.Minute}
+	from := func(addr string) context.Context { return gate.WithClientAddr(context.Background(), addr) }
+	for i := range gate.MaxStartsPerMinute {
+		if err := gate.CountStart(from("192.0.2.1"), starts, "passkey"); err != nil {
+			t.Fatalf("start %d: %v", i+1, err)
+		}
+	}
+	err := gate.CountStart(from("192.0.2.1"), starts, "passkey")
+	var th *gate.Throttled
+	if !errors.As(err, &th) || ask.ErrorCode(err) != ask.ETooMany || th.RetryAfter() < time.Second {
+		t.Fatalf("start %d: %v", gate.MaxStartsPerMinute+1, err)
+	}
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		t    gate.Throttle
+		kind string
+	}{
+		{"another kind", from("192.0.2.1"), starts, "sso"},
+		{"another address", from("192.0.2.2"), starts, "passkey"},
+		{"no address", context.Background(), starts, "passkey"},
+		{"no throttle", from("192.0.2.1"), nil, "passkey"},
+	} {
+		if err := gate.CountStart(c.ctx, c.t, c.kind); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
 	}
 }

@@ -90,6 +90,37 @@ func (g *Gate) refuse(ctx context.Context, e *ask.Error) error {
 	}
 }
 
+// MaxStartsPerMinute bounds what one client address may start a minute without a credential
+// (Gate.Starts): each start is a row kept until it expires, so a client must not write them as
+// fast as it can send requests. A person starts a few sign-ins a minute at most.
+const MaxStartsPerMinute = 30
+
+// CountStart counts one start of a kind ("passkey", "sso", "oauth") from the client's address in
+// starts (Gate.Starts; nil counts none), and refuses it with 429 once the address is over
+// MaxStartsPerMinute of that kind. Each kind has a budget of its own, so that a busy sign-in page
+// (every signed-out load offers passkeys in the autofill, a start) never holds up an agent's MCP
+// OAuth from the same address. A count that could not be kept lets the start through: it is a
+// sign-in not yet made, and the next one counts again.
+func CountStart(ctx context.Context, starts Throttle, kind string) error {
+	addr := ClientAddr(ctx)
+	if starts == nil || addr == "" {
+		return nil
+	}
+	wait, over, err := starts.Fail(ctx, StartKey(kind, addr))
+	if err != nil || !over {
+		return nil
+	}
+	secs := max(int((wait+time.Second-1)/time.Second), 1)
+	return &Throttled{
+		Err:   ask.Errorf(ask.ETooMany, "this address started %d sign-ins within a minute, the most it may: try again in %d s", MaxStartsPerMinute, secs),
+		After: time.Duration(secs) * time.Second,
+	}
+}
+
+// StartKey is what a start of kind from addr is counted under, apart from the address's failed
+// sign-ins (counted under addr alone).
+func StartKey(kind, addr string) string { return kind + ":" + addr }
+
 // Refuse is the refusal of a sign-in that failed some other way than a token (a passkey that
 // does not verify, a one-time code that is wrong): e as it is while the client's address is within
 // its budget of failed sign-ins, 429 beyond it, counted with the failed tokens.

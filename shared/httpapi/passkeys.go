@@ -137,9 +137,15 @@ func (s *Server) removePasskey(w http.ResponseWriter, r *http.Request) {
 }
 
 // beginPasskeySignIn: POST /api/v1/passkey-sign-ins — no credential; the body, if any, is ignored.
+// An address may start gate.MaxStartsPerMinute a minute.
 func (s *Server) beginPasskeySignIn(w http.ResponseWriter, r *http.Request) {
 	pk, err := s.passkeys(r)
 	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// Each start keeps a challenge until it expires: counted per address, 429 past the budget.
+	if err := gate.CountStart(gate.FromRequest(r), s.Gate.Starts, "passkey"); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

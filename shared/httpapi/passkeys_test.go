@@ -3,12 +3,14 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +31,7 @@ import (
 type passkeyAPI struct {
 	handler                 http.Handler
 	db                      *sqlite.DB
+	path                    string // the database's file
 	svc                     *passkey.Service
 	owner, teammate, agent  string
 	ownerCred, teammateCred *ask.Credential
@@ -37,8 +40,9 @@ type passkeyAPI struct {
 func newPasskeyAPI(t *testing.T, failures int) *passkeyAPI {
 	t.Helper()
 	ctx := context.Background()
-	db := sqlitetest.Open(t)
-	a := &passkeyAPI{db: db}
+	path := filepath.Join(t.TempDir(), "loopback.db")
+	db := sqlitetest.OpenAt(t, path)
+	a := &passkeyAPI{db: db, path: path}
 	var err error
 	ada, bob := ask.Actor{ID: "owner", Name: "Ada"}, ask.Actor{ID: "bob", Name: "Bob"}
 	if a.owner, a.ownerCred, err = gate.Issue(ctx, db, ask.Credential{Space: space, Role: ask.RoleOwner, Actor: ada, Person: ada}); err != nil {
@@ -50,7 +54,8 @@ func newPasskeyAPI(t *testing.T, failures int) *passkeyAPI {
 	if a.agent, _, err = gate.Issue(ctx, db, ask.Credential{Space: space, Role: ask.RoleAgent, Actor: ask.Actor{ID: "agent_1", Name: "claude"}, Person: ada}); err != nil {
 		t.Fatal(err)
 	}
-	g := &gate.Gate{Credentials: db, Throttle: &limit.Failures{Max: failures, Window: time.Minute}}
+	g := &gate.Gate{Credentials: db, Throttle: &limit.Failures{Max: failures, Window: time.Minute},
+		Starts: &limit.Failures{Max: gate.MaxStartsPerMinute, Window: time.Minute}}
 	if a.svc, err = passkey.New(db, g, "http://127.0.0.1:8080"); err != nil {
 		t.Fatal(err)
 	}
@@ -357,6 +362,47 @@ func TestPasskeyThrottle(t *testing.T) {
 	if w, _ := a.signIn(t, au, credID); w.Code != 200 {
 		t.Fatalf("a good passkey from a throttled address: %d %s", w.Code, w.Body)
 	}
+}
+
+// TestPasskeySignInStartsThrottled: each sign-in started keeps a challenge until it expires, so an
+// address may start gate.MaxStartsPerMinute a minute; the next is 429 with Retry-After and keeps
+// nothing, and another address still starts one.
+func TestPasskeySignInStartsThrottled(t *testing.T) {
+	a := newPasskeyAPI(t, 3)
+	for range gate.MaxStartsPerMinute {
+		a.beginSignIn(t)
+	}
+	before := a.ceremonies(t)
+	w := a.do(t, "POST", "/api/v1/passkey-sign-ins", "", "")
+	wantProblem(t, w, 429, ask.ETooMany, "started 30 sign-ins within a minute")
+	if w.Header().Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	if n := a.ceremonies(t); n != before {
+		t.Errorf("a refused start kept a ceremony: %d, was %d", n, before)
+	}
+	r := httptest.NewRequest("POST", "/api/v1/passkey-sign-ins", nil)
+	r.RemoteAddr = "192.0.2.7:40000"
+	other := httptest.NewRecorder()
+	a.handler.ServeHTTP(other, r)
+	if other.Code != 201 {
+		t.Fatalf("a sign-in started from another address: %d %s", other.Code, other.Body)
+	}
+}
+
+// ceremonies counts the passkey ceremonies the store keeps.
+func (a *passkeyAPI) ceremonies(t *testing.T) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", a.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM passkey_ceremonies").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // FuzzPasskeySignInFinish: whatever a browser (or anyone) sends as a sign-in's answer is a

@@ -52,8 +52,9 @@ const (
 	// MaxFormBytes bounds a token, revocation or registration request's body.
 	MaxFormBytes = 16 << 10
 	// MaxStartsPerMinute bounds what one client address may start a minute: registrations and
-	// requests to connect, each a row kept until it expires (429 beyond).
-	MaxStartsPerMinute = 30
+	// requests to connect, each a row kept until it expires (429 beyond), counted with the
+	// address's other starts without a credential (gate.Gate.Starts).
+	MaxStartsPerMinute = gate.MaxStartsPerMinute
 )
 
 // Paths of the endpoints, under the deployment's public URL (the issuer).
@@ -106,7 +107,7 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Starts == nil {
-		cfg.Starts = &limit.Failures{Max: MaxStartsPerMinute, Window: time.Minute}
+		cfg.Starts = &limit.Failures{Max: gate.MaxStartsPerMinute, Window: time.Minute}
 	}
 	return &Server{cfg: cfg}
 }
@@ -114,7 +115,7 @@ func New(cfg Config) *Server {
 // overStarts counts one registration or request to connect from r's address, and says how long
 // to wait when the address is over its budget.
 func (s *Server) overStarts(r *http.Request) (time.Duration, bool) {
-	wait, over, err := s.cfg.Starts.Fail(r.Context(), gate.RemoteHost(r))
+	wait, over, err := s.cfg.Starts.Fail(r.Context(), gate.StartKey("oauth", gate.RemoteHost(r)))
 	if err != nil {
 		s.cfg.Logger.Warn("oauth: counting a start", "err", err)
 		return 0, false

@@ -76,6 +76,9 @@ type Config struct {
 	Credentials ask.CredentialStore
 	// Throttle counts refused callbacks per client address, as failed sign-ins; nil counts none.
 	Throttle gate.Throttle
+	// Starts counts sign-ins started per client address (gate.Gate.Starts): each keeps a row
+	// until it expires; nil counts none.
+	Starts gate.Throttle
 	// PublicURL is the deployment's address for a request (the redirect URI is under it).
 	PublicURL func(*http.Request) string
 	// HTTPClient reaches the provider; nil: one with a 10 s timeout.
@@ -252,6 +255,15 @@ func hashState(state string) []byte {
 // start sends the browser to the provider, with a fresh state (also in this browser's cookie),
 // nonce and PKCE challenge; the store keeps the state's hash, the nonce and the verifier.
 func (s *Server) start(w http.ResponseWriter, r *http.Request) {
+	if err := gate.CountStart(gate.FromRequest(r), s.cfg.Starts, "sso"); err != nil {
+		var t *gate.Throttled
+		if errors.As(err, &t) {
+			w.Header().Set("Retry-After", fmt.Sprint(int(t.RetryAfter()/time.Second)))
+		}
+		s.page(w, http.StatusTooManyRequests, "Too many sign-ins from here",
+			fmt.Sprintf("This address started %d sign-ins within a minute. Wait a minute, then sign in again.", gate.MaxStartsPerMinute))
+		return
+	}
 	p, err := s.getProvider()
 	if err != nil {
 		s.cfg.Logger.Warn("sso: discovery", "issuer", s.cfg.Issuer, "err", err)
