@@ -52,8 +52,8 @@ const (
 	// MaxFormBytes bounds a token, revocation or registration request's body.
 	MaxFormBytes = 16 << 10
 	// MaxStartsPerMinute bounds what one client address may start a minute: registrations and
-	// requests to connect, each a row kept until it expires (429 beyond), counted with the
-	// address's other starts without a credential (gate.Gate.Starts).
+	// requests to connect, each a row kept until it expires (429 beyond), counted apart from the
+	// address's other starts without a credential (gate.StartKey).
 	MaxStartsPerMinute = gate.MaxStartsPerMinute
 )
 
