@@ -39,7 +39,6 @@ test: setup
 	$(MAKE) spec-check lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	cfn-lint template.yaml
-	$(MAKE) build-lambdas
 	$(MAKE) sam-build
 	$(MAKE) test-e2e
 	$(MAKE) test-e2e-aws
@@ -153,7 +152,7 @@ clean:
 # `sam build` runs `make build-<LogicalId>` in the repository root with ARTIFACTS_DIR set
 # (template.yaml: BuildMethod makefile, CodeUri .); each target leaves one `bootstrap` there, for
 # provided.al2023 on arm64. `make build-lambdas` runs every one of them, as sam build would, into a
-# scratch folder (part of `make test`).
+# scratch folder; `make sam-build` (part of `make test`) runs sam build itself and checks the same.
 LAMBDA_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -ldflags '$(LAMBDA_LDFLAGS)'
 # Each function: its template.yaml logical ID = its main package under functions/. Every function
 # of the HTTP API runs the one functions/api (a function per route, for least-privilege IAM); every
@@ -216,13 +215,18 @@ bench-replypath:
 bench-lambdas:
 	$(GO) run ./bench/coldstart -runs 20
 
-## sam-build: `sam build` itself, into a scratch folder (make setup installs aws-sam-cli into .venv-sam)
+## sam-build: `sam build` itself into a scratch folder, each function checked as a linux/arm64 bootstrap (make setup installs aws-sam-cli into .venv-sam)
 SAM ?= $(firstword $(wildcard .venv-sam/bin/sam) sam)
 sam-build:
 	@if ! command -v $(SAM) >/dev/null 2>&1; then echo "sam-build: sam is not installed: run make setup (it installs aws-sam-cli into .venv-sam)"; exit 1; fi; \
 	dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
 	SAM_CLI_TELEMETRY=0 $(SAM) build --build-dir $$dir/build --cache-dir $$dir/cache >$$dir/log 2>&1 || { cat $$dir/log; exit 1; }; \
-	n=$$(ls $$dir/build/*/bootstrap | wc -l); echo "sam build: $$n functions built"; \
+	for id in $(LAMBDAS); do \
+	  b=$$dir/build/$$id/bootstrap; test -x $$b || { echo "sam build left no bootstrap for $$id"; exit 1; }; \
+	  case $$(head -c 20 $$b | od -An -tx1 | tr -d ' \n') in 7f454c46020101*b700*) ;; *) echo "$$id: not a linux/arm64 ELF"; exit 1;; esac; \
+	  printf '%-22s %10d bytes\n' $$id $$(stat -c %s $$b); \
+	done; \
+	n=$$(ls $$dir/build/*/bootstrap | wc -l); echo "sam build: $$n functions built, each a linux/arm64 bootstrap"; \
 	test $$n -eq $(words $(LAMBDAS)) || { echo "sam build built $$n functions, want $(words $(LAMBDAS))"; exit 1; }
 
 # Deploying (docs/deploy.md). STACK and REGION follow samconfig.toml unless given.
