@@ -32,12 +32,16 @@ aws-local: build
 setup:
 	@bash scripts/setup
 
+# go test starts packages in the order it is given them, two at a time on two cores: the longest
+# (over a minute each under -race) go first, so that none of them is left running alone at the end.
+GO_TEST_LONGEST = ./shared/dynamo ./shared/sqlite ./cmd/loopback ./shared/awsrt ./shared/mcptools ./shared/awslocal
+
 ## test: set up, then every test (Go with the race detector, the contract freeze, the template lint)
 # LOOPBACK_REQUIRE_ALL: a test that would skip for a missing tool fails instead.
 test: export LOOPBACK_REQUIRE_ALL = 1
 test: setup
 	$(MAKE) spec-check lint
-	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	CGO_ENABLED=1 $(GO) test -race -count=1 $(GO_TEST_LONGEST) ./...
 	cfn-lint template.yaml
 	$(MAKE) sam-build
 	$(MAKE) test-e2e

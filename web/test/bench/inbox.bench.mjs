@@ -15,6 +15,9 @@
 //                 list's repaint) and to the frame after the ask beside it was drawn; and Event
 //                 Timing's duration (key to next paint) of 30 real key presses (entries under 16 ms
 //                 are not reported by the API), with its parts: input delay, handlers, presentation
+//   j floor       the same 30 real presses, the same way, on a static page of 40 focusable rows whose
+//                 only handler moves the focus: what this Chromium at this moment takes for a key and
+//                 a focus change, so a run's `j` is read beside the machine's speed in that run
 //
 // Run: cd web && npm run bench:inbox  (needs bin/loopback and /usr/bin/chromium). Bounded: one
 // server on 127.0.0.1, 2,500 asks, 2,000 replies, then it stops.
@@ -42,6 +45,61 @@ function question(i) {
 }
 
 /** The raw bytes of GET path, as sent: { wire, body }. */
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * REAL_PRESSES real `j` presses, each once the last has painted, timed by Event Timing (key to
+ * the next paint; entries under 16 ms are not reported): the reported durations' median and max,
+ * and the medians of its parts.
+ */
+async function eventTimedPresses(page) {
+  await page.evaluate(() => {
+    window.__events = [];
+    new PerformanceObserver((l) => {
+      for (const e of l.getEntries())
+        if (e.name === 'keydown')
+          window.__events.push({ duration: e.duration, delay: e.processingStart - e.startTime, processing: e.processingEnd - e.processingStart, presentation: e.startTime + e.duration - e.processingEnd });
+    }).observe({ type: 'event', durationThreshold: 16, buffered: false });
+  });
+  for (let i = 0; i < REAL_PRESSES; i++) {
+    await page.keyboard.press('j');
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 100)))));
+  }
+  await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+  const entries = await page.evaluate(() => window.__events);
+  const sorted = entries.map((e) => e.duration).sort((a, b) => a - b);
+  return {
+    realPresses: REAL_PRESSES,
+    over16ms: sorted.length,
+    maxMs: sorted.length ? sorted.at(-1) : '<16',
+    p50OfReportedMs: sorted.length ? sorted[Math.floor(sorted.length / 2)] : '<16',
+    // Event Timing's parts, medians of the reported: waiting for the main thread, the handlers,
+    // and from the handlers' end to the frame presented.
+    delayMedianMs: entries.length ? median(entries.map((e) => e.delay)) : null,
+    processingMedianMs: entries.length ? median(entries.map((e) => e.processing)) : null,
+    presentationMedianMs: entries.length ? median(entries.map((e) => e.presentation)) : null,
+  };
+}
+
+/** The floor: 40 focusable rows of two lines each, j moves the focus, nothing else runs. */
+async function floorPresses(browser) {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  try {
+    const page = await context.newPage();
+    const rows = Array.from({ length: 40 }, (_, i) => `<div class="row" tabindex="0"><b>Ask ${i}: should the retry wait longer?</b><span>web-app · question · 2 h ago</span></div>`).join('');
+    await page.setContent(
+      `<!doctype html><style>body{font:14px system-ui;margin:0}.row{display:block;padding:8px 16px;border-bottom:1px solid #ddd}.row span{display:block;color:#666}.row:focus{outline:2px solid #2563eb;outline-offset:-2px;background:#eef4ff}</style>${rows}` +
+        `<script>document.addEventListener('keydown',(e)=>{if(e.key!=='j')return;const r=[...document.querySelectorAll('.row')];const i=r.indexOf(document.activeElement);r[(i+1)%r.length].focus();e.preventDefault();});</script>`,
+    );
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: RATE });
+    await page.locator('.row').first().focus();
+    return await eventTimedPresses(page);
+  } finally {
+    await context.close();
+  }
+}
+
 function rawGet(server, path, headers) {
   return new Promise((resolve, reject) => {
     const u = new URL(server.origin + path);
@@ -227,14 +285,6 @@ try {
     out.openRows = OPEN;
 
     // j, 30 times, each after the last one painted.
-    await page.evaluate(() => {
-      window.__events = [];
-      new PerformanceObserver((l) => {
-        for (const e of l.getEntries())
-          if (e.name === 'keydown')
-            window.__events.push({ duration: e.duration, delay: e.processingStart - e.startTime, processing: e.processingEnd - e.processingStart, presentation: e.startTime + e.duration - e.processingEnd });
-      }).observe({ type: 'event', durationThreshold: 16, buffered: false });
-    });
     await page.locator('[data-ask-row]').first().focus();
     const presses = 30;
     const wall = [];
@@ -267,26 +317,9 @@ try {
     // its durations come in steps of 8 ms and ten gave medians 24 ms apart from one run to the next.
     // They begin once the walk above has settled (its address written, its ask read).
     await page.evaluate(() => new Promise((r) => setTimeout(r, 1000)));
-    for (let i = 0; i < REAL_PRESSES; i++) {
-      await page.keyboard.press('j');
-      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 100)))));
-    }
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
-    const entries = await page.evaluate(() => window.__events);
-    const events = entries.map((e) => e.duration);
-    const sorted = [...events].sort((a, b) => a - b);
-    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     out.j = {
       presses,
-      realPresses: REAL_PRESSES,
-      over16ms: events.length,
-      maxMs: sorted.length ? sorted.at(-1) : '<16',
-      p50OfReportedMs: sorted.length ? sorted[Math.floor(sorted.length / 2)] : '<16',
-      // Event Timing's parts, medians of the reported: waiting for the main thread, the handlers,
-      // and from the handlers' end to the frame presented.
-      delayMedianMs: entries.length ? median(entries.map((e) => e.delay)) : null,
-      processingMedianMs: entries.length ? median(entries.map((e) => e.processing)) : null,
-      presentationMedianMs: entries.length ? median(entries.map((e) => e.presentation)) : null,
+      ...(await eventTimedPresses(page)),
       focusFrameMaxMs: Math.max(...wall),
       focusFrameMedianMs: wall.sort((a, b) => a - b)[Math.floor(wall.length / 2)],
       askShownMaxMs: Math.max(...opened),
@@ -294,6 +327,9 @@ try {
     };
     out.elementsAfterJ = await page.evaluate(() => document.getElementsByTagName('*').length);
     await context.close();
+    out.jFloor = await floorPresses(browser);
+    const [j, floor] = [out.j.p50OfReportedMs, out.jFloor.p50OfReportedMs];
+    out.jOverFloor = typeof j === 'number' && typeof floor === 'number' ? Math.round((j / floor) * 100) / 100 : null;
   } finally {
     await browser.close();
   }
