@@ -44,7 +44,6 @@ function question(i) {
   };
 }
 
-/** The raw bytes of GET path, as sent: { wire, body }. */
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
@@ -72,7 +71,7 @@ async function eventTimedPresses(page) {
     realPresses: REAL_PRESSES,
     over16ms: sorted.length,
     maxMs: sorted.length ? sorted.at(-1) : '<16',
-    p50OfReportedMs: sorted.length ? sorted[Math.floor(sorted.length / 2)] : '<16',
+    p50OfReportedMs: sorted.length ? median(sorted) : '<16',
     // Event Timing's parts, medians of the reported: waiting for the main thread, the handlers,
     // and from the handlers' end to the frame presented.
     delayMedianMs: entries.length ? median(entries.map((e) => e.delay)) : null,
@@ -100,6 +99,7 @@ async function floorPresses(browser) {
   }
 }
 
+/** The raw bytes of GET path, as sent: { wire, body }. */
 function rawGet(server, path, headers) {
   return new Promise((resolve, reject) => {
     const u = new URL(server.origin + path);
