@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launch } from './lib/browser.mjs';
-import { background, cspViolations, openInbox, plainTriage, waitForAsk } from './lib/helpers.mjs';
+import { background, cspViolations, openInbox, setTriage, waitForAsk } from './lib/helpers.mjs';
 import { Agent } from './lib/mcp.mjs';
 import { LAPTOP, PHONE } from './lib/seed.mjs';
 import { Server } from './lib/server.mjs';
@@ -232,7 +232,7 @@ describe('inviting a teammate', () => {
     await owner.locator('.settings-section', { hasText: 'Devices and people' }).screenshot({ path: join(OUT, 'invite-settings.png'), animations: 'disabled' });
 
     const context = await browser.newContext({ viewport: LAPTOP });
-    await plainTriage(context); // her answer goes at once: undo is triage.test.mjs's
+    await setTriage(context); // her answer goes at once: undo is triage.test.mjs's
     const grace = await context.newPage();
     grace.errors = [];
     grace.on('pageerror', (e) => grace.errors.push(e.message));

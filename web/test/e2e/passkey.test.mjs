@@ -20,7 +20,7 @@ import { after, before, describe, it } from 'node:test';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { launch } from './lib/browser.mjs';
-import { background, plainTriage, scrollsSideways } from './lib/helpers.mjs';
+import { background, setTriage, scrollsSideways } from './lib/helpers.mjs';
 import { Agent } from './lib/mcp.mjs';
 import { BIN, Server } from './lib/server.mjs';
 import { TARGET, tokenCommand } from '../../../e2e/lib/target.mjs';
@@ -48,7 +48,7 @@ after(async () => {
 /** A new browser context with a virtual platform authenticator (holding `credentials`, if any). */
 async function device(size, credentials = []) {
   const context = await browser.newContext(size);
-  await plainTriage(context); // an answer here goes at once: undo is triage.test.mjs's
+  await setTriage(context); // an answer here goes at once: undo is triage.test.mjs's
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(e.message));

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { launch } from './lib/browser.mjs';
-import { PLAIN_TRIAGE } from './lib/helpers.mjs';
+import { setTriage } from './lib/helpers.mjs';
 import { LAPTOP, q, seed, TaskAgent } from './lib/seed.mjs';
 import { Server } from './lib/server.mjs';
 import { TARGET } from '../../../e2e/lib/target.mjs';
@@ -25,7 +25,7 @@ after(async () => {
 async function watched(server) {
   const context = await browser.newContext({ viewport: LAPTOP });
   const page = await context.newPage();
-  await page.addInitScript((t) => localStorage.setItem('loopback.triage', t), JSON.stringify(PLAIN_TRIAGE));
+  await setTriage(page);
   const sockets = [];
   page.on('websocket', (ws) => {
     const s = { url: ws.url(), frames: [] };

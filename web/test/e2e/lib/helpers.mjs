@@ -27,15 +27,15 @@ export async function waitForAsk(server, match, timeoutMs = 10_000) {
  */
 export const PLAIN_TRIAGE = { undoSeconds: 0, advance: false, hold: false };
 
-/** PLAIN_TRIAGE for every page of a context a suite made itself (not with openInbox). */
-export function plainTriage(context) {
-  return context.addInitScript((t) => localStorage.setItem('loopback.triage', t), JSON.stringify(PLAIN_TRIAGE));
+/** Triage settings for every page a context (or page) loads from now on: openInbox's, or a suite's own. */
+export function setTriage(pageOrContext, triage = PLAIN_TRIAGE) {
+  return pageOrContext.addInitScript((t) => localStorage.setItem('loopback.triage', t), JSON.stringify(triage));
 }
 
 export async function openInbox(browser, server, { viewport = { width: 1280, height: 800 }, path = '/', signIn = true, triage = PLAIN_TRIAGE, ...opts } = {}) {
   const context = await browser.newContext({ viewport, ...opts });
   const page = await context.newPage();
-  if (triage) await page.addInitScript((t) => localStorage.setItem('loopback.triage', t), JSON.stringify(triage));
+  if (triage) await setTriage(page, triage);
   page.foreign = [];
   page.errors = [];
   page.requests = [];
