@@ -205,11 +205,14 @@ build-lambdas:
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
 	for id in $(LAMBDAS); do \
 	  $(MAKE) --no-print-directory build-$$id ARTIFACTS_DIR=$$dir/$$id >/dev/null || exit 1; \
-	  test -x $$dir/$$id/bootstrap || { echo "build-$$id left no bootstrap"; exit 1; }; \
-	  file_out=$$(head -c 20 $$dir/$$id/bootstrap | od -An -tx1 | tr -d ' \n'); \
-	  case $$file_out in 7f454c46020101*b700*) ;; *) echo "build-$$id: not a linux/arm64 ELF"; exit 1;; esac; \
-	  printf '%-22s %10d bytes\n' $$id $$(stat -c %s $$dir/$$id/bootstrap); \
+	  $(call check_bootstrap,$$dir/$$id); \
 	done
+
+# check_bootstrap DIR (in a loop over $$id): DIR/bootstrap is there and is a linux/arm64 ELF (64-bit,
+# little-endian, machine 0xb7); its size is printed. build-lambdas and sam-build check the same.
+check_bootstrap = test -x $(1)/bootstrap || { echo "$$id: no bootstrap was left"; exit 1; }; \
+	case $$(head -c 20 $(1)/bootstrap | od -An -tx1 | tr -d ' \n') in 7f454c46020101*b700*) ;; *) echo "$$id: not a linux/arm64 ELF"; exit 1;; esac; \
+	printf '%-22s %10d bytes\n' $$id $$(stat -c %s $(1)/bootstrap)
 
 ## bench-replypath: a person's answer → the agent's call returns, beside mcp-feedback-enhanced and (with AGENTRQ_SRC, a copy of its repository) AgentRQ (docs/benchmarks.md)
 bench-replypath:
@@ -226,9 +229,7 @@ sam-build:
 	dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
 	SAM_CLI_TELEMETRY=0 $(SAM) build --build-dir $$dir/build --cache-dir $$dir/cache >$$dir/log 2>&1 || { cat $$dir/log; exit 1; }; \
 	for id in $(LAMBDAS); do \
-	  b=$$dir/build/$$id/bootstrap; test -x $$b || { echo "sam build left no bootstrap for $$id"; exit 1; }; \
-	  case $$(head -c 20 $$b | od -An -tx1 | tr -d ' \n') in 7f454c46020101*b700*) ;; *) echo "$$id: not a linux/arm64 ELF"; exit 1;; esac; \
-	  printf '%-22s %10d bytes\n' $$id $$(stat -c %s $$b); \
+	  $(call check_bootstrap,$$dir/build/$$id); \
 	done; \
 	n=$$(ls $$dir/build/*/bootstrap | wc -l); echo "sam build: $$n functions built, each a linux/arm64 bootstrap"; \
 	test $$n -eq $(words $(LAMBDAS)) || { echo "sam build built $$n functions, want $(words $(LAMBDAS))"; exit 1; }
