@@ -26,7 +26,7 @@ var root = filepath.Join("..", "..")
 
 func TestMain(m *testing.M) {
 	switch filepath.Base(os.Args[0]) {
-	case "aws", "sam", "npm":
+	case "aws", "sam", "npm", "make":
 		os.Exit(standIn(filepath.Base(os.Args[0]), os.Args[1:]))
 	}
 	os.Exit(m.Run())
@@ -64,7 +64,7 @@ func standIn(tool string, args []string) int {
 	var acct account
 	_ = json.Unmarshal([]byte(os.Getenv("STANDIN_ACCOUNT")), &acct)
 	switch tool {
-	case "npm":
+	case "npm", "make":
 		return 0
 	case "sam":
 		return standInSam(args, acct)
@@ -255,7 +255,7 @@ func runDeploy(t *testing.T, acct account, target string, makeArgs ...string) de
 	if err := os.Mkdir(bin, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for _, tool := range []string{"aws", "sam", "npm"} {
+	for _, tool := range []string{"aws", "sam", "npm", "make"} {
 		if err := os.Symlink(self, filepath.Join(bin, tool)); err != nil {
 			t.Fatal(err)
 		}
@@ -294,6 +294,16 @@ func runDeploy(t *testing.T, acct account, target string, makeArgs ...string) de
 	return r
 }
 
+// index is the place of the first call of tool whose first arguments are prefix, or -1.
+func (r deployRun) index(tool string, prefix ...string) int {
+	for i, c := range r.calls {
+		if c.Tool == tool && len(c.Args) >= len(prefix) && slices.Equal(c.Args[:len(prefix)], prefix) {
+			return i
+		}
+	}
+	return -1
+}
+
 // of is the calls of one tool whose first arguments are prefix.
 func (r deployRun) of(tool string, prefix ...string) []call {
 	var out []call
@@ -315,6 +325,10 @@ func checkFinished(t *testing.T, r deployRun) {
 	}
 	if len(r.of("npm", "ci")) != 1 || len(r.of("npm", "run", "build")) != 1 || len(r.of("sam", "build")) != 1 || len(r.of("sam", "deploy")) != 1 {
 		t.Errorf("want npm ci, npm run build, sam build and sam deploy once each; calls: %+v", r.calls)
+	}
+	// The functions' packages are compiled once before sam build builds them all at once.
+	if warm, build := r.index("make", "--no-print-directory", "lambda-cache"), r.index("sam", "build"); warm < 0 || warm > build {
+		t.Errorf("want make lambda-cache before sam build; calls: %+v", r.calls)
 	}
 	for _, c := range r.of("npm") {
 		if filepath.Base(c.Dir) != "web" {
@@ -375,7 +389,7 @@ func TestDeployNewAccount(t *testing.T) {
 func TestDeployNewAccountRoutePrinted(t *testing.T) {
 	acct := account{Quota: 10, Unreserved: 10, Held: -1}
 	r := runDeploy(t, acct, "deploy", "MCP_RESERVED=50")
-	if r.err == nil || len(r.of("sam")) > 0 || len(r.of("npm")) > 0 {
+	if r.err == nil || len(r.of("sam")) > 0 || len(r.of("npm")) > 0 || len(r.of("make")) > 0 {
 		t.Fatalf("make deploy MCP_RESERVED=50 on a quota of 10: %v, calls %+v; want it stopped before building\n%s", r.err, r.calls, r.out)
 	}
 	if !strings.Contains(r.out, "make deploy MCP_RESERVED=0") || !strings.Contains(r.out, "L-B99A9384") {

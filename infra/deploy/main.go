@@ -102,6 +102,12 @@ func (d *deployer) deploy() error {
 	if err := d.cmd(d.web, "npm", "run", "build"); err != nil {
 		return err
 	}
+	// sam build runs the functions' builds at once (samconfig.toml); on a machine whose Go build
+	// cache lacks their packages, each would compile them all (Makefile, lambda-cache).
+	d.step("compiling the functions' packages once (make lambda-cache)")
+	if err := d.cmd("", "make", "--no-print-directory", "lambda-cache"); err != nil {
+		return err
+	}
 	config := d.configArgs()
 	d.step("sam build")
 	if err := d.cmd("", d.sam, append([]string{"build"}, config...)...); err != nil {
