@@ -38,32 +38,53 @@ GO_TEST_LONGEST = ./shared/dynamo ./shared/sqlite ./cmd/loopback ./shared/awsrt 
 
 ## test: set up, then every test (Go with the race detector, the contract freeze, the template lint)
 # LOOPBACK_REQUIRE_ALL: a test that would skip for a missing tool fails instead.
+# Two lanes at a time where one would leave the machine waiting: the Python SDK's test spends 70 s
+# of real time on a call the SDKs' 60 s would cut, so it runs beside the Go tests; the MCP clients'
+# suites (about 40% of the machine idle: moto, the clients' own timers) run beside the browser suite
+# (a quarter idle). Each line a lane prints starts with its name. The binary is built once, before:
+# the lanes run it, and neither may build it again under the other (TEST_BUILD=).
 test: export LOOPBACK_REQUIRE_ALL = 1
 test: setup
 	$(MAKE) spec-check lint
-	CGO_ENABLED=1 $(GO) test -race -count=1 $(GO_TEST_LONGEST) ./...
+	$(MAKE) build $(MCP_VENV)/.installed
+	$(MAKE) -j2 TEST_BUILD= lane-go lane-python
 	cfn-lint template.yaml
 	$(MAKE) sam-build
-	$(MAKE) test-e2e
-	$(MAKE) test-e2e-aws
-	$(MAKE) test-claude-code
-	$(MAKE) test-codex
-	$(MAKE) test-python
-	$(MAKE) test-web
+	$(MAKE) -j2 TEST_BUILD= lane-web lane-clients
 	$(MAKE) test-soak
 	$(MAKE) test-reach
 
+# What each test target builds first: bin/loopback, unless `make test` built it already.
+TEST_BUILD ?= build
+
+## test-go: the Go tests with the race detector
+test-go:
+	CGO_ENABLED=1 $(GO) test -race -count=1 $(GO_TEST_LONGEST) ./...
+
+# lane NAME,TARGETS: make each target in turn, every line of their output prefixed with [NAME].
+lane = set -o pipefail; for t in $(2); do $(MAKE) --no-print-directory $$t || exit 1; done 2>&1 | awk '{ print "[$(1)] " $$0; fflush() }'
+.PHONY: test-go lane-go lane-python lane-web lane-clients
+lane-go lane-python lane-web lane-clients: SHELL := /bin/bash
+lane-go:
+	+@$(call lane,go,test-go)
+lane-python:
+	+@$(call lane,python,test-python)
+lane-web:
+	+@$(call lane,web,test-web)
+lane-clients:
+	+@$(call lane,clients,test-e2e test-e2e-aws test-claude-code test-codex)
+
 ## test-reach: every reply reaches its agent after a crash, on SQLite and on DynamoDB (moto): agents waiting, kill -9, replies, agents back (bench/reach)
-test-reach: build
+test-reach: $(TEST_BUILD)
 	$(GO) run ./bench/reach -bin bin/loopback -agents 200 -answer 80
 	$(GO) run ./bench/reach -bin bin/loopback -agents 100 -answer 60 -store dynamodb
 
 ## test-soak: the short fault and load proof: agents, sockets and replies with the server killed and restarted (bench/soak)
-test-soak: build
+test-soak: $(TEST_BUILD)
 	$(GO) run ./bench/soak -bin bin/loopback -agents 8 -sockets 4 -duration 15s
 
 ## test-e2e: the MCP end-to-end suite: the official TypeScript SDK against bin/loopback
-test-e2e: build e2e/node_modules/.package-lock.json
+test-e2e: $(TEST_BUILD) e2e/node_modules/.package-lock.json
 	cd e2e && npm test
 
 ## test-e2e-aws: the MCP suite and the inbox's browser tests against `loopback aws-local` on moto
@@ -75,7 +96,7 @@ test-e2e: build e2e/node_modules/.package-lock.json
 # (which `serve` takes). push.test.mjs needs pushes to reach
 # a stand-in on 127.0.0.1, which only a test-only variable allows and template.yaml rightly does
 # not give the fan-out; screenshots.test.mjs photographs the same inbox again.
-test-e2e-aws: build e2e/node_modules/.package-lock.json web/node_modules/.package-lock.json
+test-e2e-aws: $(TEST_BUILD) e2e/node_modules/.package-lock.json web/node_modules/.package-lock.json
 	cd e2e && LOOPBACK_E2E_TARGET=aws-local npm test
 	cd web && LOOPBACK_E2E_TARGET=aws-local LOOPBACK_SCREENSHOTS=$${TMPDIR:-/tmp}/loopback-aws-local-shots node --test --test-concurrency=1 --test-timeout=300000 test/e2e/inbox.test.mjs test/e2e/history.test.mjs test/e2e/triage.test.mjs test/e2e/connect.test.mjs test/e2e/passkey.test.mjs test/e2e/sso.test.mjs
 
@@ -86,7 +107,7 @@ e2e/node_modules/.package-lock.json: e2e/package-lock.json
 ## test-claude-code: the real Claude Code CLI (pinned in e2e/claude-code) against bin/loopback, a stand-in model API
 # Asks and approvals on `loopback serve`; approvals on `loopback aws-local` too (all but the
 # interactive case, which is the same code on both).
-test-claude-code: build e2e/claude-code/node_modules/.package-lock.json
+test-claude-code: $(TEST_BUILD) e2e/claude-code/node_modules/.package-lock.json
 	cd e2e/claude-code && npm test
 	cd e2e/claude-code && npm run test:aws
 
@@ -96,7 +117,7 @@ e2e/claude-code/node_modules/.package-lock.json: e2e/claude-code/package-lock.js
 
 ## test-codex: the real Codex CLI (pinned in e2e/codex) against bin/loopback, a stand-in Responses API: approvals through `loopback hook`
 # About 2 s once installed; npm ci fetches Codex's native binary (about 390 MB) from npm only.
-test-codex: build e2e/codex/node_modules/.package-lock.json
+test-codex: $(TEST_BUILD) e2e/codex/node_modules/.package-lock.json
 	cd e2e/codex && npm test
 
 e2e/codex/node_modules/.package-lock.json: e2e/codex/package-lock.json
@@ -104,7 +125,7 @@ e2e/codex/node_modules/.package-lock.json: e2e/codex/package-lock.json
 
 ## test-python: the official Python MCP SDK (pinned in e2e/python/requirements.txt, in .venv-mcp) against bin/loopback
 MCP_VENV = .venv-mcp
-test-python: build $(MCP_VENV)/.installed
+test-python: $(TEST_BUILD) $(MCP_VENV)/.installed
 	cd e2e/python && ../../$(MCP_VENV)/bin/python -m pytest -q -p no:cacheprovider
 
 # .venv-mcp, made again only when e2e/python/requirements.txt changes.
@@ -118,7 +139,7 @@ web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 
 ## test-web: the inbox's unit tests (Vitest) and browser tests (Debian's headless Chromium against bin/loopback; the notification-answer test's agent is e2e/'s MCP TypeScript SDK)
-test-web: build web/node_modules/.package-lock.json e2e/node_modules/.package-lock.json
+test-web: $(TEST_BUILD) web/node_modules/.package-lock.json e2e/node_modules/.package-lock.json
 	cd web && npm run test:unit && npm run test:e2e
 
 # web/node_modules, installed again only when web/package-lock.json changes.
