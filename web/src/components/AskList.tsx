@@ -359,7 +359,18 @@ function WindowedList({
   }, [count]);
 
   listCursor.ids = useMemo(() => items.map((a) => a.id), [items]);
-  listCursor.focus = (id: string) => setFocusId(id + '\u0000' + Math.random());
+  listCursor.focus = (id: string) => {
+    // A row already drawn takes the focus at once, with nothing drawn again: j's frame is then the
+    // focus alone (docs/benchmarks.md, "Inbox", seventh pass). One beyond the window is drawn first.
+    const row = ref.current?.querySelector<HTMLElement>(`[data-ask-row="${CSS.escape(id)}"]`);
+    if (row) {
+      if (pendingFocus === id) pendingFocus = null;
+      row.focus({ preventScroll: true });
+      row.scrollIntoView({ block: 'nearest' });
+      return;
+    }
+    setFocusId(id + '\u0000' + Math.random());
+  };
 
   // A row asked for (j/k, the triage flow) is drawn even when it is just beyond the window.
   const want = focusId ? focusId.split('\u0000')[0] : null;
