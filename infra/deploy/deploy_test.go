@@ -294,21 +294,21 @@ func runDeploy(t *testing.T, acct account, target string, makeArgs ...string) de
 	return r
 }
 
+// is reports whether c is a call of tool whose first arguments are prefix.
+func (c call) is(tool string, prefix ...string) bool {
+	return c.Tool == tool && len(c.Args) >= len(prefix) && slices.Equal(c.Args[:len(prefix)], prefix)
+}
+
 // index is the place of the first call of tool whose first arguments are prefix, or -1.
 func (r deployRun) index(tool string, prefix ...string) int {
-	for i, c := range r.calls {
-		if c.Tool == tool && len(c.Args) >= len(prefix) && slices.Equal(c.Args[:len(prefix)], prefix) {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(r.calls, func(c call) bool { return c.is(tool, prefix...) })
 }
 
 // of is the calls of one tool whose first arguments are prefix.
 func (r deployRun) of(tool string, prefix ...string) []call {
 	var out []call
 	for _, c := range r.calls {
-		if c.Tool == tool && len(c.Args) >= len(prefix) && slices.Equal(c.Args[:len(prefix)], prefix) {
+		if c.is(tool, prefix...) {
 			out = append(out, c)
 		}
 	}
