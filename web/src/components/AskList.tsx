@@ -359,17 +359,19 @@ function WindowedList({
   }, [count]);
 
   listCursor.ids = useMemo(() => items.map((a) => a.id), [items]);
-  listCursor.focus = (id: string) => {
-    // A row already drawn takes the focus at once, with nothing drawn again: j's frame is then the
-    // focus alone (docs/benchmarks.md, "Inbox", seventh pass). One beyond the window is drawn first.
+  /** Focuses the row of an ask if the list has drawn it, scrolled into view; false if it has not. */
+  const focusDrawn = (id: string): boolean => {
     const row = ref.current?.querySelector<HTMLElement>(`[data-ask-row="${CSS.escape(id)}"]`);
-    if (row) {
-      if (pendingFocus === id) pendingFocus = null;
-      row.focus({ preventScroll: true });
-      row.scrollIntoView({ block: 'nearest' });
-      return;
-    }
-    setFocusId(id + '\u0000' + Math.random());
+    if (!row) return false;
+    if (pendingFocus === id) pendingFocus = null;
+    row.focus({ preventScroll: true });
+    row.scrollIntoView({ block: 'nearest' });
+    return true;
+  };
+  // A row already drawn takes the focus at once, with nothing drawn again: j's frame is then the
+  // focus alone (docs/benchmarks.md, "Inbox", seventh pass). One beyond the window is drawn first.
+  listCursor.focus = (id: string) => {
+    if (!focusDrawn(id)) setFocusId(id + '\u0000' + Math.random());
   };
 
   // A row asked for (j/k, the triage flow) is drawn even when it is just beyond the window.
@@ -390,11 +392,7 @@ function WindowedList({
       pendingFocus = null; // not in this list (filtered out, or gone)
       return;
     }
-    const row = ref.current?.querySelector<HTMLElement>(`[data-ask-row="${CSS.escape(id)}"]`);
-    if (!row) return;
-    pendingFocus = null;
-    row.focus({ preventScroll: true });
-    row.scrollIntoView({ block: 'nearest' });
+    focusDrawn(id);
   });
 
   const h = rowH.current;
