@@ -40,8 +40,14 @@ export function shownList(s: AppState, tab: Tab, now = Date.now()): Ask[] {
   return tab === 'inbox' && s.held.size ? all.filter((a) => !s.held.has(a.id)) : all;
 }
 
-/** Rows drawn beyond the screen's edges, each way. */
+/** Rows drawn beyond the screen's edges, each way, when the window is drawn again. */
 const OVERSCAN = 8;
+/**
+ * The window is drawn again only once fewer than this many drawn rows are left beyond an edge of
+ * the screen: a list scrolled a row at a time (j at the screen's edge) adds and lays out rows once
+ * in every few presses, not on every one (docs/benchmarks.md, "Inbox", eighth pass).
+ */
+const SLACK = 2;
 /** A list this long or shorter is drawn whole: windowing pays only on long ones. */
 const WHOLE = 60;
 /** A row's height before one is measured (styles.css: .ask-row). */
@@ -332,27 +338,50 @@ function WindowedList({
   const [range, setRange] = useState<[number, number]>(() => [0, count <= WHOLE ? count : Math.min(count, Math.ceil(window.innerHeight / ROW_H) + OVERSCAN)]);
   const [focusId, setFocusId] = useState<string | null>(null);
 
-  const measure = () => {
+  /** The rows drawn in the last render, [start, end). */
+  const drawn = useRef<[number, number]>([0, 0]);
+
+  /** The rows on the screen, [from, to); null before the list is in the page. */
+  const onScreen = (): [number, number] | null => {
     const el = ref.current;
-    if (!el) return;
+    if (!el) return null;
     const first = el.querySelector<HTMLElement>('li');
     if (first && first.offsetHeight > 0) rowH.current = first.offsetHeight;
     const h = rowH.current;
     const top = -el.getBoundingClientRect().top;
-    const start = count <= WHOLE ? 0 : Math.max(0, Math.floor(top / h) - OVERSCAN);
-    const end = count <= WHOLE ? count : Math.min(count, Math.max(start, Math.ceil((top + window.innerHeight) / h) + OVERSCAN));
-    setRange((r) => (r[0] === start && r[1] === end ? r : [start, end]));
+    return [Math.max(0, Math.floor(top / h)), Math.min(count, Math.ceil((top + window.innerHeight) / h))];
+  };
+
+  const measure = () => {
+    const shown = onScreen();
+    if (!shown) return;
+    const [from, to] = shown;
+    setRange((r) => {
+      if (count <= WHOLE) return r[0] === 0 && r[1] === count ? r : [0, count];
+      if (r[0] <= Math.max(0, from - SLACK) && Math.min(r[1], count) >= Math.min(count, to + SLACK)) return r;
+      const start = Math.max(0, from - OVERSCAN);
+      return [start, Math.min(count, Math.max(start, to + OVERSCAN))];
+    });
   };
 
   useLayoutEffect(() => {
     // Measured on the frame after this draw, not in it: reading the layout here would force the
     // whole page's style and layout before its first paint (docs/benchmarks.md, "Inbox").
     const frame = requestAnimationFrame(measure);
-    const onScroll = () => measure();
+    // While every row on the screen is drawn, the window is topped up after the scroll's frame
+    // is painted, so a key that scrolls the list (j at its edge) paints its focus first; a row on
+    // the screen not drawn yet (a fling) is drawn before that frame.
+    let later: ReturnType<typeof setTimeout> | undefined;
+    const onScroll = () => {
+      const shown = onScreen();
+      if (shown && drawn.current[0] <= shown[0] && drawn.current[1] >= shown[1]) later ??= setTimeout(() => ((later = undefined), measure()));
+      else measure();
+    };
     document.addEventListener('scroll', onScroll, { capture: true, passive: true });
     window.addEventListener('resize', onScroll);
     return () => {
       cancelAnimationFrame(frame);
+      clearTimeout(later);
       document.removeEventListener('scroll', onScroll, { capture: true });
       window.removeEventListener('resize', onScroll);
     };
@@ -384,6 +413,7 @@ function WindowedList({
   }
   start = Math.min(start, count);
   end = Math.min(Math.max(end, start), count);
+  drawn.current = [start, end];
 
   useLayoutEffect(() => {
     const id = pendingFocus;

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launch } from './lib/browser.mjs';
 import { cspViolations, openInbox, scrollsSideways, serverMark } from './lib/helpers.mjs';
-import { LAPTOP, longDiff, PHONE, q, seed, TaskAgent } from './lib/seed.mjs';
+import { inParallel, LAPTOP, longDiff, PHONE, q, seed, TaskAgent } from './lib/seed.mjs';
 import { Server } from './lib/server.mjs';
 
 const SHOTS = process.env.LOOPBACK_SCREENSHOTS ?? join(dirname(fileURLToPath(import.meta.url)), '../../../docs/screenshots');
@@ -243,6 +243,59 @@ describe('a dense, steady list', () => {
     const fit = await page.evaluate(() => [...document.querySelectorAll('[data-ask-row]')].filter((r) => r.getBoundingClientRect().bottom <= innerHeight).length);
     assert.ok(fit >= 10, `${fit} rows fit 900 px`);
     await shot(page, 'desktop-list-dense.png');
+    await page.context().close();
+  });
+
+  it('a long list is drawn a window at a time: j walks every row, and redraws the window only every few rows', async (t) => {
+    const { server, agent } = await fresh(t);
+    const N = 90; // beyond the 60 a list draws whole (AskList.tsx), within one agent's open asks
+    await inParallel([...Array(N).keys()], 6, (i) => agent.start(...q(`Windowed question ${i}`)));
+    const page = await openInbox(browser, server, { viewport: LAPTOP });
+    await page.waitForFunction((n) => document.querySelector('[data-ask-row]')?.closest('li')?.getAttribute('aria-setsize') === String(n), N);
+    const drawn = () => page.locator('[data-ask-row]').count();
+    assert.ok((await drawn()) < 40, `${await drawn()} rows drawn of ${N}`);
+
+    // Rows added to or removed from the list while j walks it, one press at a time, to the end.
+    await page.evaluate(() => {
+      window.__redraws = 0;
+      new MutationObserver((records) => {
+        if (records.some((r) => r.addedNodes.length || r.removedNodes.length)) window.__redraws++;
+      }).observe(document.querySelector('ul.ask-list'), { childList: true });
+    });
+    await page.locator('[data-ask-row]').first().focus();
+    const onScreen = () =>
+      page.evaluate(() => {
+        const row = document.activeElement.closest('[data-ask-row]').getBoundingClientRect();
+        const pane = document.querySelector('.pane-list').getBoundingClientRect();
+        return row.top >= pane.top - 1 && row.bottom <= pane.bottom + 1;
+      });
+    for (let i = 2; i <= N; i++) {
+      await page.keyboard.press('j');
+      await page.waitForFunction((n) => document.activeElement?.closest('li')?.getAttribute('aria-posinset') === String(n), i);
+      assert.ok(await onScreen(), `row ${i} focused off the screen`);
+    }
+    const redraws = await page.evaluate(() => window.__redraws);
+    const scrolled = N - (await page.evaluate(() => Math.floor(document.querySelector('.pane-list').clientHeight / 62)));
+    // Drawn again once in every few presses that scroll (SLACK and OVERSCAN), not on each one.
+    assert.ok(redraws > 0 && redraws <= scrolled / 3, `${redraws} redraws in ${scrolled} presses that scrolled the list`);
+    assert.ok((await drawn()) < 40, `${await drawn()} rows drawn at the end`);
+
+    // A fling far down: the rows on the screen are drawn in the frame that shows them.
+    const shown = await page.evaluate(
+      () =>
+        new Promise((resolve) => {
+          const pane = document.querySelector('.pane-list');
+          pane.scrollTop = pane.scrollHeight / 3;
+          requestAnimationFrame(() =>
+            requestAnimationFrame(() => {
+              const r = pane.getBoundingClientRect();
+              resolve([0.3, 0.6, 0.9].map((f) => !!document.elementFromPoint(r.left + 120, r.top + r.height * f)?.closest('[data-ask-row]')));
+            }),
+          );
+        }),
+    );
+    assert.deepEqual(shown, [true, true, true]);
+    assert.deepEqual(page.errors, []);
     await page.context().close();
   });
 
