@@ -4,7 +4,11 @@
 // time per trace event (self time) over the load and over the presses. For finding what to remove
 // (docs/benchmarks.md, "Inbox", third pass); the numbers to compare builds come from inbox-ab.mjs.
 //
-// Run: cd web && node test/bench/inbox-trace.mjs [--bin ../bin/loopback] [--presses 10] [--out trace.json]
+// Per press, it also gives the key's own frame: the keydown's handlers, that frame's main-thread
+// work (paint, layerisation) and Chromium's EventLatency from the key to the frame presented.
+// --pre N presses j N times first (untraced), so that the traced presses scroll the list.
+//
+// Run: cd web && node test/bench/inbox-trace.mjs [--bin ../bin/loopback] [--presses 10] [--pre 35] [--out trace.json]
 
 import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,7 +18,7 @@ import { launch } from '../e2e/lib/browser.mjs';
 import { BIN, Server } from '../e2e/lib/server.mjs';
 
 const { values: opt } = parseArgs({
-  options: { bin: { type: 'string', default: BIN }, presses: { type: 'string', default: '10' }, out: { type: 'string' } },
+  options: { bin: { type: 'string', default: BIN }, presses: { type: 'string', default: '10' }, pre: { type: 'string', default: '0' }, out: { type: 'string' } },
 });
 const SEED = process.env.BENCH_SEED ?? '/tmp/loopback-inbox-seed';
 const ARGS = ['--delta-slack', '1ms', '--max-waits', '3000', '--max-open-asks', '3000', '--max-open-bytes', '100000000', '--max-space-open-bytes', '100000000'];
@@ -24,7 +28,7 @@ const seed = JSON.parse(await readFile(join(SEED, 'seed.json'), 'utf8').catch(()
 const dataDir = await mkdtemp(join(tmpdir(), 'loopback-trace-'));
 await cp(SEED, dataDir, { recursive: true });
 const server = await new Server({ bin: resolve(opt.bin), args: ARGS, dataDir, token: seed.token }).start();
-const CATEGORIES = ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.execute', 'blink', 'loading', 'latencyInfo', 'blink.user_timing'];
+const CATEGORIES = ['cc', 'benchmark', 'input', 'devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.execute', 'blink', 'loading', 'latencyInfo', 'blink.user_timing'];
 
 function summarise(events, from, to) {
   // The renderer's main thread that worked most in the window (a navigation may change process).
@@ -77,6 +81,12 @@ function topFunctions(what, profile) {
   console.log(JSON.stringify(Object.fromEntries([...self].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => [k, Math.round(v / 100) / 10])), null, 1));
 }
 
+/** A real j, then two frames and 100 ms (as inbox.bench.mjs presses). */
+async function pressJ(page) {
+  await page.keyboard.press('j');
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 100)))));
+}
+
 const browser = await launch();
 try {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
@@ -115,12 +125,11 @@ try {
   const { profile } = await cdp.send('Profiler.stop');
   await page.locator('[data-conn="live"]').waitFor({ timeout: 60_000 });
   await page.evaluate(() => new Promise((r) => setTimeout(r, 1500)));
+  for (let i = 0; i < Number(opt.pre); i++) await pressJ(page);
+  await page.evaluate(() => new Promise((r) => setTimeout(r, 1000)));
   await cdp.send('Profiler.start');
   await page.evaluate(() => performance.mark('presses'));
-  for (let i = 0; i < Number(opt.presses); i++) {
-    await page.keyboard.press('j');
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 100)))));
-  }
+  for (let i = 0; i < Number(opt.presses); i++) await pressJ(page);
   await page.evaluate(() => performance.mark('presses-end'));
   const { profile: pressProfile } = await cdp.send('Profiler.stop');
   const buf = await browser.stopTracing();
@@ -148,5 +157,46 @@ function report(events, marks, profile, pressProfile) {
     console.log(`--- ${opt.presses} j presses`);
     const s = summarise(events, p0, p1);
     console.log(JSON.stringify(s, null, 1));
+    console.log(`--- each press's own frame, ms (medians at the end)`);
+    const rows = keyFrames(events, p0, p1);
+    for (const r of rows) console.log(JSON.stringify(r));
+    const med = (k) => [...rows.map((r) => r[k])].sort((a, b) => a - b)[rows.length >> 1];
+    console.log(JSON.stringify(Object.fromEntries(Object.keys(rows[0] ?? {}).map((k) => [k, med(k)]))));
   }
+}
+
+/**
+ * Per keydown in [from, to]: its handlers, the next main-thread frame (all of it, and its paint,
+ * layerisation and commit), and Chromium's EventLatency for the key (to the frame presented).
+ */
+function keyFrames(events, from, to) {
+  const latency = events.filter((e) => e.name === 'EventLatency' && e.ts >= from && e.ts <= to && e.args?.event_latency?.event_type === 'KEY_PRESSED' && e.ph === 'b');
+  if (!latency.length) return [];
+  const main = events.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain' && e.pid === latency[0].pid);
+  const onMain = events.filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === 'X' && e.ts >= from && e.ts <= to + 1e6);
+  const ends = events.filter((e) => e.name === 'EventLatency' && e.ph === 'e');
+  const ms = (us) => Math.round(us / 100) / 10;
+  /** Time in the outermost events of this name within [a, b). */
+  const within = (name, a, b) => {
+    let t = 0;
+    let end = 0;
+    for (const e of onMain) if (e.name === name && e.ts >= a && e.ts < b && e.ts >= end) ((t += e.dur), (end = e.ts + e.dur));
+    return ms(t);
+  };
+  return onMain
+    .filter((e) => e.name === 'EventDispatch' && e.args?.data?.type === 'keydown' && e.ts <= to)
+    .map((k) => {
+      const f = onMain.find((e) => e.name === 'ProxyMain::BeginMainFrame' && e.ts > k.ts);
+      const b = latency.find((e) => Math.abs(e.ts - k.ts) < 20_000);
+      const id = (e) => e.id2?.local ?? e.id;
+      const e = b && ends.find((x) => x.ts > b.ts && id(x) === id(b));
+      return {
+        keydown: ms(k.dur),
+        frame: f ? ms(f.dur) : null,
+        paint: f ? within('Paint', f.ts, f.ts + f.dur) : null,
+        layerise: f ? within('PaintArtifactCompositor::Update', f.ts, f.ts + f.dur) : null,
+        layout: f ? within('LocalFrameView::layout', f.ts, f.ts + f.dur) : null,
+        keyToPresented: e ? ms(e.ts - b.ts) : null,
+      };
+    });
 }
