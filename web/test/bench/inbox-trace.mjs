@@ -167,7 +167,7 @@ function report(events, marks, profile, pressProfile) {
 
 /**
  * Per keydown in [from, to]: its handlers, the next main-thread frame (all of it, and its paint,
- * layerisation and commit), and Chromium's EventLatency for the key (to the frame presented).
+ * layerisation and layout), and Chromium's EventLatency for the key (to the frame presented).
  */
 function keyFrames(events, from, to) {
   const latency = events.filter((e) => e.name === 'EventLatency' && e.ts >= from && e.ts <= to && e.args?.event_latency?.event_type === 'KEY_PRESSED' && e.ph === 'b');
