@@ -98,7 +98,7 @@ test-e2e: $(TEST_BUILD) e2e/node_modules/.package-lock.json
 # not give the fan-out; screenshots.test.mjs photographs the same inbox again.
 test-e2e-aws: $(TEST_BUILD) e2e/node_modules/.package-lock.json web/node_modules/.package-lock.json
 	cd e2e && LOOPBACK_E2E_TARGET=aws-local npm test
-	cd web && LOOPBACK_E2E_TARGET=aws-local LOOPBACK_SCREENSHOTS=$${TMPDIR:-/tmp}/loopback-aws-local-shots node --test --test-concurrency=1 --test-timeout=300000 test/e2e/inbox.test.mjs test/e2e/history.test.mjs test/e2e/triage.test.mjs test/e2e/connect.test.mjs test/e2e/passkey.test.mjs test/e2e/sso.test.mjs
+	cd web && LOOPBACK_E2E_TARGET=aws-local LOOPBACK_SCREENSHOTS=$${TMPDIR:-/tmp}/loopback-aws-local-shots node --test --test-reporter=spec --test-concurrency=1 --test-timeout=300000 test/e2e/inbox.test.mjs test/e2e/history.test.mjs test/e2e/triage.test.mjs test/e2e/connect.test.mjs test/e2e/passkey.test.mjs test/e2e/sso.test.mjs
 
 # e2e/node_modules, installed again only when e2e/package-lock.json changes.
 e2e/node_modules/.package-lock.json: e2e/package-lock.json
