@@ -336,7 +336,13 @@ function WindowedList({
   // The first draw guesses the window from the screen's height (the list starts near the top), so
   // a long list draws a screenful of rows, not WHOLE, and nothing is measured before it is painted.
   const [range, setRange] = useState<[number, number]>(() => [0, count <= WHOLE ? count : Math.min(count, Math.ceil(window.innerHeight / ROW_H) + OVERSCAN)]);
-  const [focusId, setFocusId] = useState<string | null>(null);
+  /**
+   * The row that has the focus, or was last asked for (j/k, the triage flow) and is about to: it is
+   * drawn even when just beyond the window, so the focus is never dropped with it. Kept from the
+   * focus itself, not from the request alone, so a row the focus has left is not held drawn.
+   */
+  const focused = useRef<string | null>(null);
+  const [, redraw] = useState(0);
 
   /** The rows drawn in the last render, [start, end). */
   const drawn = useRef<[number, number]>([0, 0]);
@@ -352,8 +358,8 @@ function WindowedList({
     return [Math.max(0, Math.floor(top / h)), Math.min(count, Math.ceil((top + window.innerHeight) / h))];
   };
 
-  const measure = () => {
-    const shown = onScreen();
+  /** Draws the window again if the rows on the screen (`shown`, read now if not given) need it. */
+  const measure = (shown = onScreen()) => {
     if (!shown) return;
     const [from, to] = shown;
     setRange((r) => {
@@ -367,7 +373,7 @@ function WindowedList({
   useLayoutEffect(() => {
     // Measured on the frame after this draw, not in it: reading the layout here would force the
     // whole page's style and layout before its first paint (docs/benchmarks.md, "Inbox").
-    const frame = requestAnimationFrame(measure);
+    const frame = requestAnimationFrame(() => measure());
     // While every row on the screen is drawn, the window is topped up after the scroll's frame
     // is painted, so a key that scrolls the list (j at its edge) paints its focus first; a row on
     // the screen not drawn yet (a fling) is drawn before that frame.
@@ -375,7 +381,7 @@ function WindowedList({
     const onScroll = () => {
       const shown = onScreen();
       if (shown && drawn.current[0] <= shown[0] && drawn.current[1] >= shown[1]) later ??= setTimeout(() => ((later = undefined), measure()));
-      else measure();
+      else measure(shown);
     };
     document.addEventListener('scroll', onScroll, { capture: true, passive: true });
     window.addEventListener('resize', onScroll);
@@ -400,12 +406,12 @@ function WindowedList({
   // A row already drawn takes the focus at once, with nothing drawn again: j's frame is then the
   // focus alone (docs/benchmarks.md, "Inbox", seventh pass). One beyond the window is drawn first.
   listCursor.focus = (id: string) => {
-    if (!focusDrawn(id)) setFocusId(id + '\u0000' + Math.random());
+    focused.current = id;
+    if (!focusDrawn(id)) redraw((n) => n + 1);
   };
 
-  // A row asked for (j/k, the triage flow) is drawn even when it is just beyond the window.
-  const want = focusId ? focusId.split('\u0000')[0] : null;
   let [start, end] = range;
+  const want = focused.current;
   const fi = want ? items.findIndex((a) => a.id === want) : -1;
   if (fi >= 0 && fi >= start - 50 && fi < end + 50) {
     start = Math.min(start, fi);
@@ -431,6 +437,10 @@ function WindowedList({
       class="ask-list"
       aria-label={label}
       ref={ref}
+      onFocusIn={(e) => {
+        const id = (e.target as HTMLElement).closest<HTMLElement>('[data-ask-row]')?.dataset.askRow;
+        if (id) focused.current = id;
+      }}
       style={{ paddingTop: `${start * h}px`, paddingBottom: `${(count - end) * h}px` }}
     >
       {items.slice(start, end).map((a, i) => (

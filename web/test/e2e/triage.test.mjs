@@ -299,6 +299,35 @@ describe('a dense, steady list', () => {
     await page.context().close();
   });
 
+  it('j held down, faster than the list is drawn: the focus walks on and the window stays a window', async (t) => {
+    const { server, agent } = await fresh(t);
+    const N = 90;
+    await inParallel([...Array(N).keys()], 6, (i) => agent.start(...q(`Held-key question ${i}`)));
+    const page = await openInbox(browser, server, { viewport: LAPTOP });
+    await page.waitForFunction((n) => document.querySelector('[data-ask-row]')?.closest('li')?.getAttribute('aria-setsize') === String(n), N);
+    await page.locator('[data-ask-row]').first().focus();
+    // Key repeat outruns the frames: a burst of presses with no frame between them (each drawn, but
+    // none painted), so the focus runs past the rows drawn and the list draws each row asked for.
+    const burst = 30;
+    await page.evaluate(async (n) => {
+      for (let i = 0; i < n; i++) {
+        document.activeElement.dispatchEvent(new KeyboardEvent('keydown', { key: 'j', bubbles: true }));
+        for (let k = 0; k < 3; k++) await Promise.resolve();
+      }
+    }, burst);
+    const focusedAt = (n) => page.waitForFunction((i) => document.activeElement?.closest('li')?.getAttribute('aria-posinset') === String(i), n);
+    await focusedAt(burst + 1);
+    // Then on at a walk to the end: the rows the focus has left are not kept drawn.
+    for (let i = burst + 2; i <= N; i++) {
+      await page.keyboard.press('j');
+      await focusedAt(i);
+    }
+    const drawn = await page.locator('[data-ask-row]').count();
+    assert.ok(drawn < 40, `${drawn} rows drawn with the focus on the last of ${N}`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   it('on a phone, an arriving ask waits behind an "N new" pill: layout shift per ask ≤ 0.01, announced politely', async (t) => {
     const { server, agent } = await fresh(t);
     await seed(server, agent, Array.from({ length: 8 }, (_, i) => q(`Steady question ${i}?`)));
