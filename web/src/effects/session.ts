@@ -160,9 +160,21 @@ async function resume(token: string): Promise<void> {
   await confirmSession();
 }
 
+/** The lookup under way, so the first snapshot of a load does not ask again while resume() asks. */
+let confirming: { token: string | null; done: Promise<void> } | null = null;
+
 /** Looks up who the page's token is, and keeps it (a token used while the server could not be asked). */
-export async function confirmSession(): Promise<void> {
+export function confirmSession(): Promise<void> {
   const token = getState().token;
+  if (confirming?.token === token) return confirming.done;
+  const done = lookUp(token).finally(() => {
+    if (confirming?.done === done) confirming = null;
+  });
+  confirming = { token, done };
+  return done;
+}
+
+async function lookUp(token: string | null): Promise<void> {
   try {
     const who = await api('GET', '/whoami');
     if (getState().token !== token || !token) return;

@@ -73,6 +73,15 @@ describe('the snapshot over the wire', { skip: TARGET === 'aws-local' && 'the --
     assert.match(ext, /permessage-deflate/);
     assert.match(ext, /server_no_context_takeover/);
     assert.deepEqual(await rowIds(page), asks.map((a) => a.id).reverse());
+
+    // A returning load (the token kept): each of the first reads is made once.
+    const reads = [];
+    page.on('request', (r) => r.url().startsWith(server.origin + '/api/') && reads.push(r.method() + ' ' + r.url().slice(server.origin.length).split('?')[0]));
+    await page.reload();
+    await page.locator('[data-conn="live"]').waitFor({ timeout: 15_000 });
+    await page.locator('[data-ask-row]').first().waitFor();
+    for (const path of ['GET /api/v1/whoami', 'GET /api/v1/snapshot', 'POST /api/v1/events/tickets'])
+      assert.equal(reads.filter((r) => r === path).length, 1, `${path} in ${reads.join(', ')}`);
     await page.context().close();
   });
 
