@@ -39,6 +39,18 @@ function triaged(server, opts = {}) {
   return openInbox(browser, server, { triage: null, ...opts });
 }
 
+/** `n` open asks (beyond the 60 a list draws whole: AskList.tsx), the inbox open on a laptop with all of them counted. */
+async function longList(t, n, words) {
+  const { server, agent } = await fresh(t);
+  await inParallel([...Array(n).keys()], 6, (i) => agent.start(...q(`${words} ${i}`)));
+  const page = await openInbox(browser, server, { viewport: LAPTOP });
+  await page.waitForFunction((n) => document.querySelector('[data-ask-row]')?.closest('li')?.getAttribute('aria-setsize') === String(n), n);
+  return page;
+}
+
+/** Waits for the focus to be on the list's row at position `n` (from 1). */
+const focusOn = (page, n) => page.waitForFunction((i) => document.activeElement?.closest('li')?.getAttribute('aria-posinset') === String(i), n);
+
 async function shot(page, name) {
   await page.screenshot({ path: join(SHOTS, name) });
 }
@@ -247,11 +259,8 @@ describe('a dense, steady list', () => {
   });
 
   it('a long list is drawn a window at a time: j walks every row, and redraws the window only every few rows', async (t) => {
-    const { server, agent } = await fresh(t);
-    const N = 90; // beyond the 60 a list draws whole (AskList.tsx), within one agent's open asks
-    await inParallel([...Array(N).keys()], 6, (i) => agent.start(...q(`Windowed question ${i}`)));
-    const page = await openInbox(browser, server, { viewport: LAPTOP });
-    await page.waitForFunction((n) => document.querySelector('[data-ask-row]')?.closest('li')?.getAttribute('aria-setsize') === String(n), N);
+    const N = 90; // within one agent's open asks
+    const page = await longList(t, N, 'Windowed question');
     const drawn = () => page.locator('[data-ask-row]').count();
     assert.ok((await drawn()) < 40, `${await drawn()} rows drawn of ${N}`);
 
@@ -271,7 +280,7 @@ describe('a dense, steady list', () => {
       });
     for (let i = 2; i <= N; i++) {
       await page.keyboard.press('j');
-      await page.waitForFunction((n) => document.activeElement?.closest('li')?.getAttribute('aria-posinset') === String(n), i);
+      await focusOn(page, i);
       assert.ok(await onScreen(), `row ${i} focused off the screen`);
     }
     const redraws = await page.evaluate(() => window.__redraws);
@@ -300,11 +309,8 @@ describe('a dense, steady list', () => {
   });
 
   it('j held down, faster than the list is drawn: the focus walks on and the window stays a window', async (t) => {
-    const { server, agent } = await fresh(t);
     const N = 90;
-    await inParallel([...Array(N).keys()], 6, (i) => agent.start(...q(`Held-key question ${i}`)));
-    const page = await openInbox(browser, server, { viewport: LAPTOP });
-    await page.waitForFunction((n) => document.querySelector('[data-ask-row]')?.closest('li')?.getAttribute('aria-setsize') === String(n), N);
+    const page = await longList(t, N, 'Held-key question');
     await page.locator('[data-ask-row]').first().focus();
     // Key repeat outruns the frames: a burst of presses with no frame between them (each drawn, but
     // none painted), so the focus runs past the rows drawn and the list draws each row asked for.
@@ -315,12 +321,11 @@ describe('a dense, steady list', () => {
         for (let k = 0; k < 3; k++) await Promise.resolve();
       }
     }, burst);
-    const focusedAt = (n) => page.waitForFunction((i) => document.activeElement?.closest('li')?.getAttribute('aria-posinset') === String(i), n);
-    await focusedAt(burst + 1);
+    await focusOn(page, burst + 1);
     // Then on at a walk to the end: the rows the focus has left are not kept drawn.
     for (let i = burst + 2; i <= N; i++) {
       await page.keyboard.press('j');
-      await focusedAt(i);
+      await focusOn(page, i);
     }
     const drawn = await page.locator('[data-ask-row]').count();
     assert.ok(drawn < 40, `${drawn} rows drawn with the focus on the last of ${N}`);
