@@ -273,6 +273,7 @@ class Loopback:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(10)
         self.proc.kill()
+        self.held = held_in_log(Path(self.dir) / "server.log")
 
     async def whoami(self) -> float:
         return await self.person("get", self.api + "/whoami", self.auth, THINK)
@@ -292,6 +293,18 @@ class Loopback:
         res = got["r"]
         assert not res.is_error and f"yes {i}" in json.dumps(res.structured_content), res
         return got["t"] - t0, t1 - t0
+
+
+def held_in_log(path: Path) -> dict[str, list[float]]:
+    """How long Loopback held each reply and whoami request by its own request log (`ms=`, from
+    the request's arrival at its API handler to the handler's return), in seconds, in order."""
+    held: dict[str, list[float]] = {"reply": [], "whoami": []}
+    with contextlib.suppress(FileNotFoundError):
+        for line in path.read_text().splitlines():
+            m = re.search(r" path=/api/v1/(asks/\S+/reply|whoami) status=200 .*? ms=([0-9.]+)", line)
+            if m:
+                held["whoami" if m.group(1) == "whoami" else "reply"].append(float(m.group(2)) / 1e3)
+    return held
 
 
 class FeedbackEnhanced:
@@ -385,6 +398,7 @@ class AgentRQ:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(10)
         self.proc.kill()
+        self.held = held_in_log(Path(self.dir) / "server.log")
 
     async def one(self, i: int):
         r = await self.agent.call_tool("createTask", {"title": f"Step {i}", "body": f"Go ahead with step {i}?"})
@@ -484,6 +498,11 @@ async def main():
         print(f"| {name:<24} | {fa:>26} | {fa99:>9} | {ratio:>7} | {fr:>17} | {fr99:>9} |")
     rq, wh = samples["loopback"]["request"], samples["whoami"]["request"]
     print(f"\nLoopback's reply request / whoami, p50: {pct(rq, 50) / pct(wh, 50):.2f}×")
+    # The server's own share: the counted rounds are the last ones in its log.
+    hr, hw = lb.held["reply"][-args.asks:], lb.held["whoami"][-args.asks:]
+    if hr and hw:
+        print(f"held by Loopback itself (its request log), p50: reply {pct(hr, 50) * 1e3:.2f} ms of the "
+              f"{pct(rq, 50) * 1e3:.2f} ms the person waits, whoami {pct(hw, 50) * 1e3:.2f} ms of {pct(wh, 50) * 1e3:.2f} ms")
     names = [s.name for s in systems]
     for i, x in enumerate(names):
         for y in names[i + 1:]:

@@ -293,6 +293,7 @@ func serveProfiles(addr string, logger *slog.Logger) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	logger.Info("profiles", "addr", addr)
 	if err := http.ListenAndServe(addr, mux); err != nil {
 		logger.Warn("profiles", "err", err)
