@@ -158,6 +158,21 @@ export function ListPane({ tab }: { tab: Tab }) {
     if (tab === 'history' && s.history.nextBefore === null && !s.history.loading && !s.history.error) void loadHistoryPage();
   }, [tab, s.token]);
 
+  // The end of the history in view: the next page, as the server's filtered history reads on
+  // (Search.tsx), so the oldest ask is a scroll away, not a click per page. The button stays for
+  // the keyboard, and after a failure.
+  const historyEnd = useRef<HTMLDivElement>(null);
+  const more = tab === 'history' && !server && !!s.history.nextBefore && !s.history.loading && !s.history.error;
+  useEffect(() => {
+    const el = historyEnd.current;
+    if (!el || !more || typeof IntersectionObserver === 'undefined') return;
+    const io = new IntersectionObserver((es) => {
+      if (es.some((e) => e.isIntersecting)) void loadHistoryPage();
+    });
+    io.observe(el);
+    return () => io.disconnect();
+  }, [more, s.history.nextBefore]);
+
   return (
     <div class="list-pane">
       <div class="list-tools">
@@ -287,7 +302,7 @@ export function ListPane({ tab }: { tab: Tab }) {
       )}
 
       {tab === 'history' && !server && (
-        <div class="list-more">
+        <div class="list-more" ref={historyEnd}>
           {s.history.error && <p class="error-text">{s.history.error}</p>}
           {s.history.nextBefore !== undefined ? (
             <button type="button" class="btn ghost wide" disabled={s.history.loading} onClick={() => void loadHistoryPage()}>

@@ -84,7 +84,8 @@ export function problemText(err: unknown): string {
   return (err as Error)?.message ?? String(err);
 }
 
-export const HISTORY_PAGE = 20;
+/** Closed asks read a page at a time, as the server's filtered history is (Search.tsx). */
+export const HISTORY_PAGE = 50;
 
 export async function loadHistoryPage(): Promise<void> {
   const h = getState().history;
