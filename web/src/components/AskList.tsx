@@ -6,7 +6,7 @@ import { arrivalsShown } from '../store';
 import { filtered, searchScope, type Filters } from '../triage';
 import { advanceFrom, getState, loadHistoryPage, navigate, queueDismissAll, requestDetailFocus, setState, setProject, toast, useApp, type AppState } from '../state';
 import type { Actor, Ask, AskKind } from '../types';
-import { agentOf, askTitle, Countdown, KIND_LABEL, StatusChips, Time, TitleText, useNow } from './common';
+import { agentOf, askTitle, Countdown, KIND_LABEL, StatusChips, Time, TitleText, useNow, useReadOn } from './common';
 import { deadlineOf } from '../deadline';
 import { InboxIcon, KindIcon } from './icons';
 import { CopyButton } from './Blocks';
@@ -163,15 +163,7 @@ export function ListPane({ tab }: { tab: Tab }) {
   // the keyboard, and after a failure.
   const historyEnd = useRef<HTMLDivElement>(null);
   const more = tab === 'history' && !server && !!s.history.nextBefore && !s.history.loading && !s.history.error;
-  useEffect(() => {
-    const el = historyEnd.current;
-    if (!el || !more || typeof IntersectionObserver === 'undefined') return;
-    const io = new IntersectionObserver((es) => {
-      if (es.some((e) => e.isIntersecting)) void loadHistoryPage();
-    });
-    io.observe(el);
-    return () => io.disconnect();
-  }, [more, s.history.nextBefore]);
+  useReadOn(historyEnd, more, s.history.nextBefore, () => void loadHistoryPage());
 
   return (
     <div class="list-pane">

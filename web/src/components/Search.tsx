@@ -8,7 +8,7 @@ import { ApiError } from '../api';
 import { searchAsks, sendExample, type AskSummary as Summary, type SearchState } from '../search';
 import { navigate, requestDetailFocus, useApp } from '../state';
 import type { AskKind } from '../types';
-import { KIND_LABEL, Time } from './common';
+import { KIND_LABEL, Time, useReadOn } from './common';
 import { KindIcon } from './icons';
 
 /** How long typing must pause before the server is asked. */
@@ -125,15 +125,7 @@ export function SearchResults({
   }, [key, s.online]);
 
   // The end of the list in view: the next page.
-  useEffect(() => {
-    const el = sentinel.current;
-    if (!el || !next || loading || typeof IntersectionObserver === 'undefined') return;
-    const io = new IntersectionObserver((es) => {
-      if (es.some((e) => e.isIntersecting)) void load(next, gen.current);
-    });
-    io.observe(el);
-    return () => io.disconnect();
-  }, [next, loading]);
+  useReadOn(sentinel, !!next && !loading, next, () => void load(next, gen.current));
 
   // Kept to the person's snoozed asks (or the others), a page may keep few: read on while so.
   useEffect(() => {

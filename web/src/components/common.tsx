@@ -1,6 +1,6 @@
 // Pieces every view uses: an ask's title, its status chips, its thread, and small helpers.
 
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, RefObject } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { plainText, renderTitle } from '../markdown';
 import { commentsOf, whereOf } from '../revision7';
@@ -372,4 +372,21 @@ export function snoozeTime(t: Date, now: Date): string {
   if (t.toDateString() === now.toDateString()) return hm;
   if (t.getTime() - now.getTime() < 6 * 86400_000) return t.toLocaleDateString(undefined, { weekday: 'short' }) + ' ' + hm;
   return t.toLocaleDateString(undefined, { day: 'numeric', month: 'short' }) + ' ' + hm;
+}
+
+/**
+ * A list that reads on as its end scrolls into view: while `active`, `readOn` runs each time the
+ * element `end` comes into view. `cursor` (the next page's) watches afresh for each page, so an end
+ * still in view after a short page reads the next one too.
+ */
+export function useReadOn(end: RefObject<HTMLElement>, active: boolean, cursor: unknown, readOn: () => void): void {
+  useEffect(() => {
+    const el = end.current;
+    if (!el || !active || typeof IntersectionObserver === 'undefined') return;
+    const io = new IntersectionObserver((es) => {
+      if (es.some((e) => e.isIntersecting)) readOn();
+    });
+    io.observe(el);
+    return () => io.disconnect();
+  }, [active, cursor]);
 }
