@@ -344,10 +344,9 @@ func (a *App) Sockets(poster wsapi.Poster, conns ask.ConnectionStore) *wsapi.Soc
 //
 // What the API and the inbox send is gzipped for clients that take it (httpapi.Compress, which
 // leaves the event socket's handshake alone); /mcp and /hooks/ are not wrapped, since their
-// waits stream progress that must not sit in a compressor's buffer. What an API request commits
-// is published once its response is out (httpapi.HoldChanges).
+// waits stream progress that must not sit in a compressor's buffer.
 func (a *App) Handler(rest http.Handler) http.Handler {
-	api := httpapi.HoldChanges(httpapi.Compress(a.API.Handler()))
+	api := httpapi.Compress(a.API.Handler())
 	mux := http.NewServeMux()
 	mux.Handle("/api/", api)
 	mux.Handle("/mcp", a.MCP)

@@ -94,18 +94,14 @@ func (ps Publishers) PublishMark(space, person string, m Mark) {
 }
 
 // publish tells Changes of a committed change, with a copy so that later edits by the caller
-// cannot reach subscribers; under HoldChanges, when the request releases it.
-func (s *Service) publish(ctx context.Context, a *Ask, opened bool) {
+// cannot reach subscribers.
+func (s *Service) publish(a *Ask, opened bool) {
 	if s.Changes == nil {
 		return
 	}
 	cp := *a
 	cp.Thread = append([]Entry(nil), a.Thread...)
-	c := Change{Ask: &cp, Opened: opened}
-	if h, ok := ctx.Value(heldKey{}).(*held); ok && h.hold(s.Changes, c) {
-		return
-	}
-	s.Changes.Publish(c)
+	s.Changes.Publish(Change{Ask: &cp, Opened: opened})
 }
 
 // create stores a new ask and publishes it; with f, the agent's lease is taken first and the ask
@@ -125,7 +121,7 @@ func (s *Service) create(ctx context.Context, a *Ask, f *Follow) (*Ask, error) {
 		s.dropLease(ctx, a.Space, a.ID, f)
 		return nil, err
 	}
-	s.publish(ctx, a, true)
+	s.publish(a, true)
 	return a, nil
 }
 
@@ -297,7 +293,7 @@ func (s *Service) change(ctx context.Context, space, id string, fn func(*Ask) er
 	case err != nil:
 		return nil, nil, err
 	}
-	s.publish(ctx, a, false) // committed: now anyone waiting may hear of it
+	s.publish(a, false) // committed: now anyone waiting may hear of it
 	return a, wire, nil
 }
 

@@ -162,7 +162,7 @@ func (s *Service) decideByRule(ctx context.Context, a *Ask, r *Rule) (*Ask, *Dec
 	if err := s.Store.CreateAsk(ctx, a); err != nil {
 		return nil, nil, err
 	}
-	s.publish(ctx, a, true)
+	s.publish(a, true)
 	// The decision stands whether or not the count is written: a rule deleted meanwhile, or a
 	// failed count, costs a figure on the rules page, not the decision.
 	if err := s.Rules.CountRuleMatch(ctx, a.Space, r.ID, t); err != nil && !errors.Is(err, ErrNotFound) {

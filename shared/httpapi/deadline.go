@@ -38,14 +38,14 @@ func BodyDeadline(base time.Duration, next http.Handler) http.Handler {
 			return
 		}
 		orig := r.Body
-		body := &bodyEnd{ReadCloser: orig, onEnd: func() { rc.SetReadDeadline(time.Time{}) }}
+		body := &liftOnEOF{ReadCloser: orig, rc: rc}
 		r.Body = body
 		next.ServeHTTP(w, r)
 		// net/http looks at its own body type after the handler, to close a connection whose
 		// body was cut short gracefully (r is the server's own request: this is the outermost
 		// handler).
 		r.Body = orig
-		if !body.ended {
+		if !body.lifted {
 			rc.SetReadDeadline(time.Now().Add(unreadGrace))
 		}
 	})
@@ -54,20 +54,18 @@ func BodyDeadline(base time.Duration, next http.Handler) http.Handler {
 // unreadGrace is how long the rest of a body left unread may take, once the answer is written.
 const unreadGrace = 500 * time.Millisecond
 
-// bodyEnd notes when a request body has been read to its end, and calls onEnd (if any) then.
-type bodyEnd struct {
+// liftOnEOF lifts the read deadline once the body has been read to its end.
+type liftOnEOF struct {
 	io.ReadCloser
-	onEnd func()
-	ended bool
+	rc     *http.ResponseController
+	lifted bool
 }
 
-func (b *bodyEnd) Read(p []byte) (int, error) {
+func (b *liftOnEOF) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.ended {
-		b.ended = true
-		if b.onEnd != nil {
-			b.onEnd()
-		}
+	if err == io.EOF && !b.lifted {
+		b.lifted = true
+		b.rc.SetReadDeadline(time.Time{})
 	}
 	return n, err
 }
