@@ -240,8 +240,19 @@ func (w *Waiter) Begin(ctx context.Context, cred *ask.Credential, askID string, 
 	revoked, unwatch := w.Revocations.Context(cred)
 	wt.revoked = revoked
 	wt.stops = append(wt.stops, unwatch)
-	// Watch before the first read, so that no change slips between.
-	wt.stops = append(wt.stops, w.Watcher.Watch(wt.space, askID, wt.changed))
+	// Watch before the first read, so that no change slips between. A change may end the wait as
+	// soon as the watch is on, before Watch returns: its stop is kept under the lock, or used at
+	// once when the wait has ended already (end took the stops before it was among them).
+	unwatchAsk := w.Watcher.Watch(wt.space, askID, wt.changed)
+	wt.mu.Lock()
+	over := wt.over
+	if !over {
+		wt.stops = append(wt.stops, unwatchAsk)
+	}
+	wt.mu.Unlock()
+	if over {
+		unwatchAsk()
+	}
 	// Read after watching, whether or not the lease came with the tool's change: a reply between
 	// that change and the watch is seen here.
 	a, err := w.Service.Find(ctx, wt.space, askID)

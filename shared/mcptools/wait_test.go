@@ -390,3 +390,50 @@ func TestMaxWaitOnTheURL(t *testing.T) {
 		t.Fatalf("?maxWait=soon: %d %v, want 400", r.Status, err)
 	}
 }
+
+// endingWatcher is a Watcher whose watch, once on, hears at once a change that ends the wait,
+// and returns only after the wait has ended: the order a racing reply can give.
+type endingWatcher struct {
+	mcptools.Watcher
+	change  ask.Change
+	ended   <-chan struct{}
+	stopped atomic.Bool
+}
+
+func (w *endingWatcher) Watch(space, askID string, changed func(ask.Change)) func() {
+	stop := w.Watcher.Watch(space, askID, changed)
+	changed(w.change)
+	<-w.ended
+	return func() { w.stopped.Store(true); stop() }
+}
+
+// TestAWaitEndedAsItsWatchBegins: a reply heard the moment the wait's watch is on ends the wait
+// before Watch has returned; the watch is still stopped (it was left on, and its stop written
+// beside the ending wait's read of it).
+func TestAWaitEndedAsItsWatchBegins(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{})
+	id := d.newQuestion(t, asAgent)
+	d.reply(t, id, map[string]any{"outcome": "answered", "selected": []string{"Yes"}})
+	replied, err := d.Service.Find(context.Background(), testSpace, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	watcher := &endingWatcher{Watcher: mcptools.HubWatcher{Hub: d.Hub}, change: ask.Change{Ask: replied}, ended: ended}
+	w := &mcptools.Waiter{Service: d.Service, Watcher: watcher, Progress: time.Minute, MaxWait: time.Minute}
+	var got *ask.Reply
+	w.Begin(context.Background(), &ask.Credential{ID: "cred_agent", Space: testSpace}, id, nil, nil, func(r *ask.Reply, err error) {
+		if err != nil {
+			t.Errorf("the wait ended with %v", err)
+		}
+		got = r
+		close(ended)
+	})
+	w.Drain()
+	if got == nil || got.Outcome != ask.OutcomeAnswered {
+		t.Fatalf("the wait ended with %+v, want the person's answer", got)
+	}
+	if !watcher.stopped.Load() {
+		t.Fatal("the watch of a wait that ended as it began was never stopped")
+	}
+}
