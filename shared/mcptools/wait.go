@@ -260,6 +260,9 @@ func (w *Waiter) Begin(ctx context.Context, cred *ask.Credential, askID string, 
 		wt.end(nil, err)
 		return cancel
 	}
+	wt.mu.Lock()
+	wt.read = a.Version
+	wt.mu.Unlock()
 	if r, ok := ask.PersonsMove(a); ok {
 		wt.end(r, nil)
 		return cancel
@@ -315,6 +318,12 @@ type wait struct {
 	revoked  context.Context // nil: no revocation watched
 	started  time.Time
 
+	// read is the version of the ask as Begin read it (0: not read yet). A change of that version
+	// or an older one says nothing new: a change can be published after a later commit of the
+	// same ask (two writers between their COMMIT and Publish), and its move may be one the agent
+	// has answered since. Guarded by mu.
+	read int
+
 	mu       sync.Mutex
 	over     bool
 	checking bool // a read of the ask is under way
@@ -343,18 +352,22 @@ func afterFunc(ctx context.Context, f func()) func() {
 	return func() { stop() }
 }
 
-// changed is the watcher's call: the committed ask, when it shows the person's move, is the answer
-// with no read; otherwise (or from a watcher that carries none) the ask is read, never older than
-// what woke the wait. It may run under the hub's lock: nothing here blocks.
+// changed is the watcher's call: the committed ask, when it is newer than the one Begin read and
+// shows the person's move, is the answer with no read; a change no newer than that read is passed
+// over; otherwise (before Begin's read, or from a watcher that carries no ask) the ask is read,
+// never older than what woke the wait. It may run under the hub's lock: nothing here blocks.
 func (wt *wait) changed(c ask.Change) {
-	if c.Ask != nil {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if c.Ask != nil && wt.read > 0 {
+		if c.Ask.Version <= wt.read {
+			return
+		}
 		if r, ok := ask.PersonsMove(c.Ask); ok {
 			go wt.end(r, nil)
 			return
 		}
 	}
-	wt.mu.Lock()
-	defer wt.mu.Unlock()
 	switch {
 	case wt.over:
 	case wt.checking:

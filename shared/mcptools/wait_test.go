@@ -437,3 +437,54 @@ func TestAWaitEndedAsItsWatchBegins(t *testing.T) {
 		t.Fatal("the watch of a wait that ended as it began was never stopped")
 	}
 }
+
+// capturingWatcher is a HubWatcher that keeps the wait's callback, to hand it a change late.
+type capturingWatcher struct {
+	mcptools.HubWatcher
+	changed func(ask.Change)
+}
+
+func (w *capturingWatcher) Watch(space, askID string, changed func(ask.Change)) func() {
+	w.changed = changed
+	return w.HubWatcher.Watch(space, askID, changed)
+}
+
+// TestALateChangeIsNotAnAnswer: a change published after a later commit of its ask (two writers
+// between COMMIT and Publish) shows a move the agent has answered since. A wait begun after that
+// answer passes it over, and ends with the person's next move.
+func TestALateChangeIsNotAnAnswer(t *testing.T) {
+	d := newTestDeployment(t, deployOpts{})
+	ctx := context.Background()
+	id := d.newQuestion(t, asAgent)
+	d.reply(t, id, map[string]any{"outcome": "follow_up", "question": "Which data?"})
+	late, err := d.Service.Find(ctx, testSpace, id) // the follow_up, as its change carried it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Service.AnswerFollowUp(ctx, ask.FollowUpInput{AskID: id, Answer: "The users table."}, asAgent); err != nil {
+		t.Fatal(err)
+	}
+
+	watcher := &capturingWatcher{HubWatcher: mcptools.HubWatcher{Hub: d.Hub}}
+	w := &mcptools.Waiter{Service: d.Service, Watcher: watcher, Progress: time.Minute, MaxWait: time.Minute}
+	out := make(chan *ask.Reply, 1)
+	cancel := w.Begin(ctx, &ask.Credential{ID: "cred_agent", Space: testSpace}, id, nil, nil, func(r *ask.Reply, err error) {
+		if err != nil {
+			t.Errorf("the wait ended with %v", err)
+		}
+		out <- r
+	})
+	defer cancel(context.Canceled)
+	d.waitFor(t, id, true)
+	watcher.changed(ask.Change{Ask: late}) // published late: older than the wait's own read
+	d.reply(t, id, map[string]any{"outcome": "answered", "selected": []string{"Yes"}})
+	select {
+	case r := <-out:
+		if r == nil || r.Outcome != ask.OutcomeAnswered {
+			t.Fatalf("the wait ended with %+v, want the person's answer after the follow-up", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wait never ended")
+	}
+	w.Drain()
+}
