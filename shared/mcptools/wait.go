@@ -359,6 +359,9 @@ func afterFunc(ctx context.Context, f func()) func() {
 func (wt *wait) changed(c ask.Change) {
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
+	if wt.over {
+		return
+	}
 	if c.Ask != nil && wt.read > 0 {
 		if c.Ask.Version <= wt.read {
 			return
@@ -368,14 +371,12 @@ func (wt *wait) changed(c ask.Change) {
 			return
 		}
 	}
-	switch {
-	case wt.over:
-	case wt.checking:
+	if wt.checking {
 		wt.again = true
-	default:
-		wt.checking = true
-		go wt.check()
+		return
 	}
+	wt.checking = true
+	go wt.check()
 }
 
 // check reads the ask, again while changes came during the read.
