@@ -413,14 +413,17 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("revision", func(t *testing.T) {
-		// This server writes revision 7: a client of revision 8 is newer (409 reload); clients of
-		// revisions 7, 6, 5, 4, 3, 2 and 1 are served, the older ones as they always were.
-		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "8"); r.status != 409 || r.problem(t) != httpapi.EReload ||
-			!strings.Contains(string(r.body), "revision 7") {
+		// This server writes revision 8: a client of revision 9 is newer (409 reload); clients of
+		// revisions 8, 7, 6, 5, 4, 3, 2 and 1 are served, the older ones as they always were.
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "9"); r.status != 409 || r.problem(t) != httpapi.EReload ||
+			!strings.Contains(string(r.body), "revision 8") {
 			t.Errorf("a newer client: %d %s", r.status, r.body)
 		}
-		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "7"); r.status != 200 {
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "8"); r.status != 200 {
 			t.Errorf("the same revision: %d", r.status)
+		}
+		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "7"); r.status != 200 {
+			t.Errorf("a revision-7 client: %d", r.status)
 		}
 		if r := s.do(t, "GET", "/api/v1/whoami", ownerToken, "", "Loopback-Revision", "6"); r.status != 200 {
 			t.Errorf("a revision-6 client: %d", r.status)

@@ -1,4 +1,4 @@
-// Command ws-default is the event socket's $default: a message from a client, which clients never send: the connection is closed (shared/wsapi).
+// Command ws-default is the event socket's $default: a frame from a client, a person's reply (contract revision 8), answered on the same connection (shared/wsapi).
 package main
 
 import (

@@ -93,11 +93,16 @@ func (g *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	conn.SetReadLimit(MaxFrame)
 	for {
-		_, data, err := conn.Read(context.Background())
+		kind, data, err := conn.Read(context.Background())
 		if err != nil {
 			break
 		}
-		if _, err := g.invoke(g.Default, g.event("$default", "MESSAGE", id, connectedAt, nil, nil, string(data))); err != nil {
+		// API Gateway hands a binary frame to the function base64-encoded, and says so.
+		ev := g.event("$default", "MESSAGE", id, connectedAt, nil, nil, string(data))
+		if kind == websocket.MessageBinary {
+			ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(data), true
+		}
+		if _, err := g.invoke(g.Default, ev); err != nil {
 			g.Logger.Warn("$default", "connection", id, "err", err)
 		}
 	}

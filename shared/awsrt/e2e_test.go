@@ -329,8 +329,9 @@ func TestServerlessEndToEnd(t *testing.T) {
 }
 
 // TestServerlessSockets covers the socket's other paths: refused handshakes, a connection that
-// went away without a $disconnect (410: forgotten), a client that sends a message ($default:
-// closed), two spaces kept apart, and the snapshot split when it is over API Gateway's 128 KB.
+// went away without a $disconnect (410: forgotten), a client that sends a frame the socket does
+// not take ($default: answered, left open), two spaces kept apart, and the snapshot split when it
+// is over API Gateway's 128 KB.
 func TestServerlessSockets(t *testing.T) {
 	d := deploy(t)
 	ctx := context.Background()
@@ -380,13 +381,17 @@ func TestServerlessSockets(t *testing.T) {
 	}
 
 	// mine-gone's client went away without a $disconnect reaching anyone; mine-chatty sends a
-	// message, which clients never do: closed, as the local socket closes with 1008.
+	// frame the socket does not take: answered with request.failed, and left open (contract
+	// revision 8), as the local socket answers it.
 	d.conns.hangUp("mine-gone=")
 	if resp, _ := sockets.Default(ctx, wsEvent("$default", "mine-chatty=", nil, `{"type":"hello"}`)); resp.StatusCode != 200 {
 		t.Fatalf("$default = %d", resp.StatusCode)
 	}
-	if !d.conns.wasClosed("mine-chatty=") {
-		t.Error("$default did not close the connection")
+	if d.conns.wasClosed("mine-chatty=") {
+		t.Error("$default closed a connection for a frame it refused")
+	}
+	if _, list := d.frames(t, "mine-chatty="); len(list) != 2 || list[1].Type != events.TypeRequestFailed || list[1].Problem.Code != ask.ERequestInvalid {
+		t.Errorf("mine-chatty's frames = %+v, want its snapshot and a request.failed", list)
 	}
 
 	// A change in my space goes to mine-a only; the gone connection is forgotten on its 410.
@@ -399,13 +404,11 @@ func TestServerlessSockets(t *testing.T) {
 		_, err := d.rt.Store.FindConnection(ctx, "mine-gone=", time.Now())
 		return ask.ErrorCode(err) == ask.ENotFound
 	})
-	for _, id := range []string{"mine-chatty=", "mine-gone="} {
-		if n := len(d.conns.received(id)); n != 1 {
-			t.Errorf("%s received %d frames, want only its snapshot", id, n)
-		}
-		if _, err := d.rt.Store.FindConnection(ctx, id, time.Now()); ask.ErrorCode(err) != ask.ENotFound {
-			t.Errorf("%s is still recorded: %v", id, err)
-		}
+	if n := len(d.conns.received("mine-gone=")); n != 1 {
+		t.Errorf("mine-gone received %d frames, want only its snapshot", n)
+	}
+	if _, err := d.rt.Store.FindConnection(ctx, "mine-gone=", time.Now()); ask.ErrorCode(err) != ask.ENotFound {
+		t.Errorf("mine-gone is still recorded: %v", err)
 	}
 	d.streamed(t, a.ID)
 	if n := len(d.conns.received("other-a=")); n != 1 {

@@ -3,7 +3,7 @@
 package buildinfo
 
 // Revision is the revision of the contract (spec/main.tsp) this code writes.
-const Revision = 7
+const Revision = 8
 
 // Build is when this build was made, set by the Makefile with -ldflags -X. A build without it
 // (go run, go test) says "dev".

@@ -30,7 +30,7 @@ import (
 
 // Revision is the revision of the contract this code writes: the newest member of the contract's
 // Revisions enum. See docs/design/versioned-messages.md.
-const Revision = 7
+const Revision = 8
 
 // ServerPath is the path every operation of the OpenAPI document is relative to.
 const ServerPath = "/api/v1"

@@ -38,6 +38,12 @@ type ServerEvent struct {
 	// Mark is a MarkEvent's mark (Type "mark.updated", contract revision 7), as the contract's
 	// AskMark.
 	Mark *WireMark
+	// Ref names the client's request an "ask.replied" or "request.failed" frame answers
+	// (contract revision 8); Problem is the refusal of a "request.failed" one. Read by Go
+	// clients only: the server splices these frames (EncodeReplied, EncodeFailed).
+	Ref     string
+	Status  int
+	Problem *WireProblem
 }
 
 // WireMark is the contract's AskMark: a person's own mark on an ask, as GET /api/v1/marks lists
@@ -161,6 +167,9 @@ func (e *ServerEvent) UnmarshalJSON(data []byte) error {
 		Ask      json.RawMessage  `json:"ask"`
 		Since    *string          `json:"since"`
 		Mark     *WireMark        `json:"mark"`
+		Ref      string           `json:"ref"`
+		Problem  *WireProblem     `json:"problem"`
+		Status   int              `json:"status"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
@@ -192,6 +201,19 @@ func (e *ServerEvent) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("events: a %s frame needs a mark and nothing else", raw.Type)
 		}
 		v.Mark = raw.Mark
+	case TypeReplied:
+		if raw.Ask == nil || raw.Ref == "" {
+			return fmt.Errorf("events: an %s frame needs a ref and an ask", raw.Type)
+		}
+		v.Ref, v.Ask = raw.Ref, new(ask.Ask)
+		if err := json.Unmarshal(raw.Ask, v.Ask); err != nil {
+			return err
+		}
+	case TypeRequestFailed:
+		if raw.Problem == nil || raw.Ask != nil {
+			return fmt.Errorf("events: a %s frame needs a problem and no ask", raw.Type)
+		}
+		v.Ref, v.Status, v.Problem = raw.Ref, raw.Status, raw.Problem
 	default:
 		return fmt.Errorf("events: unknown frame type %q", raw.Type)
 	}

@@ -165,24 +165,6 @@ func TestKeepalive(t *testing.T) {
 	testwait.Eventually(t, "the hub down to 2 subscriptions (the live client's: asks and marks)", func() bool { return s.hub.Len() == 2 })
 }
 
-// The client has nothing to say on the socket: a message from it closes the socket with 1008, and
-// the socket's subscription goes with it.
-func TestSocketRefusesClientMessages(t *testing.T) {
-	s := newSocketServer(t, httpapi.SocketConfig{}, "")
-	conn := dial(t, s, eventstest.Options{})
-	eventstest.MustNext(t, conn)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := conn.Write(ctx, websocket.MessageText, []byte(`{"type":"hello"}`)); err != nil {
-		t.Fatal(err)
-	}
-	_, _, err := conn.Read(ctx)
-	if st := websocket.CloseStatus(err); st != websocket.StatusPolicyViolation {
-		t.Fatalf("the socket ended with %v (status %d), want 1008", err, st)
-	}
-	testwait.Eventually(t, "no subscription left once the socket closed", func() bool { return s.hub.Len() == 0 })
-}
-
 // Shutting down closes every socket with 1001, and a socket whose handshake finishes after that
 // is closed at once, after its snapshot: none is left open behind the server's back.
 func TestSocketsCloseOnShutdown(t *testing.T) {

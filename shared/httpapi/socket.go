@@ -2,6 +2,9 @@ package httpapi
 
 import (
 	"bufio"
+	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -50,7 +53,6 @@ const (
 // was revoked: 4401, in the range the protocol leaves to applications, after HTTP's 401.
 const (
 	closeGoingAway     = websocket.CloseGoingAway         // 1001: the server is shutting down
-	closePolicy        = websocket.ClosePolicyViolation   // 1008: the client sent a message
 	closeInternal      = websocket.CloseInternalServerErr // 1011
 	closeTryAgainLater = websocket.CloseTryAgainLater     // 1013: too slow
 	CloseRevoked       = 4401
@@ -72,9 +74,10 @@ func (c SocketConfig) withDefaults() SocketConfig {
 	return c
 }
 
-// upgrader upgrades the event socket with buffers sized for what it does: the client sends only
-// control frames (a small read buffer), and the server writes now and then (a write buffer
-// borrowed from a pool for each message, so an idle socket holds none).
+// upgrader upgrades the event socket with buffers sized for what it does: the client sends control
+// frames and now and then a reply (a small read buffer; a reply is read through it into a message
+// of its own), and the server writes now and then (a write buffer borrowed from a pool for each
+// message, so an idle socket holds none).
 var upgrader = websocket.Upgrader{
 	ReadBufferSize:  512,
 	WriteBufferSize: 32 << 10,
@@ -132,7 +135,7 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		s.errors().TooMany(w, r, "event sockets", s.SocketLimit.Max)
 		return
 	}
-	k := &socket{srv: s, cfg: s.Socket.withDefaults(), release: release, writing: true, latest: events.Latest{}}
+	k := &socket{srv: s, cfg: s.Socket.withDefaults(), release: release, writing: true, latest: events.Latest{}, space: cred.Space, credential: cred.ID}
 
 	// Subscribe before reading the snapshot: a change committed after this moment is in the
 	// queue, and one committed before it is in the snapshot. Both may hold the same change;
@@ -172,7 +175,7 @@ func (s *Server) eventSocket(w http.ResponseWriter, r *http.Request) {
 		k.flush()
 		return
 	}
-	conn.SetReadLimit(4 << 10)
+	conn.SetReadLimit(events.MaxClientFrame)
 	conn.SetPongHandler(k.pong)
 	k.mu.Lock()
 	k.unwatch = s.Revocations.OnRevoke(cred, func() { k.shut(CloseRevoked, closeRevoked) })
@@ -197,14 +200,16 @@ func (h hijackable) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // read that only control frames end), no write buffer and no queue: a change starts a writer
 // goroutine that sends what is queued and ends.
 type socket struct {
-	srv     *Server
-	cfg     SocketConfig
-	conn    *websocket.Conn
-	sub     *events.Subscription
-	marks   atomic.Pointer[events.Subscription] // the person's marks; set once, just after sub
-	release func()
-	unwatch func()
-	ping    *time.Timer
+	srv        *Server
+	space      string // the space it follows, and the person credential that opened it
+	credential string
+	cfg        SocketConfig
+	conn       *websocket.Conn
+	sub        *events.Subscription
+	marks      atomic.Pointer[events.Subscription] // the person's marks; set once, just after sub
+	release    func()
+	unwatch    func()
+	ping       *time.Timer
 
 	mu      sync.Mutex
 	queue   []queued
@@ -325,15 +330,27 @@ func (k *socket) write(kind int, b []byte, prepared *websocket.PreparedMessage) 
 	return k.conn.WriteMessage(kind, b)
 }
 
-// read handles the client's control frames (pongs, its close) until the connection ends. The
-// client has nothing to say on this socket: a message from it closes the socket.
+// read handles the client's frames until the connection ends: its control frames (pongs, its
+// close), and its requests (contract revision 8: a reply), each answered in turn on this socket
+// (SocketReplies). A frame over events.MaxClientFrame ends the socket (1009), as on AWS.
 func (k *socket) read() {
+	replies := k.srv.socketReplies()
 	for {
-		if _, _, err := k.conn.NextReader(); err != nil {
+		kind, msg, err := k.conn.ReadMessage()
+		if errors.Is(err, websocket.ErrReadLimit) {
+			// The close (1009) is sent; the client may still be writing the frame, and closing
+			// under it would reset the connection before it reads why. Read it out first.
+			raw := k.conn.UnderlyingConn()
+			raw.SetReadDeadline(time.Now().Add(closeWriteLimit))
+			io.Copy(io.Discard, raw)
+		}
+		if err != nil {
 			k.end()
 			return
 		}
-		k.shut(closePolicy, "this socket only sends; the client sends nothing")
+		// A refusal goes back as a frame; a revoked credential's socket is closed by its watcher.
+		out, _ := replies.Answer(context.Background(), k.space, k.credential, kind == websocket.TextMessage, msg)
+		k.push(func() queued { return queued{raw: out} })
 	}
 }
 

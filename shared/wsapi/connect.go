@@ -164,11 +164,31 @@ func (s *Sockets) Disconnect(ctx context.Context, req events.APIGatewayWebsocket
 	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
 }
 
-// Default is the $default route: a message from the client. Clients send nothing on the event
-// socket, and the local socket closes on a data message (1008); so does this one: the
-// connection is closed and forgotten. (API Gateway picks the close code itself.)
+// Default is the $default route: a frame from the client, which is a person's request (contract
+// revision 8: a reply), answered as the local socket answers it (httpapi.SocketReplies), with the
+// answer posted back to the same connection. A connection not recorded (gone, or expired) is
+// closed; so is one whose credential was revoked, once told why. (API Gateway refuses a frame over
+// 128 KB itself, closing with 1009.)
 func (s *Sockets) Default(ctx context.Context, req events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
-	s.drop(ctx, req.RequestContext.ConnectionID, "the client sent a message; clients send nothing on the event socket")
+	id := req.RequestContext.ConnectionID
+	c, err := s.Conns.FindConnection(ctx, id, s.now())
+	if err != nil {
+		if ask.ErrorCode(err) != ask.ENotFound {
+			s.logger().ErrorContext(ctx, "$default", "connection", id, "err", err)
+			return events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError}, nil
+		}
+		s.drop(ctx, id, "a frame from a connection not recorded")
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
+	}
+	msg, text := []byte(req.Body), !req.IsBase64Encoded
+	replies := httpapi.SocketReplies{Service: s.Service, Gate: s.Gate, Errors: httpapi.Errors{Logger: s.Logger}}
+	out, err := replies.Answer(ctx, c.Space, c.CredentialID, text, msg)
+	if perr := s.post(ctx, id, out); perr != nil {
+		s.logger().WarnContext(ctx, "answering a frame", "connection", id, "err", perr)
+	}
+	if ask.ErrorCode(err) == ask.EUnauthorized {
+		s.drop(ctx, id, "the credential that opened it was revoked")
+	}
 	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
 }
 

@@ -13,9 +13,10 @@
 // whole snapshot (replacing it).
 
 import { api, ApiError, isForbidden } from './api';
+import type { ErrorCode } from './codes';
 import type { AskMark } from './marks';
 import { compareTimes } from './time';
-import type { Ask, EventTicket, ServerEvent, Snapshot } from './types';
+import type { Ask, EventTicket, Reply, ServerEvent, Snapshot } from './types';
 
 /**
  * Revision 6's SnapshotEvent.since (spec/main.tsp, "r6: wire"), and revision 7's MarkEvent ("r7:
@@ -52,6 +53,20 @@ export interface LiveHandlers {
   forbidden(): void;
 }
 
+/**
+ * The largest frame the page sends on the socket: what API Gateway carries (128 KB, as 128,000
+ * bytes). A reply that does not fit goes over HTTP.
+ */
+export const MAX_SOCKET_FRAME = 128_000;
+/** How long a reply sent on the socket waits for its answer before the page asks the ask instead. */
+export const SOCKET_REPLY_TIMEOUT_MS = 10_000;
+
+/**
+ * The socket closed (or went quiet) before a reply's answer came: the reply may or may not have
+ * been made. The caller reads the ask to know (effects/asks.ts).
+ */
+export class SocketLost extends Error {}
+
 export const BACKOFF_BASE_MS = 1000;
 export const BACKOFF_MAX_MS = 30_000;
 const SNAPSHOT_TIMEOUT_MS = 15_000;
@@ -77,6 +92,11 @@ export class Live {
   private generation = 0;
   /** The newest `updatedAt` this session has had from the server (snapshots and frames), offered as `since`. */
   private mark: string | null = null;
+  /** The socket's snapshot has come: it is live, and takes replies (contract revision 8). */
+  private ready = false;
+  /** Replies sent on the socket, waiting for their answers, by ref. */
+  private pending = new Map<string, { resolve(a: Ask): void; reject(e: Error): void; timer: ReturnType<typeof setTimeout> }>();
+  private refs = 0;
 
   constructor(private readonly h: LiveHandlers) {}
 
@@ -98,6 +118,43 @@ export class Live {
     this.clearTimer();
     this.closeSocket();
     this.h.state({ status: 'stopped' });
+  }
+
+  /**
+   * Sends a reply on the socket (contract revision 8: the same reply as `POST …/reply`, without a
+   * request of its own), or returns null when the socket cannot take it now (not live, or the
+   * reply too large for a frame): then send it over HTTP. The promise gives the ask as the reply
+   * left it; a refusal is an ApiError, as over HTTP; SocketLost when the socket closed first.
+   */
+  reply(askId: string, reply: Reply): Promise<Ask> | null {
+    const ws = this.ws;
+    if (!ws || !this.ready || ws.readyState !== WebSocket.OPEN) return null;
+    const ref = String(++this.refs);
+    const frame = JSON.stringify({ type: 'ask.reply', ref, askId, reply });
+    if (new TextEncoder().encode(frame).length > MAX_SOCKET_FRAME) return null;
+    return new Promise<Ask>((resolve, reject) => {
+      const timer = setTimeout(() => this.settle(ref, null, new SocketLost('no answer on the socket')), SOCKET_REPLY_TIMEOUT_MS);
+      this.pending.set(ref, { resolve, reject, timer });
+      try {
+        ws.send(frame);
+      } catch (err) {
+        this.settle(ref, null, new SocketLost((err as Error).message));
+      }
+    });
+  }
+
+  private settle(ref: string, a: Ask | null, err: Error | null): void {
+    const p = this.pending.get(ref);
+    if (!p) return;
+    this.pending.delete(ref);
+    clearTimeout(p.timer);
+    if (a) p.resolve(a);
+    else p.reject(err ?? new SocketLost('no answer'));
+  }
+
+  /** Every reply still waiting is told the socket is gone. */
+  private lose(why: string): void {
+    for (const ref of [...this.pending.keys()]) this.settle(ref, null, new SocketLost(why));
   }
 
   /** Skips the wait and tries again now. */
@@ -184,17 +241,28 @@ export class Live {
         const delta = typeof frame.since === 'string';
         this.mark = newest(frame.snapshot, delta ? this.mark : null);
         this.h.snapshot(frame.snapshot, delta);
+        this.ready = true;
         this.h.state({ status: 'live' });
       } else if ((frame.type === 'ask.opened' || frame.type === 'ask.updated') && frame.ask) {
         if (this.mark === null || compareTimes(frame.ask.updatedAt, this.mark) > 0) this.mark = frame.ask.updatedAt;
         this.h.ask(frame.type, frame.ask);
       } else if (frame.type === 'mark.updated' && frame.mark && typeof frame.mark.askId === 'string') {
         this.h.mark?.(frame.mark);
+      } else if (frame.type === 'ask.replied' && frame.ask) {
+        // Not a change in the socket's order (on AWS it comes before the stream's): the watermark
+        // is left to the changes, as it is for an HTTP reply's response.
+        this.settle(frame.ref, frame.ask, null);
+      } else if (frame.type === 'request.failed' && frame.problem && frame.ref) {
+        this.settle(frame.ref, null, new ApiError(frame.status, frame.problem.code as ErrorCode, frame.problem.message));
       }
     };
     ws.onclose = (ev) => {
       clearTimeout(watchdog);
-      if (this.ws === ws) this.ws = null;
+      if (this.ws === ws) {
+        this.ws = null;
+        this.ready = false;
+        this.lose('the socket closed');
+      }
       if (gen !== this.generation) return;
       this.retry(gen, ev.reason || (gotSnapshot ? 'connection lost' : 'could not connect'));
     };
@@ -223,6 +291,8 @@ export class Live {
   private closeSocket(): void {
     const ws = this.ws;
     this.ws = null;
+    this.ready = false;
+    this.lose('the socket was closed');
     if (ws) {
       ws.onmessage = null;
       ws.onclose = null;

@@ -187,6 +187,9 @@ func (v *View) Apply(e events.ServerEvent) error {
 	if !v.started {
 		return fmt.Errorf("frame %d: %s before the snapshot", v.Frames, e.Type)
 	}
+	if e.Type == events.TypeRequestFailed {
+		return nil // the answer to a request of this client's: nothing changed
+	}
 	if e.Type == events.TypeMarkUpdated {
 		if v.Marks == nil {
 			v.Marks = map[string]*events.WireMark{}
@@ -195,7 +198,11 @@ func (v *View) Apply(e events.ServerEvent) error {
 		return nil
 	}
 	if held, ok := v.Asks[e.Ask.ID]; ok {
-		if e.Ask.UpdatedAt.Before(held.UpdatedAt) || len(e.Ask.Thread) < len(held.Thread) {
+		older := e.Ask.UpdatedAt.Before(held.UpdatedAt) || len(e.Ask.Thread) < len(held.Thread)
+		if older && e.Type == events.TypeReplied {
+			return nil // a request's answer is not ordered with the changes: the newer ask stands
+		}
+		if older {
 			return fmt.Errorf("frame %d: %s of ask %s is older than the one held (updatedAt %s < %s, or a shorter thread)",
 				v.Frames, e.Type, e.Ask.ID, ask.FormatTime(e.Ask.UpdatedAt), ask.FormatTime(held.UpdatedAt))
 		}

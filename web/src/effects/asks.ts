@@ -1,9 +1,11 @@
-// Reading and answering asks over HTTP: one ask on its own, a reply, the history page by page, and
-// the project filter kept on this device.
+// Reading and answering asks: one ask on its own, a reply (on the event socket when it is live,
+// else over HTTP), the history page by page, and the project filter kept on this device.
 
 import { api, ApiError } from '../api';
 import { getState, PROJECT_KEY, setState } from '../app';
 import { clearDraft } from '../drafts';
+import { SocketLost } from '../live';
+import { socketReply } from './socket';
 import { askAbsorbed, askMissing, askRead, historyFailed, historyLoading, historyPage } from '../store';
 import type { Ask, Reply } from '../types';
 import { toast } from './toasts';
@@ -31,9 +33,7 @@ export async function sendReply(a: Ask, reply: Reply, quiet = false): Promise<As
     // A dismissal goes by its own route (revision 6), which takes it whoever's move it is: the way
     // out of an ask whose agent owes a turn and is gone.
     const updated =
-      reply.outcome === 'dismissed'
-        ? await api('POST', '/asks/{id}/dismiss', { path: { id: a.id } })
-        : await api('POST', '/asks/{id}/reply', { path: { id: a.id }, body: reply });
+      reply.outcome === 'dismissed' ? await api('POST', '/asks/{id}/dismiss', { path: { id: a.id } }) : await replyToAsk(a, reply);
     clearDraft(a.id);
     setState((s) => askAbsorbed(s, updated));
     if (!quiet) toast(doneMessage(reply), 'ok');
@@ -45,6 +45,35 @@ export async function sendReply(a: Ask, reply: Reply, quiet = false): Promise<As
     if (!(err instanceof ApiError && err.status === 401)) toast(problemText(err), 'error');
     throw err;
   }
+}
+
+/**
+ * Makes a reply: on the event socket when it is live (contract revision 8), which spares the
+ * answer a request of its own and wakes the agent sooner, else with POST …/reply. A socket that
+ * closes before its answer leaves it unknown whether the reply was made: the ask says, and only a
+ * reply not made goes again over HTTP. A credential refused on the socket is refused over HTTP too,
+ * where the page's sign-out follows.
+ */
+async function replyToAsk(a: Ask, reply: Reply): Promise<Ask> {
+  const viaSocket = socketReply(a.id, reply);
+  if (viaSocket) {
+    try {
+      return await viaSocket;
+    } catch (err) {
+      if (err instanceof SocketLost) {
+        const now = await api('GET', '/asks/{id}', { path: { id: a.id } });
+        if (replyMade(a, now, getState().whoami?.actor.id)) return now;
+      } else if (!(err instanceof ApiError && err.status === 401)) {
+        throw err;
+      }
+    }
+  }
+  return api('POST', '/asks/{id}/reply', { path: { id: a.id }, body: reply });
+}
+
+/** Whether the ask, read again, holds a person's turn after those of the ask as it was replied to: this person's, when known. */
+export function replyMade(before: Ask, now: Ask, me: string | undefined): boolean {
+  return now.thread.slice(before.thread.length).some((e) => e.author === 'human' && (me === undefined || e.by?.id === me));
 }
 
 function doneMessage(r: Reply): string {

@@ -8,7 +8,7 @@ import { Live } from '../live';
 import { fromSnapshot } from '../merge';
 import { askFrame, deltaReceived, snapshotReceived } from '../store';
 import { readSettings } from '../triage';
-import type { Ask } from '../types';
+import type { Ask, Reply } from '../types';
 import { approvalLine } from '../approval';
 import { plainText } from '../markdown';
 import { announce } from './notifications';
@@ -70,6 +70,14 @@ export function startLive(session: LiveSession): void {
     },
   });
   live.start();
+}
+
+/**
+ * Sends a reply on the event socket when it is live (contract revision 8), or null: then it goes
+ * over HTTP (effects/asks.ts).
+ */
+export function socketReply(askId: string, reply: Reply): Promise<Ask> | null {
+  return live?.reply(askId, reply) ?? null;
 }
 
 export function stopLive(): void {

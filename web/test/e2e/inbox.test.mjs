@@ -703,6 +703,107 @@ describe('safety', () => {
   });
 });
 
+/**
+ * Routes the page's event socket through the test: every frame passes, but a reply sent on it
+ * closes the page's side instead (the page reconnects), as a network that drops under the send.
+ */
+async function closeOnReply(page) {
+  await page.routeWebSocket(/\/api\/v1\/events/, (ws) => {
+    const srv = ws.connectToServer();
+    ws.onMessage((m) => (String(m).includes('"ask.reply"') ? ws.close({ code: 4000, reason: 'dropped' }) : srv.send(m)));
+  });
+}
+
+/** The frames the page sends on its event sockets, as text. */
+function framesSent(page) {
+  const sent = [];
+  page.on('websocket', (ws) => ws.on('framesent', (f) => sent.push(String(f.payload))));
+  return sent;
+}
+
+describe('replies on the event socket (contract revision 8)', () => {
+  it('sends the answer on the live socket, with no request of its own', async () => {
+    let sent;
+    const page = await openInbox(browser, server, { beforeLoad: (pg) => (sent = framesSent(pg)) });
+    const p = project('socket');
+    const call = agent.call('ask_question', { project: p, question: 'Over the socket?', options: [{ label: 'Yes' }, { label: 'No' }] });
+    const ask = await waitForAsk(server, (a) => a.project === p);
+    await page.locator(`[data-ask-row="${ask.id}"]`).click();
+    await page.getByRole('button', { name: 'Yes', exact: true }).click();
+    const before = page.requests.length;
+    await page.getByRole('button', { name: 'Send answer' }).click();
+    assert.deepEqual(await call, { askId: ask.id, reply: { outcome: 'answered', selected: ['Yes'] } });
+    await page.locator('.head-status .chip-closed', { hasText: 'Answered' }).waitFor();
+    await page.getByText('Answer sent.').waitFor();
+    const replies = sent.filter((f) => f.includes('"ask.reply"')).map((f) => JSON.parse(f));
+    assert.equal(replies.length, 1);
+    assert.equal(replies[0].askId, ask.id);
+    assert.deepEqual(
+      page.requests.slice(before).filter((u) => u.includes('/reply')),
+      [],
+    );
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  it('shows a refusal on the socket as over HTTP, and the reply that landed before the socket dropped once', async () => {
+    // The socket passes the reply to the server and drops as its answer comes back: the page does
+    // not know the reply was made, reads the ask, and finds it was: no second reply over HTTP.
+    let drop = true;
+    const hidden = new Set(); // asks whose changes the page is not told of
+    const page = await openInbox(browser, server, {
+      beforeLoad: (pg) =>
+        pg.routeWebSocket(/\/api\/v1\/events/, (ws) => {
+          const srv = ws.connectToServer();
+          srv.onMessage((m) => {
+            const f = JSON.parse(String(m));
+            if (f.type === 'ask.replied' && drop) {
+              drop = false;
+              ws.close({ code: 4000, reason: 'dropped' });
+            } else if (!(f.type === 'ask.updated' && hidden.has(f.ask.id))) {
+              ws.send(m);
+            }
+          });
+        }),
+    });
+    const p = project('dropped');
+    const call = agent.call('ask_question', { project: p, question: 'Dropped?', options: [{ label: 'Yes' }, { label: 'No' }] });
+    const ask = await waitForAsk(server, (a) => a.project === p);
+    await page.locator(`[data-ask-row="${ask.id}"]`).click();
+    await page.getByRole('button', { name: 'No', exact: true }).click();
+    const before = page.requests.length;
+    await page.getByRole('button', { name: 'Send answer' }).click();
+    assert.deepEqual(await call, { askId: ask.id, reply: { outcome: 'answered', selected: ['No'] } });
+    await page.getByText('Answer sent.').waitFor();
+    const after = page.requests.slice(before);
+    assert.ok(after.includes(`${server.origin}/api/v1/asks/${ask.id}`), `the ask read again: ${after}`);
+    assert.deepEqual(
+      after.filter((u) => u.includes('/reply')),
+      [],
+    );
+    await page.locator('[data-conn="live"]').waitFor(); // reconnected
+
+    // A refusal on the socket: someone answered first (over HTTP; the page was not told), this
+    // page sends late and is told as HTTP would tell it, and the ask is read again.
+    const q = project('late');
+    background(agent.call('ask_question', { project: q, question: 'Late?', options: [{ label: 'A' }, { label: 'B' }] }));
+    const late = await waitForAsk(server, (a) => a.project === q);
+    hidden.add(late.id);
+    await page.locator(`[data-ask-row="${late.id}"]`).click();
+    await page.getByRole('button', { name: 'A', exact: true }).click();
+    await server.api('POST', `/asks/${late.id}/reply`, { outcome: 'answered', selected: ['B'] });
+    const sentAt = page.requests.length;
+    await page.getByRole('button', { name: 'Send answer' }).click();
+    await page.getByText('This ask is already closed; it was answered elsewhere.').waitFor();
+    await page.locator('.head-status .chip-closed', { hasText: 'Answered' }).waitFor();
+    assert.deepEqual(
+      page.requests.slice(sentAt).filter((u) => u.includes('/reply')),
+      [],
+    );
+    await page.context().close();
+  });
+});
+
 describe('live', () => {
   it('shows the connection state, reconnects after a restart, and starts again from a fresh snapshot', async () => {
     const own = await new Server().start();
@@ -729,8 +830,10 @@ describe('live', () => {
 
   it('offers a reload when the server is newer than the page, or refuses the page with 409 reload', async () => {
     // Opened on another path first, so the link below is a page load (a link's token counts only
-    // then: the same path with a new fragment would be a hashchange, which never signs in).
-    const page = await openInbox(browser, server, { signIn: false, path: '/history' });
+    // then: the same path with a new fragment would be a hashchange, which never signs in). The
+    // socket is closed under the reply sent on it, so the reply goes again over HTTP, where the
+    // server's refusal of the page is.
+    const page = await openInbox(browser, server, { signIn: false, path: '/history', beforeLoad: closeOnReply });
     await page.route('**/api/v1/whoami', async (route) => {
       const res = await route.fetch();
       const newer = String(Number(res.headers()['loopback-revision']) + 1);

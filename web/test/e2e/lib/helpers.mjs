@@ -32,9 +32,14 @@ export function setTriage(pageOrContext, triage = PLAIN_TRIAGE) {
   return pageOrContext.addInitScript((t) => localStorage.setItem('loopback.triage', t), JSON.stringify(triage));
 }
 
-export async function openInbox(browser, server, { viewport = { width: 1280, height: 800 }, path = '/', signIn = true, triage = PLAIN_TRIAGE, ...opts } = {}) {
+export async function openInbox(
+  browser,
+  server,
+  { viewport = { width: 1280, height: 800 }, path = '/', signIn = true, triage = PLAIN_TRIAGE, beforeLoad, ...opts } = {},
+) {
   const context = await browser.newContext({ viewport, ...opts });
   const page = await context.newPage();
+  if (beforeLoad) await beforeLoad(page); // such as a route on the event socket
   if (triage) await setTriage(page, triage);
   page.foreign = [];
   page.errors = [];

@@ -1,0 +1,158 @@
+package awslocal_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/loopback-hq/loopback/shared/ask"
+	"github.com/loopback-hq/loopback/shared/awslocal"
+	"github.com/loopback-hq/loopback/shared/awsrt"
+	"github.com/loopback-hq/loopback/shared/contract"
+	"github.com/loopback-hq/loopback/shared/dynamo"
+	"github.com/loopback-hq/loopback/shared/events"
+)
+
+// TestSocketRepliesOnAWS (contract revision 8): on the AWS path a person's reply sent on the event
+// socket goes to the $default function, which makes it as the HTTP route would and posts the
+// answer back through @connections; the change reaches the space's other sockets through the
+// stream. A teammate's reply counts as theirs; a refused frame is answered and the socket stays
+// open; a revoked credential's socket is told why and closed. And the functions keep to their
+// policies in template.yaml.
+func TestSocketRepliesOnAWS(t *testing.T) {
+	ctx := context.Background()
+	d, base, table := startDeployment(t, "socketreply", awslocal.Options{})
+	store := dynamo.New(moto.DynamoDB(), table)
+	const space = "sp_replies"
+	ada, adaCred, err := awsrt.Bootstrap(ctx, store, space, "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grace, _, err := awsrt.AddPerson(ctx, store, space, "Grace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := ask.NewService(store)
+	wait, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	ws := "ws" + strings.TrimPrefix(base, "http") + "/api/v1/events"
+	open := func(token string) *websocket.Conn {
+		t.Helper()
+		conn, _, err := websocket.Dial(wait, ws, &websocket.DialOptions{Subprotocols: []string{"loopback.v1"}, HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
+		if err != nil {
+			t.Fatalf("opening the event socket: %v", err)
+		}
+		t.Cleanup(func() { conn.CloseNow() })
+		return conn
+	}
+	next := func(name string, conn *websocket.Conn, typ string) events.ServerEvent {
+		t.Helper()
+		for {
+			_, b, err := conn.Read(wait)
+			if err != nil {
+				t.Fatalf("%s: waiting for %s: %v", name, typ, err)
+			}
+			if err := contract.ValidateModel("ServerEvent", b); err != nil {
+				t.Fatalf("%s: a frame breaks the contract: %v\n%s", name, err, b)
+			}
+			var e events.ServerEvent
+			if err := json.Unmarshal(b, &e); err != nil {
+				t.Fatalf("%s: %v: %s", name, err, b)
+			}
+			if e.Type == typ {
+				return e
+			}
+		}
+	}
+	send := func(conn *websocket.Conn, kind websocket.MessageType, frame string) {
+		t.Helper()
+		if err := conn.Write(wait, kind, []byte(frame)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reply := func(ref, id, text string) string {
+		return `{"type":"ask.reply","ref":"` + ref + `","askId":"` + id + `","reply":{"outcome":"answered","selected":[],"text":"` + text + `"}}`
+	}
+	laptop, phone, teammate := open(ada), open(ada), open(grace)
+	for name, c := range map[string]*websocket.Conn{"laptop": laptop, "phone": phone, "grace": teammate} {
+		next(name, c, events.TypeSnapshot)
+	}
+	newAsk := func() *ask.Ask {
+		t.Helper()
+		q, err := svc.AskQuestion(ctx, ask.QuestionInput{Question: "Deploy?", Project: "p"}, ask.Origin{Space: space})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, c := range map[string]*websocket.Conn{"laptop": laptop, "phone": phone, "grace": teammate} {
+			if e := next(name, c, events.TypeAskOpened); e.Ask.ID != q.ID {
+				t.Fatalf("%s: ask.opened of %s, want %s", name, e.Ask.ID, q.ID)
+			}
+		}
+		return q
+	}
+
+	// Refused frames: answered, the socket open.
+	send(laptop, websocket.MessageText, `{"type":"hello","ref":"h"}`)
+	if e := next("laptop", laptop, events.TypeRequestFailed); e.Ref != "h" || e.Problem.Code != ask.ERequestInvalid {
+		t.Fatalf("an unknown frame: %+v %+v", e, e.Problem)
+	}
+	send(laptop, websocket.MessageBinary, reply("b", "x", "y"))
+	if e := next("laptop", laptop, events.TypeRequestFailed); e.Problem.Code != ask.ERequestInvalid || !strings.Contains(e.Problem.Message, "text frame") {
+		t.Fatalf("a binary frame: %+v %+v", e, e.Problem)
+	}
+
+	// The reply: answered on the laptop; the change reaches the phone and Grace by the stream.
+	q := newAsk()
+	send(laptop, websocket.MessageText, reply("r1", q.ID, "ship it"))
+	if e := next("laptop", laptop, events.TypeReplied); e.Ref != "r1" || e.Ask.ID != q.ID || e.Ask.Status != ask.Closed {
+		t.Fatalf("the reply's answer: %+v", e)
+	}
+	for name, c := range map[string]*websocket.Conn{"phone": phone, "grace": teammate} {
+		if e := next(name, c, events.TypeAskUpdated); e.Ask.ID != q.ID || e.Ask.Status != ask.Closed {
+			t.Fatalf("%s heard %+v", name, e)
+		}
+	}
+	// Grace, too late: the HTTP route's 409, as a frame.
+	send(teammate, websocket.MessageText, reply("late", q.ID, "me too"))
+	if e := next("grace", teammate, events.TypeRequestFailed); e.Ref != "late" || e.Problem.Code != ask.EClosed {
+		t.Fatalf("a second reply: %+v %+v", e, e.Problem)
+	}
+	// A teammate's reply is theirs.
+	q2 := newAsk()
+	send(teammate, websocket.MessageText, reply("g", q2.ID, "fine"))
+	next("grace", teammate, events.TypeReplied)
+	stored, err := svc.Find(ctx, space, q2.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if by := stored.Thread[len(stored.Thread)-1].By; by == nil || by.Name != "Grace" {
+		t.Errorf("the teammate's reply was recorded as %+v", by)
+	}
+
+	// Ada's credential is revoked: her next frame is refused, and the socket closed.
+	q3 := newAsk()
+	if err := store.RevokeCredential(ctx, space, adaCred.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	send(laptop, websocket.MessageText, reply("after", q3.ID, "still me"))
+	if e := next("laptop", laptop, events.TypeRequestFailed); e.Problem.Code != ask.EUnauthorized {
+		t.Fatalf("a revoked credential's reply: %+v", e.Problem)
+	}
+	if _, _, err := laptop.Read(wait); err == nil {
+		t.Error("a revoked credential's socket stayed open")
+	}
+	if stored, _ := svc.Find(ctx, space, q3.ID); stored.Status == ask.Closed {
+		t.Error("a revoked credential's reply was made")
+	}
+
+	for id, calls := range d.Calls {
+		if m := calls.Missing(); len(m) > 0 {
+			t.Errorf("%s used %v, which template.yaml does not allow it", id, m)
+		}
+	}
+}
