@@ -5,7 +5,10 @@ One driver, the official Python MCP SDK (`mcp`, pinned in requirements.txt), is 
 every system; the person answers through each product's own interface:
 
 - Loopback (`bin/loopback serve`, SQLite): the agent's blocking `ask_question` over streamable
-  HTTP; the person's `POST /api/v1/asks/{id}/reply` with a person's (the owner's) token.
+  HTTP; the person's reply as the inbox sends it: on the event socket it holds open (an
+  "ask.reply" frame, answered with "ask.replied", contract revision 8) when the server writes
+  revision 8 or later, else `POST /api/v1/asks/{id}/reply`, with a person's (the owner's) token.
+  `--loopback-reply http` (and `--compare-reply`) sends every reply over HTTP instead.
 - mcp-feedback-enhanced (PyPI, over stdio as its users run it): the agent's blocking
   `interactive_feedback`; the person's browser tab is a WebSocket to its web UI (`/ws`), kept
   open across asks as the tab is, and the answer is its `submit_feedback` message.
@@ -199,6 +202,37 @@ async def _person(conn):
             raise RuntimeError(r.text)
         return t0, t1
 
+    async def lb_socket_reply(api, auth, project, think, text):
+        """The reply as the inbox sends it on its event socket (contract revision 8): one frame on
+        the socket it holds open, timed to the frame that answers it."""
+        async def waiting():
+            r = await http.get(api + "/snapshot", headers=auth)
+            for a in r.json()["open"]:
+                if a["project"] == project and a.get("waiting"):
+                    return a["id"]
+            return None
+
+        key = "loopback " + api
+        if key not in tab:
+            # The inbox's socket: a browser offers a one-time ticket; a program its bearer token.
+            url = api.replace("http", "ws", 1) + "/events"
+            tab[key] = await websockets.connect(url, subprotocols=["loopback.v1"], additional_headers=auth, max_size=None)
+            assert json.loads(await tab[key].recv())["type"] == "snapshot"
+        sock = tab[key]
+        ask_id = await wait_for(waiting, 30, "the ask to be waiting")
+        await asyncio.sleep(think)
+        ref = f"r{project}"
+        t0 = now()
+        await sock.send(json.dumps({"type": "ask.reply", "ref": ref, "askId": ask_id, "reply": {"outcome": "answered", "selected": [], "text": text}}))
+        while True:
+            m = json.loads(await sock.recv())
+            if m.get("ref") == ref and m["type"] in ("ask.replied", "request.failed"):
+                break
+        t1 = now()
+        if m["type"] != "ask.replied":
+            raise RuntimeError(m)
+        return t0, t1
+
     async def arq_reply(url, cookie, think, text):
         await asyncio.sleep(think)
         t0 = now()
@@ -228,7 +262,7 @@ async def _person(conn):
         await tab["ws"].send(json.dumps({"type": "submit_feedback", "feedback": text, "images": [], "settings": {}}))
         return t0, None
 
-    cmds = {"get": get, "lb_reply": lb_reply, "arq_reply": arq_reply, "mfe_reply": mfe_reply}
+    cmds = {"get": get, "lb_reply": lb_reply, "lb_socket_reply": lb_socket_reply, "arq_reply": arq_reply, "mfe_reply": mfe_reply}
     while True:
         cmd = await loop.run_in_executor(None, conn.recv)
         if cmd[0] == "quit":
@@ -237,13 +271,13 @@ async def _person(conn):
             conn.send((True, await cmds[cmd[0]](*cmd[1:])))
         except Exception as e:  # noqa: BLE001: reported to the driver, which stops
             conn.send((False, repr(e)))
-    if "ws" in tab:
-        await tab["ws"].close()
+    for ws in tab.values():
+        await ws.close()
     await http.aclose()
 
 class Loopback:
-    def __init__(self, args, person: Person, bin: str = "", name: str = "loopback"):
-        self.bin, self.mode, self.person, self.name = bin or args.loopback, args.mode, person, name
+    def __init__(self, args, person: Person, bin: str = "", name: str = "loopback", reply: str = "inbox"):
+        self.bin, self.mode, self.person, self.name, self.reply = bin or args.loopback, args.mode, person, name, reply
         self.serve_flags = args.loopback_flags.split()
 
     async def start(self, stack):
@@ -263,6 +297,9 @@ class Loopback:
         await wait_for(is_ready, 30, "loopback's ready file")
         where = json.loads(ready.read_text())
         self.api = where["api"]
+        # As the inbox does: the socket takes replies from revision 8 on.
+        revision = int(httpx2.get(self.api + "/whoami", headers={"Authorization": "Bearer " + OWNER}).headers["Loopback-Revision"])
+        self.via = "socket" if self.reply == "socket" or (self.reply == "inbox" and revision >= 8) else "http"
         agent = (Path(self.dir) / "agent.token").read_text().strip()
         self.auth = {"Authorization": "Bearer " + OWNER}
         http = create_mcp_http_client(headers={"Authorization": "Bearer " + agent})
@@ -288,7 +325,7 @@ class Loopback:
             got["r"] = r
 
         task = asyncio.create_task(call())
-        t0, t1 = await self.person("lb_reply", self.api, self.auth, project, THINK, f"yes {i}")
+        t0, t1 = await self.person("lb_socket_reply" if self.via == "socket" else "lb_reply", self.api, self.auth, project, THINK, f"yes {i}")
         await task
         res = got["r"]
         assert not res.is_error and f"yes {i}" in json.dumps(res.structured_content), res
@@ -304,6 +341,11 @@ def held_in_log(path: Path) -> dict[str, list[float]]:
             m = re.search(r" path=/api/v1/(asks/\S+/reply|whoami) status=200 .*? ms=([0-9.]+)", line)
             if m:
                 held["whoami" if m.group(1) == "whoami" else "reply"].append(float(m.group(2)) / 1e3)
+            # A reply on the event socket (contract revision 8): its own line, from the frame read to
+            # its answer made.
+            m = re.search(r" msg=socket frame=ask\.reply .*?status=200 .*?ms=([0-9.]+)", line)
+            if m:
+                held["reply"].append(float(m.group(1)) / 1e3)
     return held
 
 
@@ -426,6 +468,8 @@ async def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--loopback", default="bin/loopback", help="the loopback binary")
     ap.add_argument("--compare", default="", help="another loopback binary (such as main's build) to run beside it as a fourth system, \"loopback (compared)\"")
+    ap.add_argument("--loopback-reply", default="inbox", choices=["inbox", "socket", "http"], help="how the person replies to Loopback: as the inbox does (on the event socket from revision 8, else over HTTP), or always one way")
+    ap.add_argument("--compare-reply", default="inbox", choices=["inbox", "socket", "http"], help="the same, for --compare")
     ap.add_argument("--loopback-flags", default="", help="more flags for `loopback serve`, space-separated")
     ap.add_argument("--feedback-enhanced", default=str(Path(sys.executable).parent / "mcp-feedback-enhanced"), help="mcp-feedback-enhanced's command ('' leaves it out)")
     ap.add_argument("--agentrq", default="", help="AgentRQ's server binary, built from its repository ('' leaves it out)")
@@ -444,10 +488,10 @@ async def main():
         async with contextlib.AsyncExitStack() as stack:
             bare = Bare()
             await bare.start(stack)
-            lb = Loopback(args, person)
+            lb = Loopback(args, person, reply=args.loopback_reply)
             systems = [lb]
             if args.compare:
-                systems.append(Loopback(args, person, args.compare, "loopback (compared)"))
+                systems.append(Loopback(args, person, args.compare, "loopback (compared)", reply=args.compare_reply))
             if args.feedback_enhanced:
                 systems.append(FeedbackEnhanced(args, person))
             if args.agentrq:
@@ -496,6 +540,9 @@ async def main():
         fr99 = f"{pct(r, 99) * 1e3:.2f} ms" if r else "-"
         print(f"| {name:<24} | {fa:>26} | {fa99:>9} | {ratio:>7} | {fr:>17} | {fr99:>9} |")
     rq, wh = samples["loopback"]["request"], samples["whoami"]["request"]
+    for s in systems:
+        if isinstance(s, Loopback):
+            print(f"{s.name} replied {'on its event socket (a frame and its answer)' if s.via == 'socket' else 'with POST /api/v1/asks/{id}/reply'}")
     print(f"\nLoopback's reply request / whoami, p50: {pct(rq, 50) / pct(wh, 50):.2f}×")
     # The server's own share: the counted rounds are the last ones in its log.
     hr, hw = lb.held["reply"][-args.asks:], lb.held["whoami"][-args.asks:]
