@@ -127,11 +127,16 @@ func (h *Hub) add(s *Subscription) *Subscription {
 	return s
 }
 
-// Publish delivers a committed change to every subscriber of its space, and to the watchers of
-// its ask.
+// Publish delivers a committed change to the watchers of its ask, and then to every subscriber of
+// its space. The watchers come first: a waiting agent's watcher only starts the goroutine that
+// answers it, where a socket's subscriber frames the change for the person's inboxes first, and
+// the agent should not wait on that (bench/replypath, docs/benchmarks.md).
 func (h *Hub) Publish(c ask.Change) {
 	var dropped []*Subscription
 	h.mu.Lock()
+	for s := range h.subs[topic{c.Ask.Space, c.Ask.ID}] {
+		s.deliver(c)
+	}
 	for s := range h.subs[topic{c.Ask.Space, ""}] {
 		if s.deliver != nil {
 			if !s.deliver(c) {
@@ -144,9 +149,6 @@ func (h *Hub) Publish(c ask.Change) {
 		default:
 			dropped = append(dropped, s)
 		}
-	}
-	for s := range h.subs[topic{c.Ask.Space, c.Ask.ID}] {
-		s.deliver(c)
 	}
 	h.mu.Unlock()
 	for _, s := range dropped {

@@ -53,6 +53,25 @@ func TestHubWatchFunc(t *testing.T) {
 	}
 }
 
+// The watchers of an ask hear its change before the space's subscribers: a waiting agent is not
+// kept waiting while the change is framed for every socket of the space.
+func TestHubWatchersFirst(t *testing.T) {
+	h := events.NewHub()
+	var heard []string
+	for i := range 3 {
+		s := h.SubscribeFunc("s1", func(ask.Change) bool { heard = append(heard, "socket"); return true })
+		defer s.Close()
+		if i == 1 {
+			w := h.WatchFunc("s1", "a", func(ask.Change) { heard = append(heard, "watcher") })
+			defer w.Close()
+		}
+	}
+	h.Publish(ask.Change{Ask: &ask.Ask{Space: "s1", ID: "a", Version: 1}})
+	if want := []string{"watcher", "socket", "socket", "socket"}; !slices.Equal(heard, want) {
+		t.Errorf("heard in the order %v, want %v", heard, want)
+	}
+}
+
 // A person's marks reach that person's subscriptions only (contract revision 7): not another
 // person's in the same space, not the same person's id in another space, and not the space's
 // ask subscribers.
