@@ -185,7 +185,8 @@ async def _person(conn):
         r.raise_for_status()
         return t1 - t0
 
-    async def lb_reply(api, auth, project, think, text):
+    async def lb_waiting(api, auth, project):
+        """The id of the project's ask once an agent waits on it, as the inbox shows it."""
         async def waiting():
             r = await http.get(api + "/snapshot", headers=auth)
             for a in r.json()["open"]:
@@ -193,7 +194,10 @@ async def _person(conn):
                     return a["id"]
             return None
 
-        ask_id = await wait_for(waiting, 30, "the ask to be waiting")
+        return await wait_for(waiting, 30, "the ask to be waiting")
+
+    async def lb_reply(api, auth, project, think, text):
+        ask_id = await lb_waiting(api, auth, project)
         await asyncio.sleep(think)
         t0 = now()
         r = await http.post(f"{api}/asks/{ask_id}/reply", headers=auth, json={"outcome": "answered", "selected": [], "text": text})
@@ -205,13 +209,6 @@ async def _person(conn):
     async def lb_socket_reply(api, auth, project, think, text):
         """The reply as the inbox sends it on its event socket (contract revision 8): one frame on
         the socket it holds open, timed to the frame that answers it."""
-        async def waiting():
-            r = await http.get(api + "/snapshot", headers=auth)
-            for a in r.json()["open"]:
-                if a["project"] == project and a.get("waiting"):
-                    return a["id"]
-            return None
-
         key = "loopback " + api
         if key not in tab:
             # The inbox's socket: a browser offers a one-time ticket; a program its bearer token.
@@ -219,7 +216,7 @@ async def _person(conn):
             tab[key] = await websockets.connect(url, subprotocols=["loopback.v1"], additional_headers=auth, max_size=None)
             assert json.loads(await tab[key].recv())["type"] == "snapshot"
         sock = tab[key]
-        ask_id = await wait_for(waiting, 30, "the ask to be waiting")
+        ask_id = await lb_waiting(api, auth, project)
         await asyncio.sleep(think)
         ref = f"r{project}"
         t0 = now()

@@ -50,32 +50,10 @@ func TestMarksLive(t *testing.T) {
 	}
 	wait, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	ws := "ws" + strings.TrimPrefix(base, "http") + "/api/v1/events"
-	open := func(token string) *websocket.Conn {
-		t.Helper()
-		conn, _, err := websocket.Dial(wait, ws, &websocket.DialOptions{Subprotocols: []string{"loopback.v1"}, HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
-		if err != nil {
-			t.Fatalf("opening the event socket: %v", err)
-		}
-		t.Cleanup(func() { conn.CloseNow() })
-		return conn
-	}
-	// next reads frames until one of type typ.
+	open := func(token string) *websocket.Conn { return openSocket(t, wait, base, token) }
 	next := func(name string, conn *websocket.Conn, typ string) events.ServerEvent {
 		t.Helper()
-		for {
-			_, b, err := conn.Read(wait)
-			if err != nil {
-				t.Fatalf("%s: waiting for %s: %v", name, typ, err)
-			}
-			var e events.ServerEvent
-			if err := json.Unmarshal(b, &e); err != nil {
-				t.Fatalf("%s: %v: %s", name, err, b)
-			}
-			if e.Type == typ {
-				return e
-			}
-		}
+		return nextFrame(t, wait, name, conn, typ)
 	}
 	conns := map[string]*websocket.Conn{"laptop": open(ada), "phone": open(ada), "grace": open(grace)}
 	for name, c := range conns {

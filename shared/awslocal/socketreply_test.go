@@ -2,8 +2,6 @@ package awslocal_test
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/loopback-hq/loopback/shared/ask"
 	"github.com/loopback-hq/loopback/shared/awslocal"
 	"github.com/loopback-hq/loopback/shared/awsrt"
-	"github.com/loopback-hq/loopback/shared/contract"
 	"github.com/loopback-hq/loopback/shared/dynamo"
 	"github.com/loopback-hq/loopback/shared/events"
 )
@@ -40,34 +37,10 @@ func TestSocketRepliesOnAWS(t *testing.T) {
 	svc := ask.NewService(store)
 	wait, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	ws := "ws" + strings.TrimPrefix(base, "http") + "/api/v1/events"
-	open := func(token string) *websocket.Conn {
-		t.Helper()
-		conn, _, err := websocket.Dial(wait, ws, &websocket.DialOptions{Subprotocols: []string{"loopback.v1"}, HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
-		if err != nil {
-			t.Fatalf("opening the event socket: %v", err)
-		}
-		t.Cleanup(func() { conn.CloseNow() })
-		return conn
-	}
+	open := func(token string) *websocket.Conn { return openSocket(t, wait, base, token) }
 	next := func(name string, conn *websocket.Conn, typ string) events.ServerEvent {
 		t.Helper()
-		for {
-			_, b, err := conn.Read(wait)
-			if err != nil {
-				t.Fatalf("%s: waiting for %s: %v", name, typ, err)
-			}
-			if err := contract.ValidateModel("ServerEvent", b); err != nil {
-				t.Fatalf("%s: a frame breaks the contract: %v\n%s", name, err, b)
-			}
-			var e events.ServerEvent
-			if err := json.Unmarshal(b, &e); err != nil {
-				t.Fatalf("%s: %v: %s", name, err, b)
-			}
-			if e.Type == typ {
-				return e
-			}
-		}
+		return nextFrame(t, wait, name, conn, typ)
 	}
 	send := func(conn *websocket.Conn, kind websocket.MessageType, frame string) {
 		t.Helper()
