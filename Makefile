@@ -209,7 +209,6 @@ LAMBDA_DIRS = \
   ApiDefaultFunction=api \
   WsConnectFunction=ws-connect \
   WsDisconnectFunction=ws-disconnect \
-  WsDefaultFunction=ws-default \
   StreamFanoutFunction=stream-fanout \
   McpFunction=mcp \
   SweeperFunction=sweeper \

@@ -79,7 +79,7 @@ var functions = []function{
 	{"api-default", "api", apiEvent("GET", "/api/v1/nothing")},
 	{"ws-connect", "ws-connect", wsEvent("$connect")},
 	{"ws-disconnect", "ws-disconnect", wsEvent("$disconnect")},
-	{"ws-default", "ws-default", wsEvent("$default")},
+	{"api-asks-reply ($default)", "api", wsEvent("$default")},
 	{"stream-fanout", "stream-fanout", func(string) any { return map[string]any{"Records": []any{}} }},
 	{"mcp", "mcp", func(token string) any {
 		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`
@@ -137,7 +137,7 @@ func run(runs int) error {
 		"LOOPBACK_TABLE="+table, "LOOPBACK_BUCKET="+bucket, "LOOPBACK_CONNECTIONS_URL=http://"+stub.addr,
 		"AWS_LAMBDA_FUNCTION_NAME=bench", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST")
 
-	fmt.Printf("%-15s %10s %14s %14s %16s %16s\n", "function", "bytes", "init p50", "init p90", "1st invoke p50", "1st invoke p90")
+	fmt.Printf("%-26s %10s %14s %14s %16s %16s\n", "function", "bytes", "init p50", "init p90", "1st invoke p50", "1st invoke p90")
 	built := map[string]bool{}
 	for _, f := range functions {
 		bin := filepath.Join(dir, f.dir)
@@ -162,7 +162,7 @@ func run(runs int) error {
 			}
 			inits, invokes = append(inits, i), append(invokes, v)
 		}
-		fmt.Printf("%-15s %10d %14s %14s %16s %16s\n", f.name, st.Size(), pct(inits, 50), pct(inits, 90), pct(invokes, 50), pct(invokes, 90))
+		fmt.Printf("%-26s %10d %14s %14s %16s %16s\n", f.name, st.Size(), pct(inits, 50), pct(inits, 90), pct(invokes, 50), pct(invokes, 90))
 	}
 	return nil
 }

@@ -5,15 +5,17 @@
 // and SlackInstallFunction for Slack's requests and the OAuth install), each with the
 // least-privilege role its route needs; every one of them runs this same main (the Makefile's
 // LAMBDA_DIRS). What a function may touch is its role's to say, not its code's.
+//
+// The event socket's $default route (a person's reply sent on the socket) is served here too, by
+// ApiAsksReplyFunction, the function of the reply over HTTP (awsrt.Runtime.Gateway says why).
 package main
 
 import (
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/loopback-hq/loopback/shared/awsrt"
 )
 
 func main() {
-	lambda.Start(httpadapter.NewV2(awsrt.MustLoad().API()).ProxyWithContext)
+	lambda.Start(awsrt.MustLoad().Gateway())
 }

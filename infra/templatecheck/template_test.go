@@ -380,3 +380,31 @@ func loadTemplate(t *testing.T) *samtemplate.Template {
 	}
 	return tmpl
 }
+
+// TestSocketRepliesShareTheReplyFunction: the event socket's $default (a reply sent on the socket,
+// contract revision 8) is served by the function of POST /api/v1/asks/{id}/reply and PUT
+// /api/v1/asks/{id}/mark, so the reply lands where the inbox's mark of the ask has just warmed an
+// instance (awsrt.Runtime.Gateway). functions/api serves no other WebSocket route; $connect and
+// $disconnect keep functions of their own.
+func TestSocketRepliesShareTheReplyFunction(t *testing.T) {
+	tmpl := loadTemplate(t)
+	dirs := makefileLambdaDirs(t)
+	keys := map[string]map[string]bool{} // function → its HttpApi events' keys
+	for _, f := range tmpl.Functions {
+		keys[f.ID] = map[string]bool{}
+		for _, e := range f.Events {
+			keys[f.ID][e.Key()] = true
+		}
+	}
+	fn := tmpl.WebSocketRoutes["$default"]
+	for _, want := range []string{"POST /api/v1/asks/{id}/reply", "PUT /api/v1/asks/{id}/mark"} {
+		if !keys[fn][want] {
+			t.Errorf("template.yaml: the WebSocket $default route invokes %q, which does not serve %s; give it to the function that does", fn, want)
+		}
+	}
+	for route, fn := range tmpl.WebSocketRoutes {
+		if route != "$default" && dirs[fn] == apiDir {
+			t.Errorf("template.yaml: the WebSocket route %s invokes %s, which runs functions/%s; that main serves only $default", route, fn, apiDir)
+		}
+	}
+}

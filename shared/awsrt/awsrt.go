@@ -380,7 +380,8 @@ func New(cfg aws.Config, env Env) (*Runtime, error) {
 // API Gateway (they all run functions/api): whoami, snapshot, asks, reply, event tickets, uploads
 // and files. API Gateway sends each function only its own route; each function's role allows only
 // what that route needs.
-// The event socket is not here: API Gateway's WebSocket API holds it (Sockets).
+// The event socket is not here: API Gateway's WebSocket API holds it (Sockets); Gateway serves
+// its $default route in the reply API's function.
 //
 // With a Slack app (Env.SlackParameter), Slack's requests to /slack/interactivity and
 // /slack/commands too (SlackAppFunction's routes), and the OAuth install's /slack/install and
