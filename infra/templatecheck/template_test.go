@@ -385,7 +385,7 @@ func loadTemplate(t *testing.T) *samtemplate.Template {
 // contract revision 8) is served by the function of POST /api/v1/asks/{id}/reply and PUT
 // /api/v1/asks/{id}/mark, so the reply lands where the inbox's mark of the ask has just warmed an
 // instance (awsrt.Runtime.Gateway). functions/api serves no other WebSocket route; $connect and
-// $disconnect keep functions of their own.
+// $disconnect keep functions of their own. The route is two-way: its response is the answer.
 func TestSocketRepliesShareTheReplyFunction(t *testing.T) {
 	tmpl := loadTemplate(t)
 	dirs := makefileLambdaDirs(t)
@@ -397,6 +397,9 @@ func TestSocketRepliesShareTheReplyFunction(t *testing.T) {
 		}
 	}
 	fn := tmpl.WebSocketRoutes["$default"]
+	if !tmpl.WebSocketTwoWay["$default"] {
+		t.Errorf("template.yaml: the WebSocket $default route has no route response (RouteResponseSelectionExpression and an AWS::ApiGatewayV2::RouteResponse): API Gateway would drop the answer to a reply sent on the socket")
+	}
 	for _, want := range []string{"POST /api/v1/asks/{id}/reply", "PUT /api/v1/asks/{id}/mark"} {
 		if !keys[fn][want] {
 			t.Errorf("template.yaml: the WebSocket $default route invokes %q, which does not serve %s; give it to the function that does", fn, want)

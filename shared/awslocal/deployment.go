@@ -218,6 +218,7 @@ func New(ctx context.Context, o Options) (*Deployment, error) {
 				d.Events.Disconnect = s.Disconnect
 			case "$default":
 				d.Events.Default = s.Default
+				d.Events.DefaultTwoWay = t.WebSocketTwoWay[route]
 			default:
 				errs = append(errs, fmt.Errorf("%s: WebSocket route %s: only $connect, $disconnect and $default are served", f.ID, route))
 			}

@@ -2,6 +2,8 @@ package awslocal_test
 
 import (
 	"context"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/awsrt"
 	"github.com/loopback-hq/loopback/shared/dynamo"
 	"github.com/loopback-hq/loopback/shared/events"
+	"github.com/loopback-hq/loopback/shared/samtemplate"
 )
 
 // TestSocketRepliesOnAWS (contract revision 8): on the AWS path a person's reply sent on the event
@@ -107,6 +110,12 @@ func TestSocketRepliesOnAWS(t *testing.T) {
 		t.Errorf("the teammate's reply was recorded as %+v", by)
 	}
 
+	// Every answer so far came back in $default's response (a route response): its function
+	// made no @connections call.
+	if fn := defaultFunction(t); slices.Contains(d.Calls[fn].Used(), "execute-api:ManageConnections") {
+		t.Errorf("%s called @connections to answer frames; the answer goes in $default's response", fn)
+	}
+
 	// Ada's credential is revoked: her next frame is refused, and the socket closed.
 	q3 := newAsk()
 	if err := store.RevokeCredential(ctx, space, adaCred.ID, time.Now()); err != nil {
@@ -128,4 +137,18 @@ func TestSocketRepliesOnAWS(t *testing.T) {
 			t.Errorf("%s used %v, which template.yaml does not allow it", id, m)
 		}
 	}
+}
+
+// defaultFunction is the function template.yaml gives the WebSocket API's $default route.
+func defaultFunction(t *testing.T) string {
+	t.Helper()
+	tmpl, err := samtemplate.Load(filepath.Join("..", "..", "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := tmpl.WebSocketRoutes["$default"]
+	if fn == "" || !tmpl.WebSocketTwoWay["$default"] {
+		t.Fatalf("template.yaml: $default is served by %q, two-way %v; want a function and a route response", fn, tmpl.WebSocketTwoWay["$default"])
+	}
+	return fn
 }

@@ -30,6 +30,10 @@ type WebSocketAPI struct {
 	// ForwardHost sets X-Loopback-Host to the request's Host, as CloudFront's viewer function
 	// does in front of the deployment.
 	ForwardHost bool
+	// DefaultTwoWay says $default has a route response (template.yaml): the body of the
+	// function's response, when there is one, goes back to the client as a text message. Without
+	// one, API Gateway drops the response, as here.
+	DefaultTwoWay bool
 	// Timeout bounds each invocation (the function's Timeout in template.yaml).
 	Timeout time.Duration
 	Logger  *slog.Logger
@@ -102,13 +106,33 @@ func (g *WebSocketAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if kind == websocket.MessageBinary {
 			ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(data), true
 		}
-		if _, err := g.invoke(g.Default, ev); err != nil {
+		res, err := g.invoke(g.Default, ev)
+		if err != nil {
 			g.Logger.Warn("$default", "connection", id, "err", err)
+			continue
+		}
+		if g.DefaultTwoWay && res.Body != "" {
+			g.respond(id, p, res.Body)
 		}
 	}
 	g.Connections.Gone(id)
 	conn.CloseNow()
 	g.disconnect(id, connectedAt)
+}
+
+// respond sends $default's response body back on its connection, as a route response does. A
+// body over API Gateway's message limit is not sent (the functions never return one: what
+// API Gateway would do with it is not something to rely on).
+func (g *WebSocketAPI) respond(id string, p *peer, body string) {
+	ctx, cancel := context.WithTimeout(context.Background(), g.Timeout)
+	defer cancel()
+	if len(body) > MaxFrame {
+		g.Logger.Error("$default's response is over 128 KB: not sent", "connection", id, "bytes", len(body))
+		return
+	}
+	if err := p.Send(ctx, []byte(body)); err != nil {
+		g.Logger.Warn("$default's response", "connection", id, "err", err)
+	}
 }
 
 func (g *WebSocketAPI) disconnect(id string, connectedAt time.Time) {

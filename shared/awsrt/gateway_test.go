@@ -20,8 +20,9 @@ import (
 // TestGateway drives functions/api's handler as lambda.Start drives it (aws-lambda-go's
 // lambda.NewHandler: the event's JSON in, the response's JSON out) with the two kinds of event
 // template.yaml sends ApiAsksReplyFunction: its HTTP API routes (the inbox marks an ask read as it
-// opens it), and a reply on the event socket's $default, answered through @connections. A
-// $connect or $disconnect event, which have functions of their own, is refused.
+// opens it), and a reply on the event socket's $default, answered in its response (a route
+// response sends it back on the connection). A $connect or $disconnect event, which have
+// functions of their own, is refused.
 func TestGateway(t *testing.T) {
 	d := deploy(t)
 	ctx := context.Background()
@@ -54,11 +55,14 @@ func TestGateway(t *testing.T) {
 		t.Fatalf("PUT …/mark through the gateway = %d %s, want 200 and the mark", res.StatusCode, res.Body)
 	}
 
-	// The reply, a frame on the socket's $default; answered on the connection.
+	// The reply, a frame on the socket's $default; answered in the response, which API Gateway
+	// sends back on the connection (a route response), with no @connections call.
 	d.connect(t, token, "gateway=")
 	eventually(t, "the snapshot on gateway=", func() bool { return len(d.conns.received("gateway=")) == 1 })
-	frame := `{"type":"ask.reply","ref":"r1","askId":"` + a.ID + `","reply":{"outcome":"answered","selected":[],"text":"ship it"}}`
-	out, err = invoke(wsEvent("$default", "gateway=", nil, frame))
+	reply := func(id, ref, text string) string {
+		return `{"type":"ask.reply","ref":"` + ref + `","askId":"` + id + `","reply":{"outcome":"answered","selected":[],"text":"` + text + `"}}`
+	}
+	out, err = invoke(wsEvent("$default", "gateway=", nil, reply(a.ID, "r1", "ship it")))
 	if err != nil {
 		t.Fatalf("$default through the gateway: %v", err)
 	}
@@ -66,22 +70,42 @@ func TestGateway(t *testing.T) {
 	if err := json.Unmarshal(out, &wsRes); err != nil || wsRes.StatusCode != http.StatusOK {
 		t.Fatalf("$default through the gateway = %s, %v; want statusCode 200", out, err)
 	}
-	eventually(t, "the answer on gateway=", func() bool {
-		_, list := d.frames(t, "gateway=")
-		for _, e := range list {
-			if e.Type == lbevents.TypeReplied && e.Ref == "r1" {
-				return true
-			}
+	if e := answerFrame(t, wsRes); e.Type != lbevents.TypeReplied || e.Ref != "r1" || e.Ask == nil || e.Ask.ID != a.ID {
+		t.Fatalf("$default answered %+v, want ask.replied for r1", e)
+	}
+	if n := len(d.conns.received("gateway=")); n != 1 {
+		t.Errorf("gateway= received %d frames through @connections, want only its snapshot", n)
+	}
+	replied := func(id, text string) {
+		t.Helper()
+		got, err := d.rt.Store.FindAsk(ctx, space, id)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return false
-	})
-	got, err := d.rt.Store.FindAsk(ctx, space, a.ID)
+		if n := len(got.Thread); n == 0 || got.Thread[n-1].Reply == nil || got.Thread[n-1].Reply.Text != text {
+			t.Fatalf("ask %s after the socket's reply: status %s, thread %+v; want the reply %q made", id, got.Status, got.Thread, text)
+		}
+	}
+	replied(a.ID, "ship it")
+
+	// An answer over API Gateway's 128 KB is not sent: the reply is made, the connection closed
+	// (the inbox then reads the ask over HTTP), and the response has no body.
+	big, err := d.rt.Service.AskQuestion(ctx, ask.QuestionInput{Question: "Big?", Context: strings.Repeat("A long question. ", 8_000), Project: "p"}, ask.Origin{Space: space})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(got.Thread); n == 0 || got.Thread[n-1].Reply == nil || got.Thread[n-1].Reply.Text != "ship it" {
-		t.Fatalf("the ask after the socket's reply: status %s, thread %+v; want the reply made", got.Status, got.Thread)
+	out, err = invoke(wsEvent("$default", "gateway=", nil, reply(big.ID, "r2", "yes")))
+	if err != nil {
+		t.Fatalf("$default through the gateway: %v", err)
 	}
+	wsRes = events.APIGatewayProxyResponse{}
+	if err := json.Unmarshal(out, &wsRes); err != nil || wsRes.StatusCode != http.StatusOK || wsRes.Body != "" {
+		t.Fatalf("$default for a large ask = %s, %v; want statusCode 200 and no body", out, err)
+	}
+	if !d.conns.wasClosed("gateway=") {
+		t.Error("the connection whose answer did not fit was left open")
+	}
+	replied(big.ID, "yes")
 
 	// The socket's other routes are not this function's.
 	for _, route := range []string{"$connect", "$disconnect"} {

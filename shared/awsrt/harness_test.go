@@ -26,6 +26,7 @@ import (
 	"github.com/loopback-hq/loopback/shared/awslocal"
 	"github.com/loopback-hq/loopback/shared/awsrt"
 	"github.com/loopback-hq/loopback/shared/contract"
+	lbevents "github.com/loopback-hq/loopback/shared/events"
 	"github.com/loopback-hq/loopback/shared/samtemplate"
 	"github.com/loopback-hq/loopback/shared/testwait"
 )
@@ -239,6 +240,20 @@ func wsEvent(route, id string, headers map[string]string, body string) events.AP
 		eventType = "MESSAGE"
 	}
 	return awslocal.WebSocketEvent(route, eventType, id, "ws123", "prod", time.Now(), headers, nil, body)
+}
+
+// answerFrame is what $default's response sends back on its connection (a route response): one
+// frame, checked against the contract's ServerEvent.
+func answerFrame(t *testing.T, resp events.APIGatewayProxyResponse) lbevents.ServerEvent {
+	t.Helper()
+	if err := contract.ValidateModel("ServerEvent", []byte(resp.Body)); err != nil {
+		t.Fatalf("$default's response body breaks the contract: %v\n%s", err, resp.Body)
+	}
+	var e lbevents.ServerEvent
+	if err := json.Unmarshal([]byte(resp.Body), &e); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // eventually polls cond until it holds (testwait.Eventually, the one copy).

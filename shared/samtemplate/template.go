@@ -26,6 +26,10 @@ type Template struct {
 	// WebSocketRoutes maps a WebSocket route key ($connect, $disconnect, $default) to the
 	// function its AWS_PROXY integration invokes.
 	WebSocketRoutes map[string]string
+	// WebSocketTwoWay holds the WebSocket route keys that are two-way: the route has a
+	// RouteResponseSelectionExpression and an AWS::ApiGatewayV2::RouteResponse, so API Gateway
+	// sends the function's response body back to the client as a message.
+	WebSocketTwoWay map[string]bool
 	CachePaths      []string // the Distribution's CacheBehaviors' PathPatterns
 	// Parameters are the template's parameters with their defaults.
 	Parameters map[string]string
@@ -106,7 +110,7 @@ func Parse(b []byte) (*Template, error) {
 	if resources == nil || resources.Kind != yaml.MappingNode {
 		return nil, errors.New("template.yaml: no Resources")
 	}
-	tmpl := &Template{WebSocketRoutes: map[string]string{}, Parameters: map[string]string{}, Resources: map[string]string{}}
+	tmpl := &Template{WebSocketRoutes: map[string]string{}, WebSocketTwoWay: map[string]bool{}, Parameters: map[string]string{}, Resources: map[string]string{}}
 	params := Get(root, "Parameters")
 	for i := 0; params != nil && i+1 < len(params.Content); i += 2 {
 		tmpl.Parameters[params.Content[i].Value] = Scalar(Get(params.Content[i+1], "Default"))
@@ -117,6 +121,8 @@ func Parse(b []byte) (*Template, error) {
 
 	integrations := map[string]string{} // integration ID → function ID
 	routes := map[string]string{}       // route key → integration ID
+	routeKeys := map[string]string{}    // route ID → its key, for routes that select a response
+	responded := map[string]bool{}      // route IDs with a RouteResponse
 	var errs []error
 	for i := 0; i+1 < len(resources.Content); i += 2 {
 		id, res := resources.Content[i].Value, resources.Content[i+1]
@@ -144,6 +150,12 @@ func Parse(b []byte) (*Template, error) {
 			// Target: !Sub "integrations/${EventsConnectIntegration}"
 			target := strings.TrimSuffix(strings.TrimPrefix(Scalar(Get(props, "Target")), "integrations/${"), "}")
 			routes[Scalar(Get(props, "RouteKey"))] = target
+			if Scalar(Get(props, "RouteResponseSelectionExpression")) != "" {
+				routeKeys[id] = Scalar(Get(props, "RouteKey"))
+			}
+		case "AWS::ApiGatewayV2::RouteResponse":
+			// RouteId: !Ref EventsDefaultRoute
+			responded[strings.TrimPrefix(Render(Get(props, "RouteId")), "!Ref ")] = true
 		case "AWS::CloudFront::Distribution":
 			behaviors := Get(Get(props, "DistributionConfig"), "CacheBehaviors")
 			for _, cb := range Items(behaviors) {
@@ -154,6 +166,11 @@ func Parse(b []byte) (*Template, error) {
 	for key, integration := range routes {
 		if fn := integrations[integration]; fn != "" {
 			tmpl.WebSocketRoutes[key] = fn
+		}
+	}
+	for id, key := range routeKeys {
+		if responded[id] {
+			tmpl.WebSocketTwoWay[key] = true
 		}
 	}
 	if len(tmpl.Functions) == 0 {

@@ -165,10 +165,15 @@ func (s *Sockets) Disconnect(ctx context.Context, req events.APIGatewayWebsocket
 }
 
 // Default is the $default route: a frame from the client, which is a person's request (contract
-// revision 8: a reply), answered as the local socket answers it (httpapi.SocketReplies), with the
-// answer posted back to the same connection. A connection not recorded (gone, or expired) is
-// closed; so is one whose credential was revoked, once told why. (API Gateway refuses a frame over
-// 128 KB itself, closing with 1009.)
+// revision 8: a reply), answered as the local socket answers it (httpapi.SocketReplies). The
+// answer is the response's body: the route is two-way (a route response, template.yaml), so
+// API Gateway sends it back on the same connection and the person's answer waits on no
+// @connections call. Two answers go through @connections instead, followed by a close, which a
+// response body could not precede: a refusal because the credential that opened the socket was
+// revoked, and an answer over API Gateway's 128 KB, which is not sent (closed, the client reads
+// the ask over HTTP, as after any socket lost under a reply). A connection not recorded (gone,
+// or expired) is closed. (API Gateway refuses a client's frame over 128 KB itself, closing with
+// 1009.)
 func (s *Sockets) Default(ctx context.Context, req events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
 	id := req.RequestContext.ConnectionID
 	c, err := s.Conns.FindConnection(ctx, id, s.now())
@@ -183,13 +188,20 @@ func (s *Sockets) Default(ctx context.Context, req events.APIGatewayWebsocketPro
 	msg, text := []byte(req.Body), !req.IsBase64Encoded
 	replies := httpapi.SocketReplies{Service: s.Service, Gate: s.Gate, Errors: httpapi.Errors{Logger: s.Logger}}
 	out, err := replies.Answer(ctx, c.Space, c.CredentialID, text, msg)
-	if perr := s.post(ctx, id, out); perr != nil {
-		s.logger().WarnContext(ctx, "answering a frame", "connection", id, "err", perr)
-	}
-	if ask.ErrorCode(err) == ask.EUnauthorized {
+	switch {
+	case ask.ErrorCode(err) == ask.EUnauthorized:
+		if perr := s.post(ctx, id, out); perr != nil {
+			s.logger().WarnContext(ctx, "answering a frame", "connection", id, "err", perr)
+		}
 		s.drop(ctx, id, "the credential that opened it was revoked")
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
+	case len(out) > s.maxFrame():
+		s.logger().WarnContext(ctx, "frame.too_large: the answer to a frame is over API Gateway's message limit; the client reads the ask over HTTP instead",
+			"connection", id, "bytes", len(out), "limit", s.maxFrame())
+		s.drop(ctx, id, "its answer is over API Gateway's 128 KB: the client reads the ask instead")
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
 	}
-	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
+	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK, Body: string(out)}, nil
 }
 
 // drop closes a connection at API Gateway and forgets it; its client reconnects for a fresh
