@@ -186,7 +186,7 @@ func TestDeployment(t *testing.T) {
 		t.Fatalf("a malformed watermark: %v %v; want the handshake refused with 400", err, res)
 	}
 
-	// A frame the socket does not take is answered ($default, through @connections) with a
+	// A frame the socket does not take is answered ($default, in its route response) with a
 	// request.failed frame, and the socket stays open (contract revision 8; socketreply_test.go
 	// has the rest).
 	conn.Write(dial, websocket.MessageText, []byte(`{"type":"hello"}`))

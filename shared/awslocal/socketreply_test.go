@@ -19,9 +19,9 @@ import (
 )
 
 // TestSocketRepliesOnAWS (contract revision 8): on the AWS path a person's reply sent on the event
-// socket goes to the $default function, which makes it as the HTTP route would and posts the
-// answer back through @connections; the change reaches the space's other sockets through the
-// stream. A teammate's reply counts as theirs; a refused frame is answered and the socket stays
+// socket goes to the $default function, which makes it as the HTTP route would and answers in its
+// response (the route is two-way), with no @connections call; the change reaches the space's
+// other sockets through the stream. A teammate's reply counts as theirs; a refused frame is answered and the socket stays
 // open; a revoked credential's socket is told why and closed. And the functions keep to their
 // policies in template.yaml.
 func TestSocketRepliesOnAWS(t *testing.T) {

@@ -77,9 +77,9 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var reply ask.Reply
-	if err := json.Unmarshal(body, &reply); err != nil {
-		s.writeError(w, r, ask.Errorf(ask.EReplyInvalid, "%s", jsonMessage(err)))
+	reply, err := decodeReply(body)
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	// Only a person's credential reaches this route, so `by` is always a person.
@@ -92,6 +92,16 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeBody(w, http.StatusOK, a.JSON)
+}
+
+// decodeReply reads a reply as POST …/reply and a reply sent on the event socket both take it;
+// the domain then decides what it may be.
+func decodeReply(body []byte) (ask.Reply, error) {
+	var reply ask.Reply
+	if err := json.Unmarshal(body, &reply); err != nil {
+		return reply, ask.Errorf(ask.EReplyInvalid, "%s", jsonMessage(err))
+	}
+	return reply, nil
 }
 
 // dismiss: POST /api/v1/asks/{id}/dismiss (revision 6) — a person closes any open ask, whoever's

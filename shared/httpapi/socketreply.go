@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"time"
@@ -62,9 +61,9 @@ func (sr SocketReplies) answer(ctx context.Context, space, credentialID string, 
 	if err != nil {
 		return sr.refuse(ctx, ref, req.AskID, err)
 	}
-	var reply ask.Reply
-	if err := json.Unmarshal(req.Reply, &reply); err != nil {
-		return sr.refuse(ctx, ref, req.AskID, ask.Errorf(ask.EReplyInvalid, "%s", jsonMessage(err)))
+	reply, err := decodeReply(req.Reply)
+	if err != nil {
+		return sr.refuse(ctx, ref, req.AskID, err)
 	}
 	cred, err := sr.Gate.Live(ctx, space, credentialID)
 	if err != nil {
