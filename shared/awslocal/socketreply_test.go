@@ -2,7 +2,6 @@ package awslocal_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,15 +14,14 @@ import (
 	"github.com/loopback-hq/loopback/shared/awsrt"
 	"github.com/loopback-hq/loopback/shared/dynamo"
 	"github.com/loopback-hq/loopback/shared/events"
-	"github.com/loopback-hq/loopback/shared/samtemplate"
 )
 
 // TestSocketRepliesOnAWS (contract revision 8): on the AWS path a person's reply sent on the event
 // socket goes to the $default function, which makes it as the HTTP route would and answers in its
 // response (the route is two-way), with no @connections call; the change reaches the space's
-// other sockets through the stream. A teammate's reply counts as theirs; a refused frame is answered and the socket stays
-// open; a revoked credential's socket is told why and closed. And the functions keep to their
-// policies in template.yaml.
+// other sockets through the stream. A teammate's reply counts as theirs; a refused frame is
+// answered and the socket stays open; a revoked credential's socket is told why and closed. And
+// the functions keep to their policies in template.yaml.
 func TestSocketRepliesOnAWS(t *testing.T) {
 	ctx := context.Background()
 	d, base, table := startDeployment(t, "socketreply", awslocal.Options{})
@@ -142,10 +140,7 @@ func TestSocketRepliesOnAWS(t *testing.T) {
 // defaultFunction is the function template.yaml gives the WebSocket API's $default route.
 func defaultFunction(t *testing.T) string {
 	t.Helper()
-	tmpl, err := samtemplate.Load(filepath.Join("..", "..", "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := loadTemplate(t)
 	fn := tmpl.WebSocketRoutes["$default"]
 	if fn == "" || !tmpl.WebSocketTwoWay["$default"] {
 		t.Fatalf("template.yaml: $default is served by %q, two-way %v; want a function and a route response", fn, tmpl.WebSocketTwoWay["$default"])
